@@ -1,0 +1,208 @@
+//! The canonical model of what a client asks, whatever dialect it speaks.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use serde::Serialize;
+
+use crate::event::ToolSpec;
+use crate::names::{Agent, Review};
+
+/// Longest run id a client may choose (specs/README, loom).
+pub const MAX_RUN_ID_LEN: usize = 128;
+
+/// One client request, in canonical form.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Command {
+    /// Run one user message through an agent.
+    Run(RunCommand),
+    /// Answer an approval request.
+    ApprovalResponse(ApprovalDecision),
+    /// The result of a client-side tool call.
+    ToolResult(ToolResult),
+    /// Declare the tools this socket runs itself.
+    ClientTools(ClientTools),
+    /// Replay the frames of a run after the given event id, then continue live.
+    Resume(Resume),
+    /// Stop a run.
+    Cancel {
+        /// The run to stop.
+        run_id: String,
+    },
+    /// List the tools.
+    ToolsList(ToolsQuery),
+    /// Show one tool.
+    ToolShow(ToolShowQuery),
+    /// Page through a thread's stored messages.
+    UserMessages(UserMessagesQuery),
+    /// Ask how full the context window is (agentloop `get_context_info`).
+    ContextInfo {
+        /// Request id, when the dialect has one.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+    },
+    /// Summarise older turns now (agentloop `manual_compact`).
+    Compact {
+        /// Request id, when the dialect has one.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+    },
+    /// Keepalive; answered with `pong` at once, even while a run streams.
+    Ping {
+        /// Echoed in the pong.
+        id: String,
+    },
+}
+
+impl Command {
+    /// The canonical name of the command, for errors and logs.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Command::Run(_) => "run",
+            Command::ApprovalResponse(_) => "approval_response",
+            Command::ToolResult(_) => "tool_result",
+            Command::ClientTools(_) => "client_tools",
+            Command::Resume(_) => "resume",
+            Command::Cancel { .. } => "cancel",
+            Command::ToolsList(_) => "tools_list",
+            Command::ToolShow(_) => "tool_show",
+            Command::UserMessages(_) => "user_messages",
+            Command::ContextInfo { .. } => "context_info",
+            Command::Compact { .. } => "compact",
+            Command::Ping { .. } => "ping",
+        }
+    }
+}
+
+/// A user message to run (loom `run`, agentloop `user_input`, agentchat `chat`, cueso's message).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct RunCommand {
+    /// The user message.
+    pub message: String,
+    /// Which agent runs it; dialects without an agent field default to `react`.
+    pub agent: Agent,
+    /// The client's run id, when it chose one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The thread / session to run in (loom `thread_id`, agentchat and cueso `session_id`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thread_id: Option<String>,
+    /// Working folder (loom).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub working_folder: Option<String>,
+    /// Adaptive graph of thoughts (loom, `got` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub got_adaptive: Option<bool>,
+    /// Send `values`/`updates` snapshots (loom).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verbose: Option<bool>,
+    /// agentloop `previousResponseId` (accepted, unused: the server keeps the history).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub previous_response_id: Option<String>,
+}
+
+/// An answer to an approval request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ApprovalDecision {
+    /// The call it answers. agentloop's own message has none; then the oldest pending approval
+    /// of the session is meant.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub call_id: Option<String>,
+    /// The decision.
+    pub review: Review,
+    /// Told to the model when the call is denied.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub custom_deny_message: Option<String>,
+    /// agentloop `explanation` (accepted and kept).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explanation: Option<String>,
+}
+
+/// The outcome of a client-side tool call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ToolResult {
+    /// The call it answers.
+    pub call_id: String,
+    /// What the tool returned, as given to the model.
+    pub result: String,
+    /// Whether `result` describes a failure.
+    pub is_error: bool,
+}
+
+/// Tools a socket executes itself.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ClientTools {
+    /// The tools.
+    pub tools: Vec<ToolSpec>,
+    /// The socket can answer approval requests (needed on agentchat and cueso, whose own
+    /// protocols have none).
+    #[serde(skip_serializing_if = "core::ops::Not::not")]
+    pub approvals: bool,
+}
+
+/// Resume a run after a reconnect.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Resume {
+    /// The run.
+    pub run_id: String,
+    /// The last event id the client saw (0 for none): everything after it is replayed.
+    pub after_event_id: u64,
+}
+
+/// `tools_list` parameters.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ToolsQuery {
+    /// Request id, echoed.
+    pub id: String,
+    /// Working folder.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub working_folder: Option<String>,
+    /// Thread.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thread_id: Option<String>,
+}
+
+/// Output format of `tool_show`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolFormat {
+    /// YAML text (loom's default).
+    #[default]
+    Yaml,
+    /// A JSON object.
+    Json,
+}
+
+/// `tool_show` parameters.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ToolShowQuery {
+    /// Request id, echoed.
+    pub id: String,
+    /// Tool name.
+    pub name: String,
+    /// Output format; `None` means the default (YAML).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<ToolFormat>,
+    /// Working folder.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub working_folder: Option<String>,
+    /// Thread.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thread_id: Option<String>,
+}
+
+/// `user_messages` parameters.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UserMessagesQuery {
+    /// Request id, echoed.
+    pub id: String,
+    /// Thread (required and non-empty: the server answers `error` otherwise).
+    pub thread_id: String,
+    /// Only messages with a sequence number below this.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub before: Option<u64>,
+    /// At most this many (default 100, capped at 1000).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u64>,
+}

@@ -1,0 +1,246 @@
+//! agentchat: `agentchat-websocket.md`.
+//!
+//! | canonical | agentchat frame |
+//! |---|---|
+//! | `run_start` (with message), `user_message` | `user_message` |
+//! | `reasoning_chunk` | `agent_thinking` |
+//! | `tool_call` | `tool_call` (+ `call_id`) |
+//! | `tool_end` | `tool_result` (+ `call_id`) |
+//! | `llm_complete` with text | `agent_message`: one per completed assistant message |
+//! | `error` | `error` (+ `code`) |
+//! | `tool_approval`, `approval_resolved`, `run_end`, `pong` | weft extension frames |
+//! | everything else | not sent |
+//!
+//! The dialect has no streamed text: a client sees each assistant message whole.
+//! Requests: `chat` (+ weft `agent`, `id`) and the shared extension requests.
+
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::command::{Command, RunCommand};
+use crate::event::Event;
+use crate::event::Sequenced;
+use crate::field::Fields;
+use crate::names::{Agent, FinishReason};
+use crate::Error;
+
+use super::extension::{self, arguments_text, parse_arguments, stamp, ExtIn, WithExt};
+use super::loom::check_run_id;
+use super::{frame_type, Dialect, Out};
+
+/// `chat`: a user message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ChatRequest {
+    /// Always `"chat"`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// The user input; empty or whitespace-only is rejected.
+    pub message: String,
+    /// Conversation continuity across reconnects.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// weft: the agent (react when absent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// weft: the client's run id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+}
+
+/// Server events: `type` plus one or two string fields each.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ServerEvent<'a> {
+    /// Echo of the user's message.
+    UserMessage {
+        /// The message.
+        message: &'a str,
+    },
+    /// Agent response content.
+    AgentMessage {
+        /// The message.
+        message: &'a str,
+    },
+    /// The agent called a tool.
+    ToolCall {
+        /// Tool name.
+        tool_name: &'a str,
+        /// Arguments, JSON-encoded.
+        tool_args: String,
+    },
+    /// A tool's result.
+    ToolResult {
+        /// Tool name.
+        tool_name: &'a str,
+        /// The result.
+        result: &'a str,
+        /// Whether it succeeded.
+        success: bool,
+    },
+    /// Reasoning / debug stream.
+    AgentThinking {
+        /// The reasoning.
+        reasoning: &'a str,
+    },
+    /// Server-side or validation error.
+    Error {
+        /// The message.
+        error: &'a str,
+    },
+}
+
+/// The message the original server gives for an empty chat message.
+pub const EMPTY_MESSAGE: &str = "Empty message received";
+
+pub(crate) fn decode_request(obj: &Map<String, Value>) -> Result<Command, Error> {
+    let kind = frame_type(obj)?;
+    if kind != "chat" {
+        return match extension::decode_request(kind, obj) {
+            Some(cmd) => cmd,
+            None => Err(Error::UnknownType {
+                dialect: Dialect::Agentchat,
+                kind: kind.into(),
+            }),
+        };
+    }
+    let f = Fields::new(kind, obj);
+    let message: String = f.req("message")?;
+    if message.trim().is_empty() {
+        return Err(Error::invalid(kind, EMPTY_MESSAGE));
+    }
+    Ok(Command::Run(RunCommand {
+        message,
+        agent: f
+            .opt::<String>("agent")?
+            .map(|a| Agent::from(a.as_str()))
+            .unwrap_or_default(),
+        id: check_run_id(kind, f.opt("id")?)?,
+        thread_id: f.opt("session_id")?,
+        ..RunCommand::default()
+    }))
+}
+
+pub(crate) fn encode_request(command: &Command) -> Result<String, Error> {
+    match command {
+        Command::Run(r) => serde_json::to_string(&ChatRequest {
+            kind: "chat",
+            message: r.message.clone(),
+            session_id: r.thread_id.clone(),
+            agent: (r.agent != Agent::React).then(|| r.agent.as_str().into()),
+            id: r.id.clone(),
+        })
+        .map_err(|_| Error::invalid("chat", "could not be serialized")),
+        other => extension::encode_request(other).unwrap_or(Err(Error::Unsupported {
+            dialect: Dialect::Agentchat,
+            what: "this command",
+        })),
+    }
+}
+
+pub(crate) fn encode(out: &mut Out<'_>) {
+    let ev = out.ev;
+    let (body, call_id) = match &ev.event {
+        Event::RunStart {
+            message: Some(message),
+            ..
+        } => (ServerEvent::UserMessage { message }, None),
+        Event::UserMessage { content } => (ServerEvent::UserMessage { message: content }, None),
+        Event::ReasoningChunk { content, .. } => {
+            (ServerEvent::AgentThinking { reasoning: content }, None)
+        }
+        Event::ToolCall {
+            call_id,
+            name,
+            arguments,
+        } => (
+            ServerEvent::ToolCall {
+                tool_name: name,
+                tool_args: arguments_text(arguments),
+            },
+            call_id.as_deref(),
+        ),
+        Event::ToolEnd {
+            call_id,
+            name,
+            result,
+            is_error,
+        } => (
+            ServerEvent::ToolResult {
+                tool_name: name,
+                result,
+                success: !is_error,
+            },
+            call_id.as_deref(),
+        ),
+        Event::LlmComplete { content, .. } if !content.is_empty() => {
+            (ServerEvent::AgentMessage { message: content }, None)
+        }
+        Event::Error {
+            message,
+            code,
+            details,
+            ..
+        } => {
+            let mut ext = stamp(out);
+            ext.code = code.as_deref();
+            ext.details = details.as_ref();
+            out.push(&WithExt {
+                body: ServerEvent::Error { error: message },
+                ext,
+            });
+            return;
+        }
+        Event::ToolApproval { .. }
+        | Event::ApprovalResolved { .. }
+        | Event::RunEnd { .. }
+        | Event::Pong { .. } => return extension::push_event_frame(out),
+        _ => return,
+    };
+    let mut ext = stamp(out);
+    ext.call_id = call_id;
+    out.push(&WithExt { body, ext });
+}
+
+pub(crate) fn decode_server(obj: &Map<String, Value>) -> Result<Vec<Sequenced>, Error> {
+    let kind = frame_type(obj)?;
+    let f = Fields::new(kind, obj);
+    let ext = ExtIn::read(obj)?;
+    let event = match kind {
+        "user_message" => Event::RunStart {
+            run_id: ext.run_id.clone(),
+            message: Some(f.req("message")?),
+            agent: ext.agent.as_deref().map(Agent::from),
+        },
+        "agent_message" => Event::LlmComplete {
+            content: f.req("message")?,
+            tool_calls: Vec::new(),
+            finish_reason: FinishReason::Stop,
+        },
+        "tool_call" => Event::ToolCall {
+            call_id: ext.call_id.clone(),
+            name: f.req("tool_name")?,
+            arguments: parse_arguments(&f.req::<String>("tool_args")?),
+        },
+        "tool_result" => Event::ToolEnd {
+            call_id: ext.call_id.clone(),
+            name: f.req("tool_name")?,
+            result: f.req("result")?,
+            is_error: !f.req::<bool>("success")?,
+        },
+        "agent_thinking" => Event::ReasoningChunk {
+            content: f.req("reasoning")?,
+            id: String::new(),
+        },
+        "error" => Event::Error {
+            message: f.req("error")?,
+            code: ext.code.clone(),
+            id: None,
+            details: ext.details.clone(),
+        },
+        _ => return Ok(vec![extension::decode_event_frame(obj)?]),
+    };
+    Ok(vec![ext.stamp(event)])
+}

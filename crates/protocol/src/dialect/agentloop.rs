@@ -1,0 +1,735 @@
+//! agentloop: `agentloop-websocket.md`. Every frame is `{id, type, payload}`.
+//!
+//! | canonical | agentloop frame |
+//! |---|---|
+//! | `run_start` | `loading_state {loading: true}`, then the user message as a `response_item` |
+//! | `user_message` | `response_item` message, role `user` |
+//! | `message_chunk` | `response_item` message, role `assistant`; every chunk of one LLM response shares one `payload.id` |
+//! | `reasoning_chunk` | `response_item` `reasoning`, chunks sharing one `payload.id` |
+//! | `tool_call` | `response_item` `function_call` |
+//! | `tool_end` | `response_item` `function_call_output` (+ `tool`, `is_error`) |
+//! | `tool_approval` | `approval_request` (`command` is `[tool, ...args]`; `apply_patch` adds `applyPatch`) (+ `call_id`, `tool`, `arguments`) |
+//! | `llm_complete` | `agent_finished` (it follows every model response) |
+//! | `context_info`, `context_compacted` | the same names |
+//! | `run_end` | `loading_state {loading: false}` (+ `reply`, `usage`, `total_usage`) — the turn's last frame |
+//! | `error` | `error`, then `loading_state {loading: false}` when it ends a run |
+//! | `approval_resolved`, `pong` | weft extension frames |
+//! | everything else | not sent |
+//!
+//! Frame ids are UUID-shaped, unique, and the same when a frame is replayed.
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::command::{ApprovalDecision, Command, RunCommand};
+use crate::event::{Event, Sequenced};
+use crate::field::Fields;
+use crate::names::{Agent, FinishReason, Review};
+use crate::Error;
+
+use super::extension::{self, arguments_text, parse_arguments, stamp, Ext, ExtIn, WithExt};
+use super::loom::check_run_id;
+use super::{frame_type, Dialect, Out};
+
+/// The base message shape: `{id, type, payload}`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WsMessage<'a, P: Serialize> {
+    /// Unique id of the message.
+    pub id: &'a str,
+    /// Message type.
+    #[serde(rename = "type")]
+    pub kind: &'a str,
+    /// Message-specific data (absent for requests that need none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub payload: Option<P>,
+}
+
+/// One content part of a message or reasoning item.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ContentPart<'a> {
+    /// `input_text` (the document uses it for every role).
+    #[serde(rename = "type")]
+    pub kind: &'a str,
+    /// The text.
+    pub text: &'a str,
+}
+
+/// An item of `user_input.payload.input` (a user message).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ResponseInputItem<'a> {
+    /// `message`.
+    #[serde(rename = "type")]
+    pub kind: &'a str,
+    /// `user`.
+    pub role: &'a str,
+    /// Its parts.
+    pub content: Vec<ContentPart<'a>>,
+}
+
+/// `user_input` payload.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UserInputPayload<'a> {
+    /// Input items (typically one user message).
+    pub input: Vec<ResponseInputItem<'a>>,
+    /// Accepted; the server keeps history itself.
+    #[serde(rename = "previousResponseId", skip_serializing_if = "Option::is_none")]
+    pub previous_response_id: Option<&'a str>,
+    /// weft: the agent (react when absent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<&'a str>,
+}
+
+/// `applyPatch` of approval messages.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ApplyPatchCommand<'a> {
+    /// The patch text.
+    pub patch: &'a str,
+}
+
+/// `approval_response` payload.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ApprovalResponsePayload<'a> {
+    /// The decision.
+    pub review: Review,
+    /// Told to the model on a denial.
+    #[serde(rename = "customDenyMessage", skip_serializing_if = "Option::is_none")]
+    pub custom_deny_message: Option<&'a str>,
+    /// An explanation the client attaches.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explanation: Option<&'a str>,
+    /// weft: the call answered (without it, the oldest pending approval).
+    #[serde(rename = "callId", skip_serializing_if = "Option::is_none")]
+    pub call_id: Option<&'a str>,
+}
+
+/// The payload of a `response_item`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ResponseItem<'a> {
+    /// A message (assistant text, the user's input, a system notice).
+    Message {
+        /// Item id, shared by every chunk of one streamed message.
+        id: &'a str,
+        /// `assistant`, `user` or `system`.
+        role: &'a str,
+        /// Its parts.
+        content: Vec<ContentPart<'a>>,
+    },
+    /// A tool call.
+    FunctionCall {
+        /// Item id.
+        id: &'a str,
+        /// Call id.
+        call_id: &'a str,
+        /// Tool name.
+        name: &'a str,
+        /// Arguments, JSON-encoded.
+        arguments: String,
+    },
+    /// A tool call's output.
+    FunctionCallOutput {
+        /// Item id.
+        id: String,
+        /// Call id.
+        call_id: &'a str,
+        /// The output.
+        output: &'a str,
+    },
+    /// Reasoning (for models that support it).
+    Reasoning {
+        /// Item id, shared by every chunk of one reasoning stream.
+        id: &'a str,
+        /// Its parts.
+        content: Vec<ContentPart<'a>>,
+        /// Time spent reasoning.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        duration_ms: Option<u64>,
+    },
+}
+
+/// `loading_state` payload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct LoadingState {
+    /// Whether the agent is processing.
+    pub loading: bool,
+}
+
+/// `approval_request` payload.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ApprovalRequest<'a> {
+    /// `[tool, ...args]`.
+    pub command: Vec<String>,
+    /// The patch, for `apply_patch`.
+    #[serde(rename = "applyPatch", skip_serializing_if = "Option::is_none")]
+    pub apply_patch: Option<ApplyPatchCommand<'a>>,
+}
+
+/// `agent_finished` payload.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AgentFinished<'a> {
+    /// The response that finished.
+    #[serde(rename = "responseId")]
+    pub response_id: &'a str,
+}
+
+/// `context_info` payload.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextInfo<'a> {
+    /// Estimated tokens of the transcript.
+    pub token_count: u64,
+    /// Percent of the window used.
+    pub usage_percent: f64,
+    /// Transcript items.
+    pub transcript_length: u64,
+    /// The window.
+    pub max_tokens: u64,
+    /// Strategy name.
+    pub strategy: &'a str,
+}
+
+/// `context_compacted` payload.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextCompacted<'a> {
+    /// Tokens before.
+    pub old_token_count: u64,
+    /// Tokens after.
+    pub new_token_count: u64,
+    /// Percent saved.
+    pub reduction_percent: f64,
+    /// Strategy name.
+    pub strategy: &'a str,
+}
+
+/// `error` payload.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ErrorPayload<'a> {
+    /// The message.
+    pub message: &'a str,
+    /// Details (`null` when there are none).
+    pub details: Option<Value>,
+}
+
+/// An empty payload (`get_context_info`, `manual_compact`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Empty {}
+
+/// The text of the `input_text`/`output_text` parts of a content array.
+fn text_of(content: &[Value]) -> String {
+    let mut text = String::new();
+    for part in content {
+        match part {
+            Value::String(s) => text.push_str(s),
+            Value::Object(m) => {
+                if let Some(Value::String(s)) = m.get("text") {
+                    text.push_str(s);
+                }
+            }
+            _ => {}
+        }
+    }
+    text
+}
+
+fn parts(text: &str) -> Vec<ContentPart<'_>> {
+    vec![ContentPart {
+        kind: "input_text",
+        text,
+    }]
+}
+
+pub(crate) fn decode_request(obj: &Map<String, Value>) -> Result<Command, Error> {
+    let kind = frame_type(obj)?;
+    let f = Fields::new(kind, obj);
+    let has_payload = f.raw("payload").is_some();
+    Ok(match kind {
+        "user_input" => {
+            let id: String = f.req("id")?;
+            f.object("payload", |p| {
+                let mut message = String::new();
+                let items = p.objects("input", |item| {
+                    let role: Option<String> = item.opt("role")?;
+                    let content = match item.raw("content") {
+                        Some(Value::Array(parts)) => text_of(parts),
+                        Some(Value::String(s)) => s.clone(),
+                        _ => String::new(),
+                    };
+                    Ok((role, content))
+                })?;
+                for (role, content) in items {
+                    if role.as_deref().is_none_or(|r| r == "user") && !content.is_empty() {
+                        if !message.is_empty() {
+                            message.push('\n');
+                        }
+                        message.push_str(&content);
+                    }
+                }
+                if message.trim().is_empty() {
+                    return Err(Error::invalid(kind, "input has no user text"));
+                }
+                Ok(Command::Run(RunCommand {
+                    message,
+                    agent: p
+                        .opt::<String>("agent")?
+                        .map(|a| Agent::from(a.as_str()))
+                        .unwrap_or_default(),
+                    id: check_run_id(kind, Some(id.clone()))?,
+                    previous_response_id: p.opt("previousResponseId")?,
+                    ..RunCommand::default()
+                }))
+            })?
+        }
+        "approval_response" if has_payload => f.object("payload", |p| {
+            Ok(Command::ApprovalResponse(ApprovalDecision {
+                call_id: p.opt("callId")?,
+                review: Review::read(&p, "review")?,
+                custom_deny_message: p.opt("customDenyMessage")?,
+                explanation: p.opt("explanation")?,
+            }))
+        })?,
+        "get_context_info" => Command::ContextInfo { id: f.opt("id")? },
+        "manual_compact" => Command::Compact { id: f.opt("id")? },
+        other => match extension::decode_request(other, obj) {
+            Some(cmd) => cmd?,
+            None => {
+                return Err(Error::UnknownType {
+                    dialect: Dialect::Agentloop,
+                    kind: other.into(),
+                })
+            }
+        },
+    })
+}
+
+pub(crate) fn encode_request(command: &Command, frame_id: &str) -> Result<String, Error> {
+    let json = match command {
+        Command::Run(r) => serde_json::to_string(&WsMessage {
+            id: r.id.as_deref().unwrap_or(frame_id),
+            kind: "user_input",
+            payload: Some(UserInputPayload {
+                input: vec![ResponseInputItem {
+                    kind: "message",
+                    role: "user",
+                    content: parts(&r.message),
+                }],
+                previous_response_id: r.previous_response_id.as_deref(),
+                agent: (r.agent != Agent::React).then(|| r.agent.as_str()),
+            }),
+        }),
+        Command::ApprovalResponse(d) => serde_json::to_string(&WsMessage {
+            id: frame_id,
+            kind: "approval_response",
+            payload: Some(ApprovalResponsePayload {
+                review: d.review,
+                custom_deny_message: d.custom_deny_message.as_deref(),
+                explanation: d.explanation.as_deref(),
+                call_id: d.call_id.as_deref(),
+            }),
+        }),
+        Command::ContextInfo { id } => serde_json::to_string(&WsMessage {
+            id: id.as_deref().unwrap_or(frame_id),
+            kind: "get_context_info",
+            payload: None::<Empty>,
+        }),
+        Command::Compact { id } => serde_json::to_string(&WsMessage {
+            id: id.as_deref().unwrap_or(frame_id),
+            kind: "manual_compact",
+            payload: None::<Empty>,
+        }),
+        other => {
+            return extension::encode_request(other).unwrap_or(Err(Error::Unsupported {
+                dialect: Dialect::Agentloop,
+                what: "this command",
+            }))
+        }
+    };
+    json.map_err(|_| Error::invalid(command.kind(), "could not be serialized"))
+}
+
+/// The shared `payload.id` of one streamed item: every chunk of a node span's message (or
+/// reasoning) gets the same one, as the document's `MessageStateManager` expects.
+fn item_id(prefix: &str, ev: &Sequenced) -> String {
+    let run = ev.envelope.run_id.as_deref().unwrap_or("");
+    let node = ev.envelope.node_id.as_deref().unwrap_or("");
+    let h = crate::uuid::derive(0, format!("{run}\u{0}{node}").as_bytes(), 0);
+    format!("{prefix}_{}", &h[..8])
+}
+
+/// The `command` array of an approval request: the tool, then its arguments' values.
+fn command_of(name: &str, arguments: &Value) -> Vec<String> {
+    let mut command = vec![String::from(name)];
+    if let Value::Object(args) = arguments {
+        for v in args.values() {
+            command.push(match v {
+                Value::String(s) => s.clone(),
+                other => serde_json::to_string(other).unwrap_or_default(),
+            });
+        }
+    }
+    command
+}
+
+fn push<P: Serialize>(out: &mut Out<'_>, kind: &str, payload: P, ext: Ext<'_>) {
+    let id = out.frame_uuid(ext.event_id);
+    out.push(&WithExt {
+        body: WsMessage {
+            id: &id,
+            kind,
+            payload: Some(payload),
+        },
+        ext,
+    });
+}
+
+pub(crate) fn encode(out: &mut Out<'_>) {
+    let ev = out.ev;
+    match &ev.event {
+        Event::RunStart { message, agent, .. } => {
+            let mut ext = stamp(out);
+            ext.agent = agent.as_ref().map(Agent::as_str);
+            push(out, "loading_state", LoadingState { loading: true }, ext);
+            if let Some(m) = message {
+                let ext = stamp(out);
+                let id = item_id("msg_user", ev);
+                push(
+                    out,
+                    "response_item",
+                    ResponseItem::Message {
+                        id: &id,
+                        role: "user",
+                        content: parts(m),
+                    },
+                    ext,
+                );
+            }
+        }
+        Event::UserMessage { content } => {
+            let ext = stamp(out);
+            let id = item_id("msg_user", ev);
+            push(
+                out,
+                "response_item",
+                ResponseItem::Message {
+                    id: &id,
+                    role: "user",
+                    content: parts(content),
+                },
+                ext,
+            );
+        }
+        Event::MessageChunk { content, .. } => {
+            let ext = stamp(out);
+            let id = item_id("msg", ev);
+            push(
+                out,
+                "response_item",
+                ResponseItem::Message {
+                    id: &id,
+                    role: "assistant",
+                    content: parts(content),
+                },
+                ext,
+            );
+        }
+        Event::ReasoningChunk { content, .. } => {
+            let ext = stamp(out);
+            let id = item_id("rs", ev);
+            push(
+                out,
+                "response_item",
+                ResponseItem::Reasoning {
+                    id: &id,
+                    content: parts(content),
+                    duration_ms: None,
+                },
+                ext,
+            );
+        }
+        Event::ToolCall {
+            call_id,
+            name,
+            arguments,
+        } => {
+            let ext = stamp(out);
+            let call_id = call_id.as_deref().unwrap_or("");
+            let item = ResponseItem::FunctionCall {
+                id: call_id,
+                call_id,
+                name,
+                arguments: arguments_text(arguments),
+            };
+            push(out, "response_item", item, ext);
+        }
+        Event::ToolEnd {
+            call_id,
+            name,
+            result,
+            is_error,
+        } => {
+            let mut ext = stamp(out);
+            ext.tool = (!name.is_empty()).then_some(name.as_str());
+            ext.is_error = is_error.then_some(true);
+            let call_id = call_id.as_deref().unwrap_or("");
+            let item = ResponseItem::FunctionCallOutput {
+                id: format!("output_{call_id}"),
+                call_id,
+                output: result,
+            };
+            push(out, "response_item", item, ext);
+        }
+        Event::ToolApproval {
+            call_id,
+            name,
+            arguments,
+        } => {
+            let mut ext = stamp(out);
+            ext.call_id = call_id.as_deref();
+            ext.tool = Some(name);
+            ext.arguments = Some(arguments);
+            let patch = match arguments.get("patch") {
+                Some(Value::String(p)) if name == "apply_patch" => {
+                    Some(ApplyPatchCommand { patch: p })
+                }
+                _ => None,
+            };
+            let payload = ApprovalRequest {
+                command: command_of(name, arguments),
+                apply_patch: patch,
+            };
+            push(out, "approval_request", payload, ext);
+        }
+        Event::LlmComplete { .. } => {
+            let ext = stamp(out);
+            let id = item_id("msg", ev);
+            push(
+                out,
+                "agent_finished",
+                AgentFinished { response_id: &id },
+                ext,
+            );
+        }
+        Event::ContextInfo {
+            token_count,
+            usage_percent,
+            transcript_length,
+            max_tokens,
+            strategy,
+        } => {
+            let ext = stamp(out);
+            let payload = ContextInfo {
+                token_count: *token_count,
+                usage_percent: *usage_percent,
+                transcript_length: *transcript_length,
+                max_tokens: *max_tokens,
+                strategy,
+            };
+            push(out, "context_info", payload, ext);
+        }
+        Event::ContextCompacted {
+            old_token_count,
+            new_token_count,
+            reduction_percent,
+            strategy,
+        } => {
+            let ext = stamp(out);
+            let payload = ContextCompacted {
+                old_token_count: *old_token_count,
+                new_token_count: *new_token_count,
+                reduction_percent: *reduction_percent,
+                strategy,
+            };
+            push(out, "context_compacted", payload, ext);
+        }
+        Event::RunEnd {
+            reply,
+            usage,
+            total_usage,
+            ..
+        } => {
+            let mut ext = stamp(out);
+            ext.reply = Some(reply);
+            ext.usage = *usage;
+            ext.total_usage = *total_usage;
+            push(out, "loading_state", LoadingState { loading: false }, ext);
+        }
+        Event::Error {
+            message,
+            code,
+            details,
+            ..
+        } => {
+            let mut ext = stamp(out);
+            ext.code = code.as_deref();
+            push(
+                out,
+                "error",
+                ErrorPayload {
+                    message,
+                    details: details.clone(),
+                },
+                ext,
+            );
+            if out.run_id().is_some() {
+                let ext = stamp(out);
+                push(out, "loading_state", LoadingState { loading: false }, ext);
+            }
+        }
+        Event::ApprovalResolved { .. } | Event::Pong { .. } => extension::push_event_frame(out),
+        _ => {}
+    }
+}
+
+pub(crate) fn decode_server(obj: &Map<String, Value>) -> Result<Vec<Sequenced>, Error> {
+    let kind = frame_type(obj)?;
+    let f = Fields::new(kind, obj);
+    let ext = ExtIn::read(obj)?;
+    let event = match kind {
+        "response_item" => match f.object("payload", |p| decode_item(p, &ext))? {
+            Some(event) => event,
+            None => return Ok(Vec::new()),
+        },
+        "loading_state" => {
+            let loading: bool = f.object("payload", |p| p.req("loading"))?;
+            if loading {
+                Event::RunStart {
+                    run_id: ext.run_id.clone(),
+                    message: None,
+                    agent: ext.agent.as_deref().map(Agent::from),
+                }
+            } else {
+                Event::RunEnd {
+                    reply: ext.reply.clone().unwrap_or_default(),
+                    usage: ext.usage,
+                    total_usage: ext.total_usage,
+                    iteration_count: None,
+                    paused: false,
+                    tool_calls: Vec::new(),
+                }
+            }
+        }
+        "approval_request" => {
+            let (command, patch) = f.object("payload", |p| {
+                let command: Vec<String> = p.req("command")?;
+                let patch = p.opt_object("applyPatch", |a| a.req::<String>("patch"))?;
+                Ok((command, patch))
+            })?;
+            // Without weft's fields this is an original server's request: `apply_patch` with
+            // its patch, or a shell command.
+            let (name, arguments) = match (&ext.tool, &ext.arguments) {
+                (Some(tool), Some(args)) => (tool.clone(), args.clone()),
+                _ if command.first().map(String::as_str) == Some("apply_patch") => {
+                    let patch = patch
+                        .or_else(|| command.get(1).cloned())
+                        .unwrap_or_default();
+                    (
+                        String::from("apply_patch"),
+                        serde_json::json!({ "patch": patch }),
+                    )
+                }
+                _ => (
+                    String::from("shell"),
+                    serde_json::json!({ "command": command }),
+                ),
+            };
+            Event::ToolApproval {
+                call_id: ext.call_id.clone(),
+                name,
+                arguments,
+            }
+        }
+        "agent_finished" => Event::LlmComplete {
+            content: String::new(),
+            tool_calls: Vec::new(),
+            finish_reason: FinishReason::Stop,
+        },
+        "context_info" => f.object("payload", |p| {
+            Ok(Event::ContextInfo {
+                token_count: p.req("tokenCount")?,
+                usage_percent: p.req("usagePercent")?,
+                transcript_length: p.req("transcriptLength")?,
+                max_tokens: p.req("maxTokens")?,
+                strategy: p.req("strategy")?,
+            })
+        })?,
+        "context_compacted" => f.object("payload", |p| {
+            Ok(Event::ContextCompacted {
+                old_token_count: p.req("oldTokenCount")?,
+                new_token_count: p.req("newTokenCount")?,
+                reduction_percent: p.req("reductionPercent")?,
+                strategy: p.req("strategy")?,
+            })
+        })?,
+        "error" => {
+            let (message, details) =
+                f.object("payload", |p| Ok((p.req("message")?, p.opt("details")?)))?;
+            Event::Error {
+                message,
+                code: ext.code.clone(),
+                id: None,
+                details,
+            }
+        }
+        _ => return Ok(vec![extension::decode_event_frame(obj)?]),
+    };
+    Ok(vec![ext.stamp(event)])
+}
+
+/// One `response_item` payload to its canonical event (`None` for items with no canonical
+/// meaning, such as a system notice, which are kept as [`Event::Unknown`] instead).
+fn decode_item(p: Fields<'_>, ext: &ExtIn) -> Result<Option<Event>, Error> {
+    let item_type: String = p.req("type")?;
+    let content = || match p.raw("content") {
+        Some(Value::Array(parts)) => text_of(parts),
+        Some(Value::String(s)) => s.clone(),
+        _ => String::new(),
+    };
+    Ok(Some(match item_type.as_str() {
+        "message" => match p.opt::<String>("role")?.as_deref() {
+            Some("user") => Event::UserMessage { content: content() },
+            Some("assistant") | None => Event::MessageChunk {
+                content: content(),
+                id: String::new(),
+            },
+            Some(_) => unknown_item(&item_type, p),
+        },
+        "function_call" => Event::ToolCall {
+            call_id: p.opt("call_id")?,
+            name: p.req("name")?,
+            arguments: parse_arguments(&p.opt::<String>("arguments")?.unwrap_or_default()),
+        },
+        "function_call_output" => Event::ToolEnd {
+            call_id: p.opt("call_id")?,
+            name: ext.tool.clone().unwrap_or_default(),
+            result: p.req("output")?,
+            is_error: ext.is_error.unwrap_or(false),
+        },
+        "local_shell_call" => Event::ToolCall {
+            call_id: p.opt("id")?,
+            name: String::from("shell"),
+            arguments: p.opt("action")?.unwrap_or(Value::Null),
+        },
+        "local_shell_call_output" => Event::ToolEnd {
+            call_id: None,
+            name: String::from("shell"),
+            result: p.req("output")?,
+            is_error: ext.is_error.unwrap_or(false),
+        },
+        "reasoning" => Event::ReasoningChunk {
+            content: content(),
+            id: String::new(),
+        },
+        _ => unknown_item(&item_type, p),
+    }))
+}
+
+fn unknown_item(item_type: &str, p: Fields<'_>) -> Event {
+    Event::Unknown(crate::event::UnknownEvent {
+        kind: format!("response_item.{item_type}"),
+        data: p.map().clone(),
+    })
+}

@@ -1,0 +1,354 @@
+//! cueso: `cueso-websocket.md`.
+//!
+//! | canonical | cueso frame |
+//! |---|---|
+//! | `run_start` | `session_created` (+ `user_message`, `agent`) — first, for every message |
+//! | `message_chunk` | `content_delta` |
+//! | `tool_call_chunk` | `tool_call_delta`: `input: null` to announce the call, then `input_json` fragments |
+//! | `llm_complete` | `message_complete` (`finish_reason` `tool_use` or `end_turn`) |
+//! | `tool_end` | `tool_result` (`error: true` when it failed) |
+//! | `run_end` | `final` (+ `usage`, `total_usage`) |
+//! | `error` | `error` (+ `code`) |
+//! | `reasoning_chunk`, `tool_approval`, `approval_resolved`, `user_message`, `pong` | weft extension frames |
+//! | everything else | not sent |
+//!
+//! Requests: a frame without `type` is a chat message (+ weft `agent`, `id`); one with `type`
+//! is a shared extension request.
+
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::command::{Command, RunCommand};
+use crate::event::{Event, Sequenced};
+use crate::field::Fields;
+use crate::names::{Agent, FinishReason};
+use crate::Error;
+
+use super::extension::{self, stamp, ExtIn, WithExt};
+use super::loom::check_run_id;
+use super::{Dialect, Out};
+
+/// The client's message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ChatMessage {
+    /// The user's message.
+    pub message: String,
+    /// Session to reuse; `null` (or absent) creates one.
+    pub session_id: Option<String>,
+    /// weft: the agent (react when absent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// weft: the client's run id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+}
+
+/// The `tool_call` object of `tool_call_delta`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum ToolCallDelta<'a> {
+    /// The first delta of a call: `input` is `null`.
+    Start {
+        /// Call id.
+        id: &'a str,
+        /// Tool name.
+        name: &'a str,
+        /// Always `null`.
+        input: (),
+    },
+    /// A fragment of the arguments' JSON.
+    Fragment {
+        /// Call id.
+        id: &'a str,
+        /// Tool name.
+        name: &'a str,
+        /// The fragment.
+        input_json: &'a str,
+    },
+}
+
+/// Server events.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ServerEvent<'a> {
+    /// Sent first for every client message.
+    SessionCreated {
+        /// The session.
+        session_id: &'a str,
+    },
+    /// Streamed assistant text.
+    ContentDelta {
+        /// The text.
+        content: &'a str,
+        /// Always `assistant`.
+        role: &'static str,
+    },
+    /// Streamed tool call.
+    ToolCallDelta {
+        /// The call.
+        tool_call: ToolCallDelta<'a>,
+    },
+    /// One LLM response is complete.
+    MessageComplete {
+        /// Its text.
+        content: &'a str,
+        /// Tool names it called.
+        tool_calls: &'a [String],
+        /// `tool_use` or `end_turn`.
+        finish_reason: &'static str,
+    },
+    /// A tool's result.
+    ToolResult {
+        /// Tool name.
+        tool_name: &'a str,
+        /// Call id.
+        tool_call_id: &'a str,
+        /// The result.
+        result: &'a str,
+        /// Present and `true` when the tool failed.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<bool>,
+    },
+    /// The end of the response cycle for one message.
+    Final {
+        /// The last iteration's text.
+        content: &'a str,
+        /// Tool names called in the last iteration.
+        tool_calls: &'a [String],
+        /// The session.
+        session_id: &'a str,
+        /// LLM round trips in the session.
+        iteration_count: u64,
+        /// The loop paused after a `pause_after` tool.
+        paused: bool,
+    },
+    /// An unhandled error.
+    Error {
+        /// The message.
+        message: &'a str,
+    },
+}
+
+pub(crate) fn decode_request(obj: &Map<String, Value>) -> Result<Command, Error> {
+    if let Some(kind) = obj.get("type") {
+        let Value::String(kind) = kind else {
+            return Err(Error::field("message", "type", "must be a string"));
+        };
+        return match extension::decode_request(kind, obj) {
+            Some(cmd) => cmd,
+            None => Err(Error::UnknownType {
+                dialect: Dialect::Cueso,
+                kind: kind.clone(),
+            }),
+        };
+    }
+    let f = Fields::new("message", obj);
+    let message: String = f.req("message")?;
+    if message.trim().is_empty() {
+        return Err(Error::invalid("message", "message must not be empty"));
+    }
+    Ok(Command::Run(RunCommand {
+        message,
+        agent: f
+            .opt::<String>("agent")?
+            .map(|a| Agent::from(a.as_str()))
+            .unwrap_or_default(),
+        id: check_run_id("message", f.opt("id")?)?,
+        thread_id: f.opt("session_id")?,
+        ..RunCommand::default()
+    }))
+}
+
+pub(crate) fn encode_request(command: &Command) -> Result<String, Error> {
+    match command {
+        Command::Run(r) => serde_json::to_string(&ChatMessage {
+            message: r.message.clone(),
+            session_id: r.thread_id.clone(),
+            agent: (r.agent != Agent::React).then(|| r.agent.as_str().into()),
+            id: r.id.clone(),
+        })
+        .map_err(|_| Error::invalid("message", "could not be serialized")),
+        other => extension::encode_request(other).unwrap_or(Err(Error::Unsupported {
+            dialect: Dialect::Cueso,
+            what: "this command",
+        })),
+    }
+}
+
+pub(crate) fn encode(out: &mut Out<'_>) {
+    let ev = out.ev;
+    let session_id = ev.envelope.session_id.as_deref().unwrap_or("");
+    let mut ext = match &ev.event {
+        Event::RunStart { .. }
+        | Event::MessageChunk { .. }
+        | Event::ToolCallChunk { .. }
+        | Event::LlmComplete { .. }
+        | Event::ToolEnd { .. }
+        | Event::RunEnd { .. }
+        | Event::Error { .. } => stamp(out),
+        Event::ReasoningChunk { .. }
+        | Event::ToolApproval { .. }
+        | Event::ApprovalResolved { .. }
+        | Event::UserMessage { .. }
+        | Event::Pong { .. } => return extension::push_event_frame(out),
+        _ => return,
+    };
+    let body = match &ev.event {
+        Event::RunStart { message, agent, .. } => {
+            ext.user_message = message.as_deref();
+            ext.agent = agent.as_ref().map(Agent::as_str);
+            ServerEvent::SessionCreated { session_id }
+        }
+        Event::MessageChunk { content, .. } => ServerEvent::ContentDelta {
+            content,
+            role: "assistant",
+        },
+        Event::ToolCallChunk {
+            call_id,
+            name,
+            arguments_delta,
+        } => {
+            let id = call_id.as_deref().unwrap_or("");
+            let name = name.as_deref().unwrap_or("");
+            ServerEvent::ToolCallDelta {
+                tool_call: if arguments_delta.is_empty() {
+                    ToolCallDelta::Start {
+                        id,
+                        name,
+                        input: (),
+                    }
+                } else {
+                    ToolCallDelta::Fragment {
+                        id,
+                        name,
+                        input_json: arguments_delta,
+                    }
+                },
+            }
+        }
+        Event::LlmComplete {
+            content,
+            tool_calls,
+            ..
+        } => ServerEvent::MessageComplete {
+            content,
+            tool_calls,
+            finish_reason: if tool_calls.is_empty() {
+                "end_turn"
+            } else {
+                "tool_use"
+            },
+        },
+        Event::ToolEnd {
+            call_id,
+            name,
+            result,
+            is_error,
+        } => ServerEvent::ToolResult {
+            tool_name: name,
+            tool_call_id: call_id.as_deref().unwrap_or(""),
+            result,
+            error: is_error.then_some(true),
+        },
+        Event::RunEnd {
+            reply,
+            usage,
+            total_usage,
+            iteration_count,
+            paused,
+            tool_calls,
+        } => {
+            ext.usage = *usage;
+            ext.total_usage = *total_usage;
+            ServerEvent::Final {
+                content: reply,
+                tool_calls,
+                session_id,
+                iteration_count: iteration_count.unwrap_or(0),
+                paused: *paused,
+            }
+        }
+        Event::Error {
+            message,
+            code,
+            details,
+            ..
+        } => {
+            ext.code = code.as_deref();
+            ext.details = details.as_ref();
+            ServerEvent::Error { message }
+        }
+        _ => return,
+    };
+    out.push(&WithExt { body, ext });
+}
+
+pub(crate) fn decode_server(obj: &Map<String, Value>) -> Result<Vec<Sequenced>, Error> {
+    let kind = match obj.get("type") {
+        Some(Value::String(t)) => t.as_str(),
+        _ => return Err(Error::MissingType),
+    };
+    let f = Fields::new(kind, obj);
+    let ext = ExtIn::read(obj)?;
+    let mut session_id = None;
+    let event = match kind {
+        "session_created" => {
+            session_id = Some(f.req::<String>("session_id")?);
+            Event::RunStart {
+                run_id: ext.run_id.clone(),
+                message: ext.user_message.clone(),
+                agent: ext.agent.as_deref().map(Agent::from),
+            }
+        }
+        "content_delta" => Event::MessageChunk {
+            content: f.req("content")?,
+            id: String::new(),
+        },
+        "tool_call_delta" => f.object("tool_call", |call| {
+            Ok(Event::ToolCallChunk {
+                call_id: call.opt("id")?,
+                name: call.opt("name")?,
+                arguments_delta: call.opt("input_json")?.unwrap_or_default(),
+            })
+        })?,
+        "message_complete" => Event::LlmComplete {
+            content: f.req("content")?,
+            tool_calls: f.opt("tool_calls")?.unwrap_or_default(),
+            finish_reason: match f.opt::<String>("finish_reason")?.as_deref() {
+                Some("tool_use") => FinishReason::ToolCalls,
+                Some("end_turn") | None => FinishReason::Stop,
+                Some(other) => FinishReason::from(other),
+            },
+        },
+        "tool_result" => Event::ToolEnd {
+            call_id: f.opt("tool_call_id")?,
+            name: f.req("tool_name")?,
+            result: f.req("result")?,
+            is_error: f.opt("error")?.unwrap_or(false),
+        },
+        "final" => {
+            session_id = f.opt("session_id")?;
+            Event::RunEnd {
+                reply: f.req("content")?,
+                usage: ext.usage,
+                total_usage: ext.total_usage,
+                iteration_count: f.opt("iteration_count")?,
+                paused: f.opt("paused")?.unwrap_or(false),
+                tool_calls: f.opt("tool_calls")?.unwrap_or_default(),
+            }
+        }
+        "error" => Event::Error {
+            message: f.req("message")?,
+            code: ext.code.clone(),
+            id: None,
+            details: ext.details.clone(),
+        },
+        _ => return Ok(vec![extension::decode_event_frame(obj)?]),
+    };
+    let mut seq = ext.stamp(event);
+    seq.envelope.session_id = session_id;
+    Ok(vec![seq])
+}

@@ -1,0 +1,346 @@
+//! weft's extensions, shared by every dialect (DESIGN.md "weft extensions").
+//!
+//! Requests: `approval_response`, `tool_result`, `client_tools`, `resume`, `cancel` and `ping`,
+//! with the same top-level shape on every endpoint (agentloop keeps its own
+//! `approval_response`, with `payload`).
+//!
+//! Server frames: where a dialect has no frame for a canonical event a client needs, the event's
+//! own JSON object is sent as a frame, with `run_id` and `event_id` beside it.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::command::{ApprovalDecision, ClientTools, Command, Resume, ToolResult};
+use crate::event::{Event, Sequenced, ToolSpec, Usage};
+use crate::field::Fields;
+use crate::names::Review;
+use crate::Error;
+
+use super::Out;
+
+/// `approval_response` (loom, agentchat and cueso form).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ApprovalResponseRequest {
+    /// Always `"approval_response"`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// The call answered.
+    pub call_id: String,
+    /// The decision.
+    pub review: Review,
+    /// Told to the model on a denial.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub custom_deny_message: Option<String>,
+}
+
+/// `tool_result`: the outcome of a client-side tool.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ToolResultRequest {
+    /// Always `"tool_result"`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// The call answered.
+    pub call_id: String,
+    /// The result text.
+    pub result: String,
+    /// Whether it is an error.
+    pub is_error: bool,
+}
+
+/// `client_tools`: tools this socket runs itself.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ClientToolsRequest {
+    /// Always `"client_tools"`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// The tools.
+    pub tools: Vec<ToolSpec>,
+    /// The socket answers approval requests.
+    #[serde(skip_serializing_if = "core::ops::Not::not")]
+    pub approvals: bool,
+}
+
+/// `resume`: replay a run after a reconnect.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ResumeRequest {
+    /// Always `"resume"`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// The run.
+    pub run_id: String,
+    /// The last event id seen.
+    pub after_event_id: u64,
+}
+
+/// `cancel`: stop a run. `id` is the run id (DESIGN.md); `run_id` is accepted too.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CancelRequest {
+    /// Always `"cancel"`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// The run to stop.
+    pub id: String,
+}
+
+/// `ping`, accepted on every endpoint so every client can run a heartbeat.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PingRequest {
+    /// Always `"ping"`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// Echoed in the `pong`.
+    pub id: String,
+}
+
+/// Decodes a shared extension request, or returns `None` when `kind` is not one.
+pub(crate) fn decode_request(
+    kind: &str,
+    obj: &Map<String, Value>,
+) -> Option<Result<Command, Error>> {
+    let f = Fields::new(kind, obj);
+    let read = || -> Result<Command, Error> {
+        Ok(match kind {
+            "approval_response" => Command::ApprovalResponse(ApprovalDecision {
+                call_id: Some(f.req("call_id")?),
+                review: Review::read(&f, "review")?,
+                custom_deny_message: f.opt("custom_deny_message")?,
+                explanation: f.opt("explanation")?,
+            }),
+            "tool_result" => Command::ToolResult(ToolResult {
+                call_id: f.req("call_id")?,
+                result: f.req("result")?,
+                is_error: f.opt("is_error")?.unwrap_or(false),
+            }),
+            "client_tools" => Command::ClientTools(ClientTools {
+                tools: f.objects("tools", ToolSpec::read)?,
+                approvals: f.opt("approvals")?.unwrap_or(false),
+            }),
+            "resume" => Command::Resume(Resume {
+                run_id: f.req("run_id")?,
+                after_event_id: f.opt("after_event_id")?.unwrap_or(0),
+            }),
+            "cancel" => Command::Cancel {
+                run_id: match f.opt::<String>("run_id")? {
+                    Some(id) => id,
+                    None => f.req("id")?,
+                },
+            },
+            _ => Command::Ping { id: f.req("id")? },
+        })
+    };
+    match kind {
+        "approval_response" | "tool_result" | "client_tools" | "resume" | "cancel" | "ping" => {
+            Some(read())
+        }
+        _ => None,
+    }
+}
+
+/// Encodes a shared extension request, or returns `None` when the command is not one.
+pub(crate) fn encode_request(command: &Command) -> Option<Result<String, Error>> {
+    let json = match command {
+        Command::ApprovalResponse(d) => {
+            let call_id = d.call_id.clone()?;
+            serde_json::to_string(&ApprovalResponseRequest {
+                kind: "approval_response",
+                call_id,
+                review: d.review,
+                custom_deny_message: d.custom_deny_message.clone(),
+            })
+        }
+        Command::ToolResult(r) => serde_json::to_string(&ToolResultRequest {
+            kind: "tool_result",
+            call_id: r.call_id.clone(),
+            result: r.result.clone(),
+            is_error: r.is_error,
+        }),
+        Command::ClientTools(t) => serde_json::to_string(&ClientToolsRequest {
+            kind: "client_tools",
+            tools: t.tools.clone(),
+            approvals: t.approvals,
+        }),
+        Command::Resume(r) => serde_json::to_string(&ResumeRequest {
+            kind: "resume",
+            run_id: r.run_id.clone(),
+            after_event_id: r.after_event_id,
+        }),
+        Command::Cancel { run_id } => serde_json::to_string(&CancelRequest {
+            kind: "cancel",
+            id: run_id.clone(),
+        }),
+        Command::Ping { id } => serde_json::to_string(&PingRequest {
+            kind: "ping",
+            id: id.clone(),
+        }),
+        _ => return None,
+    };
+    Some(json.map_err(|_| Error::invalid(command.kind(), "could not be serialized")))
+}
+
+/// An extension server frame: the event's own fields, then `run_id` and `event_id`.
+#[derive(Serialize)]
+struct EventFrame<'a> {
+    #[serde(flatten)]
+    event: &'a Event,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    run_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    event_id: Option<u64>,
+}
+
+/// Writes the current event as an extension frame.
+pub(crate) fn push_event_frame(out: &mut Out<'_>) {
+    let event_id = out.next_event_id();
+    let ev = out.ev;
+    out.push(&EventFrame {
+        event: &ev.event,
+        run_id: ev.envelope.run_id.as_deref(),
+        event_id,
+    });
+}
+
+/// Reads an extension server frame back: the canonical event plus `run_id`/`event_id`.
+pub(crate) fn decode_event_frame(obj: &Map<String, Value>) -> Result<Sequenced, Error> {
+    let event = Event::from_json(obj)?;
+    let f = Fields::new("frame", obj);
+    let mut seq = Sequenced::bare(event);
+    seq.envelope.run_id = f.opt("run_id")?;
+    seq.envelope.event_id = f.opt("event_id")?;
+    seq.envelope.session_id = f.opt("session_id")?;
+    seq.envelope.node_id = f.opt("node_id")?;
+    Ok(seq)
+}
+
+/// weft's extension fields on the frames of agentloop, agentchat and cueso: where those
+/// dialects lack something a client needs (which run, which frame, which call), it rides
+/// beside the native fields. Original clients ignore fields they do not know.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Ext<'a> {
+    /// The run the frame belongs to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<&'a str>,
+    /// The frame's sequence number within the run, in this dialect.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub event_id: Option<u64>,
+    /// The tool call a frame is about.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub call_id: Option<&'a str>,
+    /// The tool's name, where the native frame lacks it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool: Option<&'a str>,
+    /// The tool call's arguments, where the native frame flattens them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<&'a Value>,
+    /// Whether a tool result is an error, where the native frame cannot say.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub is_error: Option<bool>,
+    /// The user message that started a run, where the native frame lacks it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user_message: Option<&'a str>,
+    /// The agent running the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<&'a str>,
+    /// The run's final reply, on the frame that ends it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reply: Option<&'a str>,
+    /// Usage of the run's last LLM call, on the frame that ends it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    /// Usage of the whole run, on the frame that ends it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_usage: Option<Usage>,
+    /// Machine-readable error code.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<&'a str>,
+    /// Structured error details.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub details: Option<&'a Value>,
+}
+
+/// The extension fields as read back from a frame.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ExtIn {
+    pub(crate) run_id: Option<String>,
+    pub(crate) event_id: Option<u64>,
+    pub(crate) call_id: Option<String>,
+    pub(crate) tool: Option<String>,
+    pub(crate) arguments: Option<Value>,
+    pub(crate) is_error: Option<bool>,
+    pub(crate) user_message: Option<String>,
+    pub(crate) agent: Option<String>,
+    pub(crate) reply: Option<String>,
+    pub(crate) usage: Option<Usage>,
+    pub(crate) total_usage: Option<Usage>,
+    pub(crate) code: Option<String>,
+    pub(crate) details: Option<Value>,
+}
+
+impl ExtIn {
+    pub(crate) fn read(obj: &Map<String, Value>) -> Result<Self, Error> {
+        let kind = match obj.get("type") {
+            Some(Value::String(t)) => t.as_str(),
+            _ => "frame",
+        };
+        let f = Fields::new(kind, obj);
+        Ok(ExtIn {
+            run_id: f.opt("run_id")?,
+            event_id: f.opt("event_id")?,
+            call_id: f.opt("call_id")?,
+            tool: f.opt("tool")?,
+            arguments: f.opt("arguments")?,
+            is_error: f.opt("is_error")?,
+            user_message: f.opt("user_message")?,
+            agent: f.opt("agent")?,
+            reply: f.opt("reply")?,
+            usage: f.opt_object("usage", Usage::read)?,
+            total_usage: f.opt_object("total_usage", Usage::read)?,
+            code: f.opt("code")?,
+            details: f.opt("details")?,
+        })
+    }
+
+    /// Wraps a decoded event with this frame's run and sequence number.
+    pub(crate) fn stamp(&self, event: Event) -> Sequenced {
+        let mut seq = Sequenced::bare(event);
+        seq.envelope.run_id.clone_from(&self.run_id);
+        seq.envelope.event_id = self.event_id;
+        seq
+    }
+}
+
+/// A native frame with the extension fields beside its own.
+#[derive(Serialize)]
+pub(crate) struct WithExt<'a, B: Serialize> {
+    #[serde(flatten)]
+    pub(crate) body: B,
+    #[serde(flatten)]
+    pub(crate) ext: Ext<'a>,
+}
+
+/// Claims the next event id of the run and returns the extension fields that stamp a frame.
+pub(crate) fn stamp<'a>(out: &mut Out<'a>) -> Ext<'a> {
+    let event_id = out.next_event_id();
+    Ext {
+        run_id: out.ev.envelope.run_id.as_deref(),
+        event_id,
+        ..Ext::default()
+    }
+}
+
+/// Parses JSON-encoded tool arguments; text that is not JSON is kept as a string.
+pub(crate) fn parse_arguments(text: &str) -> Value {
+    if text.trim().is_empty() {
+        return Value::Object(Map::new());
+    }
+    serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.into()))
+}
+
+/// JSON-encodes tool arguments for dialects that carry them as a string.
+pub(crate) fn arguments_text(arguments: &Value) -> String {
+    match arguments {
+        Value::Null => String::from("{}"),
+        v => serde_json::to_string(v).unwrap_or_default(),
+    }
+}

@@ -1,0 +1,549 @@
+//! loom: `loom-websocket-api.md` (requests and responses) and `loom-stream-protocol.md` (the
+//! events inside `run_stream_event`).
+//!
+//! The canonical model *is* loom's event model, so this dialect carries every canonical event
+//! one to one: run events go inside `run_stream_event` (weft's own event types there too, as
+//! §8 allows), `run_end` and `error` end a run, replies keep their loom shapes. weft adds
+//! `iteration_count`, `paused` and `tool_calls` to `run_end` and `code` to `error`.
+
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::command::{
+    Command, RunCommand, ToolFormat, ToolShowQuery, ToolsQuery, UserMessagesQuery, MAX_RUN_ID_LEN,
+};
+use crate::event::{Envelope, Event, Sequenced, StoredMessage, ToolSpec, Usage};
+use crate::field::Fields;
+use crate::names::Agent;
+use crate::Error;
+
+use super::{extension, frame_type, Dialect, Out};
+
+/// `run`: execute one agent run (§3.1).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RunRequest {
+    /// Always `"run"`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// User message to the agent.
+    pub message: String,
+    /// `react`, `dup`, `tot` or `got`.
+    pub agent: String,
+    /// Optional request id; becomes the run id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// Session/thread id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thread_id: Option<String>,
+    /// Working directory path.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub working_folder: Option<String>,
+    /// Adaptive GoT (`got` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub got_adaptive: Option<bool>,
+    /// Verbose: `values`/`updates` snapshots.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verbose: Option<bool>,
+}
+
+/// `tools_list` (§3.2).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ToolsListRequest {
+    /// Always `"tools_list"`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// Request id (echoed).
+    pub id: String,
+    /// Working directory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub working_folder: Option<String>,
+    /// Thread id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thread_id: Option<String>,
+}
+
+/// `tool_show` (§3.3).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ToolShowRequest {
+    /// Always `"tool_show"`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// Request id.
+    pub id: String,
+    /// Tool name.
+    pub name: String,
+    /// `yaml` (default) or `json`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<ToolFormat>,
+    /// Working directory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub working_folder: Option<String>,
+    /// Thread id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thread_id: Option<String>,
+}
+
+/// `user_messages` (§3.5).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UserMessagesRequest {
+    /// Always `"user_messages"`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// Request id.
+    pub id: String,
+    /// Thread id; required.
+    pub thread_id: String,
+    /// Only messages with a sequence number below this.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub before: Option<u64>,
+    /// At most this many.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u64>,
+}
+
+/// `run_stream_event` (§4.1): one event of a run, with its envelope.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunStreamEventResponse<'a> {
+    /// Always `"run_stream_event"`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// Run id.
+    pub id: &'a str,
+    /// The event with its envelope.
+    pub event: &'a Sequenced,
+}
+
+/// `run_end` (§4.2): the run's final reply.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunEndResponse<'a> {
+    /// Always `"run_end"`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// Run id.
+    pub id: &'a str,
+    /// Full assistant reply.
+    pub reply: &'a str,
+    /// Usage of the last call.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    /// Usage of the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_usage: Option<Usage>,
+    /// Session id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<&'a str>,
+    /// Node span id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node_id: Option<&'a str>,
+    /// Frame sequence number.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub event_id: Option<u64>,
+    /// weft: LLM round trips in the session.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iteration_count: Option<u64>,
+    /// weft: the run paused after a `pause_after` tool.
+    #[serde(skip_serializing_if = "core::ops::Not::not")]
+    pub paused: bool,
+    /// weft: tools called in the last iteration.
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    pub tool_calls: &'a [String],
+}
+
+/// `tools_list` response (§4.3).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolsListResponse<'a> {
+    /// Always `"tools_list"`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// Request id.
+    pub id: &'a str,
+    /// The tools.
+    pub tools: &'a [ToolSpec],
+}
+
+/// `tool_show` response (§4.4): exactly one of `tool`, `tool_yaml`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolShowResponse<'a> {
+    /// Always `"tool_show"`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// Request id.
+    pub id: &'a str,
+    /// JSON definition.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool: Option<&'a Value>,
+    /// YAML definition.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_yaml: Option<&'a str>,
+}
+
+/// `user_messages` response (§4.5).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct UserMessagesResponse<'a> {
+    /// Always `"user_messages"`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// Request id.
+    pub id: &'a str,
+    /// Thread id.
+    pub thread_id: &'a str,
+    /// Messages, oldest first.
+    pub messages: &'a [StoredMessage],
+    /// More remain.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub has_more: Option<bool>,
+}
+
+/// `pong` (§4.6).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PongResponse<'a> {
+    /// Always `"pong"`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// The ping's id.
+    pub id: &'a str,
+}
+
+/// `error` (§4.7).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ErrorResponse<'a> {
+    /// Always `"error"`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// Run id (or the request id it answers).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<&'a str>,
+    /// Error message.
+    pub error: &'a str,
+    /// weft: machine-readable code.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<&'a str>,
+    /// weft: structured details.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub details: Option<&'a Value>,
+    /// weft: session of the failed run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<&'a str>,
+    /// weft: frame sequence number, when it ends a run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub event_id: Option<u64>,
+}
+
+/// Checks a client-chosen run id (specs/README: non-empty, at most 128 characters).
+pub(crate) fn check_run_id(kind: &str, id: Option<String>) -> Result<Option<String>, Error> {
+    match id {
+        Some(id) if id.is_empty() => Err(Error::invalid(kind, "id must not be empty")),
+        Some(id) if id.chars().count() > MAX_RUN_ID_LEN => Err(Error::invalid(
+            kind,
+            alloc::format!("id must be at most {MAX_RUN_ID_LEN} characters"),
+        )),
+        other => Ok(other),
+    }
+}
+
+pub(crate) fn decode_request(obj: &Map<String, Value>) -> Result<Command, Error> {
+    let kind = frame_type(obj)?;
+    let f = Fields::new(kind, obj);
+    Ok(match kind {
+        "run" => Command::Run(RunCommand {
+            message: f.req("message")?,
+            agent: Agent::from(f.req::<String>("agent")?.as_str()),
+            id: check_run_id(kind, f.opt("id")?)?,
+            thread_id: f.opt("thread_id")?,
+            working_folder: f.opt("working_folder")?,
+            got_adaptive: f.opt("got_adaptive")?,
+            verbose: f.opt("verbose")?,
+            previous_response_id: None,
+        }),
+        "tools_list" => Command::ToolsList(ToolsQuery {
+            id: f.req("id")?,
+            working_folder: f.opt("working_folder")?,
+            thread_id: f.opt("thread_id")?,
+        }),
+        "tool_show" => Command::ToolShow(ToolShowQuery {
+            id: f.req("id")?,
+            name: f.req("name")?,
+            output: match f.opt::<String>("output")?.as_deref() {
+                None => None,
+                Some("yaml") => Some(ToolFormat::Yaml),
+                Some("json") => Some(ToolFormat::Json),
+                Some(_) => return Err(f.err("output", "must be \"yaml\" or \"json\"")),
+            },
+            working_folder: f.opt("working_folder")?,
+            thread_id: f.opt("thread_id")?,
+        }),
+        "user_messages" => {
+            let thread_id: Option<String> = f.opt("thread_id")?;
+            let thread_id = match thread_id {
+                Some(t) if !t.is_empty() => t,
+                _ => return Err(Error::invalid(kind, "thread_id is required")),
+            };
+            Command::UserMessages(UserMessagesQuery {
+                id: f.req("id")?,
+                thread_id,
+                before: f.opt("before")?,
+                limit: f.opt("limit")?,
+            })
+        }
+        other => match extension::decode_request(other, obj) {
+            Some(cmd) => cmd?,
+            None => {
+                return Err(Error::UnknownType {
+                    dialect: Dialect::Loom,
+                    kind: other.into(),
+                })
+            }
+        },
+    })
+}
+
+pub(crate) fn encode_request(command: &Command) -> Result<String, Error> {
+    let json = match command {
+        Command::Run(r) => serde_json::to_string(&RunRequest {
+            kind: "run",
+            message: r.message.clone(),
+            agent: r.agent.as_str().into(),
+            id: r.id.clone(),
+            thread_id: r.thread_id.clone(),
+            working_folder: r.working_folder.clone(),
+            got_adaptive: r.got_adaptive,
+            verbose: r.verbose,
+        }),
+        Command::ToolsList(q) => serde_json::to_string(&ToolsListRequest {
+            kind: "tools_list",
+            id: q.id.clone(),
+            working_folder: q.working_folder.clone(),
+            thread_id: q.thread_id.clone(),
+        }),
+        Command::ToolShow(q) => serde_json::to_string(&ToolShowRequest {
+            kind: "tool_show",
+            id: q.id.clone(),
+            name: q.name.clone(),
+            output: q.output,
+            working_folder: q.working_folder.clone(),
+            thread_id: q.thread_id.clone(),
+        }),
+        Command::UserMessages(q) => serde_json::to_string(&UserMessagesRequest {
+            kind: "user_messages",
+            id: q.id.clone(),
+            thread_id: q.thread_id.clone(),
+            before: q.before,
+            limit: q.limit,
+        }),
+        Command::ApprovalResponse(d) if d.call_id.is_none() => {
+            return Err(Error::invalid(
+                "approval_response",
+                "call_id is required outside agentloop",
+            ))
+        }
+        Command::ContextInfo { .. } => {
+            return Err(Error::Unsupported {
+                dialect: Dialect::Loom,
+                what: "context info requests",
+            })
+        }
+        Command::Compact { .. } => {
+            return Err(Error::Unsupported {
+                dialect: Dialect::Loom,
+                what: "compaction requests",
+            })
+        }
+        other => match extension::encode_request(other) {
+            Some(r) => return r,
+            None => {
+                return Err(Error::Unsupported {
+                    dialect: Dialect::Loom,
+                    what: "this command",
+                })
+            }
+        },
+    };
+    json.map_err(|_| Error::invalid(command.kind(), "could not be serialized"))
+}
+
+pub(crate) fn encode(out: &mut Out<'_>) {
+    let ev = out.ev;
+    let env = &ev.envelope;
+    match (&ev.event, env.run_id.as_deref()) {
+        (
+            Event::RunEnd {
+                reply,
+                usage,
+                total_usage,
+                iteration_count,
+                paused,
+                tool_calls,
+            },
+            Some(run_id),
+        ) => {
+            let event_id = out.next_event_id();
+            out.push(&RunEndResponse {
+                kind: "run_end",
+                id: run_id,
+                reply,
+                usage: *usage,
+                total_usage: *total_usage,
+                session_id: env.session_id.as_deref(),
+                node_id: env.node_id.as_deref(),
+                event_id,
+                iteration_count: *iteration_count,
+                paused: *paused,
+                tool_calls,
+            });
+        }
+        (
+            Event::Error {
+                message,
+                code,
+                id,
+                details,
+            },
+            run_id,
+        ) => {
+            let event_id = out.next_event_id();
+            out.push(&ErrorResponse {
+                kind: "error",
+                id: run_id.or(id.as_deref()),
+                error: message,
+                code: code.as_deref(),
+                details: details.as_ref(),
+                session_id: run_id.and(env.session_id.as_deref()),
+                event_id,
+            });
+        }
+        (Event::Pong { id }, _) => out.push(&PongResponse { kind: "pong", id }),
+        (Event::ToolsList { id, tools }, _) => out.push(&ToolsListResponse {
+            kind: "tools_list",
+            id,
+            tools,
+        }),
+        (
+            Event::ToolShow {
+                id,
+                tool,
+                tool_yaml,
+            },
+            _,
+        ) => out.push(&ToolShowResponse {
+            kind: "tool_show",
+            id,
+            tool: tool.as_ref(),
+            tool_yaml: tool_yaml.as_deref(),
+        }),
+        (
+            Event::UserMessages {
+                id,
+                thread_id,
+                messages,
+                has_more,
+            },
+            _,
+        ) => out.push(&UserMessagesResponse {
+            kind: "user_messages",
+            id,
+            thread_id,
+            messages,
+            has_more: *has_more,
+        }),
+        (_, Some(run_id)) => {
+            let mut numbered = ev.clone();
+            numbered.envelope.event_id = out.next_event_id();
+            out.push(&RunStreamEventResponse {
+                kind: "run_stream_event",
+                id: run_id,
+                event: &numbered,
+            });
+        }
+        // A weft event outside any run (e.g. `context_compacted` after a manual compaction).
+        (_, None) => extension::push_event_frame(out),
+    }
+}
+
+/// The reply message of the stream protocol (§5): the run's full reply, without a `type`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ReplyMessage<'a> {
+    /// Session id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<&'a str>,
+    /// Node span that produced the reply.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node_id: Option<&'a str>,
+    /// Sequence number.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub event_id: Option<u64>,
+    /// Full assistant reply.
+    pub reply: &'a str,
+}
+
+pub(crate) fn decode_server(obj: &Map<String, Value>) -> Result<Vec<Sequenced>, Error> {
+    if !obj.contains_key("type") && obj.contains_key("reply") {
+        let f = Fields::new("reply", obj);
+        let mut seq = Sequenced::bare(Event::RunEnd {
+            reply: f.req("reply")?,
+            usage: None,
+            total_usage: None,
+            iteration_count: None,
+            paused: false,
+            tool_calls: Vec::new(),
+        });
+        seq.envelope = Envelope::read(f)?;
+        return Ok(vec![seq]);
+    }
+    let kind = frame_type(obj)?;
+    let f = Fields::new(kind, obj);
+    let seq = match kind {
+        "run_stream_event" => {
+            let run_id: String = f.req("id")?;
+            let mut seq = f.object("event", |inner| Sequenced::from_json(inner.map()))?;
+            seq.envelope.run_id = Some(run_id);
+            seq
+        }
+        "run_end" => Sequenced {
+            envelope: Envelope {
+                session_id: f.opt("session_id")?,
+                node_id: f.opt("node_id")?,
+                event_id: f.opt("event_id")?,
+                run_id: Some(f.req("id")?),
+            },
+            event: Event::RunEnd {
+                reply: f.req("reply")?,
+                usage: f.opt_object("usage", Usage::read)?,
+                total_usage: f.opt_object("total_usage", Usage::read)?,
+                iteration_count: f.opt("iteration_count")?,
+                paused: f.opt("paused")?.unwrap_or(false),
+                tool_calls: f.opt("tool_calls")?.unwrap_or_default(),
+            },
+        },
+        "error" => {
+            let id: Option<String> = f.opt("id")?;
+            let event_id: Option<u64> = f.opt("event_id")?;
+            // An error with an event_id ends a run, and its id is the run id.
+            let (run_id, id) = if event_id.is_some() {
+                (id, None)
+            } else {
+                (None, id)
+            };
+            Sequenced {
+                envelope: Envelope {
+                    session_id: f.opt("session_id")?,
+                    node_id: None,
+                    event_id,
+                    run_id,
+                },
+                event: Event::Error {
+                    message: f.req("error")?,
+                    code: f.opt("code")?,
+                    id,
+                    details: f.opt("details")?,
+                },
+            }
+        }
+        // pong, tools_list, tool_show, user_messages and weft event frames share the
+        // canonical JSON form.
+        _ => extension::decode_event_frame(obj)?,
+    };
+    Ok(vec![seq])
+}

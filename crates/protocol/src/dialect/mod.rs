@@ -1,0 +1,249 @@
+//! The four dialects, and translation between each of them and the canonical model.
+//!
+//! Each dialect module holds the wire types of its documents and four translations:
+//!
+//! | side | direction | function |
+//! |---|---|---|
+//! | server | frame → [`Command`] | [`Dialect::decode_request`] |
+//! | server | [`Sequenced`] → frames | [`Encoder::encode`] |
+//! | client | [`Command`] → frame | [`Dialect::encode_request`] |
+//! | client | frame → [`Sequenced`] events | [`Dialect::decode_server`] |
+//!
+//! What each canonical event becomes in each dialect is tabled in the module docs of
+//! [`loom`], [`agentloop`], [`agentchat`] and [`cueso`]. Where a dialect has no frame for
+//! something a client needs to rebuild the same transcript, weft sends an *extension frame*:
+//! the canonical event's own JSON object (see [`extension`]); clients of the original protocols
+//! ignore types they do not know.
+//!
+//! Every run frame carries the weft extension fields `run_id` and `event_id`. `event_id` counts
+//! the frames of one run *in that dialect*, from 1, so every client sees a dense sequence and can
+//! tell a real gap (resume from it) from an event its dialect does not carry.
+
+pub mod agentchat;
+pub mod agentloop;
+pub mod cueso;
+pub mod extension;
+pub mod loom;
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::command::Command;
+use crate::event::Sequenced;
+use crate::frame::{parse_object, Limits};
+use crate::Error;
+
+/// One of the four wire protocols.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Dialect {
+    /// hi-youichi/loom: `loom-websocket-api.md` + `loom-stream-protocol.md`; endpoint `GET /`.
+    Loom,
+    /// AgentLoop (codex ws-server): `agentloop-websocket.md`; endpoint `GET /agentloop`.
+    Agentloop,
+    /// Nova's agent chat loop: `agentchat-websocket.md`; endpoint `GET /ws`.
+    Agentchat,
+    /// Cueso: `cueso-websocket.md`; endpoint `GET /ws/chat`.
+    Cueso,
+}
+
+impl Dialect {
+    /// All four, in a stable order.
+    pub const ALL: [Dialect; 4] = [
+        Dialect::Loom,
+        Dialect::Agentloop,
+        Dialect::Agentchat,
+        Dialect::Cueso,
+    ];
+
+    /// The dialect's name: `loom`, `agentloop`, `agentchat`, `cueso`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Dialect::Loom => "loom",
+            Dialect::Agentloop => "agentloop",
+            Dialect::Agentchat => "agentchat",
+            Dialect::Cueso => "cueso",
+        }
+    }
+
+    /// Parses a dialect name.
+    pub fn parse(name: &str) -> Option<Dialect> {
+        Dialect::ALL.into_iter().find(|d| d.as_str() == name)
+    }
+
+    /// The path of the dialect's WebSocket endpoint on a weft server.
+    pub fn endpoint(self) -> &'static str {
+        match self {
+            Dialect::Loom => "/",
+            Dialect::Agentloop => "/agentloop",
+            Dialect::Agentchat => "/ws",
+            Dialect::Cueso => "/ws/chat",
+        }
+    }
+
+    /// The dialect served at a request path, if any.
+    pub fn from_endpoint(path: &str) -> Option<Dialect> {
+        Dialect::ALL.into_iter().find(|d| d.endpoint() == path)
+    }
+
+    /// The dialect named by a `Sec-WebSocket-Protocol` entry `weft.<dialect>`.
+    pub fn from_subprotocol(protocol: &str) -> Option<Dialect> {
+        protocol
+            .trim()
+            .strip_prefix("weft.")
+            .and_then(Dialect::parse)
+    }
+
+    /// Server side: one client frame (text, or binary holding UTF-8) to a command.
+    pub fn decode_request(self, frame: &[u8], limits: Limits) -> Result<Command, Error> {
+        let obj = parse_object(frame, limits)?;
+        match self {
+            Dialect::Loom => loom::decode_request(&obj),
+            Dialect::Agentloop => agentloop::decode_request(&obj),
+            Dialect::Agentchat => agentchat::decode_request(&obj),
+            Dialect::Cueso => cueso::decode_request(&obj),
+        }
+    }
+
+    /// Client side: a command to the frame that asks for it in this dialect.
+    ///
+    /// `frame_id` is used where the dialect wants a unique id on every message (agentloop);
+    /// other dialects ignore it.
+    pub fn encode_request(self, command: &Command, frame_id: &str) -> Result<String, Error> {
+        match self {
+            Dialect::Loom => loom::encode_request(command),
+            Dialect::Agentloop => agentloop::encode_request(command, frame_id),
+            Dialect::Agentchat => agentchat::encode_request(command),
+            Dialect::Cueso => cueso::encode_request(command),
+        }
+    }
+
+    /// Client side: one server frame to the canonical events it carries (often one, sometimes
+    /// none, as for agentloop's `agent_finished`). `envelope.event_id` is the frame's own id.
+    pub fn decode_server(self, frame: &[u8], limits: Limits) -> Result<Vec<Sequenced>, Error> {
+        let obj = parse_object(frame, limits)?;
+        match self {
+            Dialect::Loom => loom::decode_server(&obj),
+            Dialect::Agentloop => agentloop::decode_server(&obj),
+            Dialect::Agentchat => agentchat::decode_server(&obj),
+            Dialect::Cueso => cueso::decode_server(&obj),
+        }
+    }
+}
+
+impl fmt::Display for Dialect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Server side: turns the canonical events of one run into the frames of one dialect.
+///
+/// Holds the only state encoding needs: how many frames of the run this dialect has sent (so
+/// `event_id`s are dense), and a salt for the UUIDs agentloop puts on every frame. Everything
+/// else comes from the event itself, so replaying a run's log through a fresh encoder yields the
+/// very frames sent live — which is what `resume` does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Encoder {
+    dialect: Dialect,
+    sent: u64,
+    replies: u64,
+    salt: u64,
+}
+
+impl Encoder {
+    /// An encoder for one run (or for replies outside runs). `salt` makes agentloop frame ids
+    /// differ between sessions; give each session its own random value.
+    pub fn new(dialect: Dialect, salt: u64) -> Self {
+        Encoder {
+            dialect,
+            sent: 0,
+            replies: 0,
+            salt,
+        }
+    }
+
+    /// The dialect it writes.
+    pub fn dialect(&self) -> Dialect {
+        self.dialect
+    }
+
+    /// Run frames written so far: the `event_id` of the last one.
+    pub fn frames_sent(&self) -> u64 {
+        self.sent
+    }
+
+    /// The frames (JSON text) that carry this event in the dialect, possibly none.
+    pub fn encode(&mut self, ev: &Sequenced) -> Vec<String> {
+        let mut out = Out {
+            frames: Vec::new(),
+            sent: &mut self.sent,
+            replies: &mut self.replies,
+            salt: self.salt,
+            ev,
+        };
+        match self.dialect {
+            Dialect::Loom => loom::encode(&mut out),
+            Dialect::Agentloop => agentloop::encode(&mut out),
+            Dialect::Agentchat => agentchat::encode(&mut out),
+            Dialect::Cueso => cueso::encode(&mut out),
+        }
+        out.frames
+    }
+}
+
+/// Where a dialect encoder writes its frames: numbers run frames and serializes them.
+pub(crate) struct Out<'a> {
+    frames: Vec<String>,
+    sent: &'a mut u64,
+    replies: &'a mut u64,
+    salt: u64,
+    pub(crate) ev: &'a Sequenced,
+}
+
+impl Out<'_> {
+    /// The run this event belongs to, if any.
+    pub(crate) fn run_id(&self) -> Option<&str> {
+        self.ev.envelope.run_id.as_deref()
+    }
+
+    /// Claims the next `event_id` of the run (None outside runs).
+    pub(crate) fn next_event_id(&mut self) -> Option<u64> {
+        self.run_id()?;
+        *self.sent += 1;
+        Some(*self.sent)
+    }
+
+    /// A UUID-shaped id for the frame being written, unique per (salt, run, frame) and the
+    /// same when the frame is replayed.
+    pub(crate) fn frame_uuid(&mut self, event_id: Option<u64>) -> String {
+        let (scope, n) = match (self.run_id(), event_id) {
+            (Some(run), Some(id)) => (run, id),
+            // Outside runs (replies, connection errors) a counter keeps them distinct.
+            _ => {
+                *self.replies += 1;
+                ("", *self.replies)
+            }
+        };
+        crate::uuid::derive(self.salt, scope.as_bytes(), n)
+    }
+
+    /// Serializes one frame.
+    pub(crate) fn push<T: Serialize>(&mut self, frame: &T) {
+        // Serializing our own wire structs cannot fail (string keys only; serde_json writes
+        // non-finite floats as null); drop rather than panic if it ever does.
+        if let Ok(s) = serde_json::to_string(frame) {
+            self.frames.push(s);
+        }
+    }
+}
+
+/// Reads the `type` of a frame.
+pub(crate) fn frame_type(obj: &Map<String, Value>) -> Result<&str, Error> {
+    match obj.get("type") {
+        Some(Value::String(t)) => Ok(t),
+        _ => Err(Error::MissingType),
+    }
+}

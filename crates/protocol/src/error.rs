@@ -1,0 +1,138 @@
+//! The one error type of the crate boundary.
+//!
+//! Every way a frame can be wrong has its own variant, and every message says what to change:
+//! which frame kind, which field, what was expected. Nothing here panics; the decoders return
+//! these instead.
+
+use alloc::string::String;
+use core::fmt;
+
+use crate::dialect::Dialect;
+
+/// Why a frame could not be decoded or a command could not be encoded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Error {
+    /// The frame is larger than [`Limits::max_frame_bytes`](crate::Limits).
+    TooLarge {
+        /// Size of the frame in bytes.
+        len: usize,
+        /// The configured cap.
+        max: usize,
+    },
+    /// A binary frame is not UTF-8.
+    InvalidUtf8 {
+        /// Bytes before the first invalid sequence.
+        valid_up_to: usize,
+    },
+    /// The frame is not JSON, or nests deeper than the parser allows (128 levels).
+    InvalidJson {
+        /// The parser's own message, with line and column.
+        message: String,
+    },
+    /// The frame is JSON but not an object.
+    NotAnObject {
+        /// The JSON type found instead (`array`, `string`, …).
+        found: &'static str,
+    },
+    /// The frame has no string `type` field where the dialect requires one.
+    MissingType,
+    /// A request type the endpoint does not serve.
+    UnknownType {
+        /// The dialect whose endpoint received it.
+        dialect: Dialect,
+        /// The `type` value received.
+        kind: String,
+    },
+    /// A known frame type whose body is malformed.
+    Field {
+        /// The frame or event type (`run`, `tool_call`, …).
+        kind: String,
+        /// The path of the offending field (`message`, `tools[2].name`, …).
+        field: String,
+        /// What is wrong with it.
+        problem: String,
+    },
+    /// A well-formed frame whose content is rejected (empty message, over-long id, …).
+    Invalid {
+        /// The frame type.
+        kind: String,
+        /// Why it is rejected.
+        reason: String,
+    },
+    /// A command the dialect has no way to express.
+    Unsupported {
+        /// The dialect asked to carry it.
+        dialect: Dialect,
+        /// What was asked for.
+        what: &'static str,
+    },
+}
+
+impl Error {
+    /// A short machine-readable code, stable across releases, for error frames and JS `Error.code`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Error::TooLarge { .. } => "frame_too_large",
+            Error::InvalidUtf8 { .. } => "invalid_utf8",
+            Error::InvalidJson { .. } => "invalid_json",
+            Error::NotAnObject { .. } => "not_an_object",
+            Error::MissingType => "missing_type",
+            Error::UnknownType { .. } => "unknown_type",
+            Error::Field { .. } => "invalid_field",
+            Error::Invalid { .. } => "invalid_request",
+            Error::Unsupported { .. } => "unsupported",
+        }
+    }
+
+    pub(crate) fn field(kind: &str, field: &str, problem: impl Into<String>) -> Self {
+        Error::Field {
+            kind: kind.into(),
+            field: field.into(),
+            problem: problem.into(),
+        }
+    }
+
+    pub(crate) fn invalid(kind: &str, reason: impl Into<String>) -> Self {
+        Error::Invalid {
+            kind: kind.into(),
+            reason: reason.into(),
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::TooLarge { len, max } => {
+                write!(f, "frame of {len} bytes exceeds the limit of {max} bytes")
+            }
+            Error::InvalidUtf8 { valid_up_to } => write!(
+                f,
+                "binary frame is not valid UTF-8 (first bad byte at offset {valid_up_to})"
+            ),
+            Error::InvalidJson { message } => write!(f, "frame is not valid JSON: {message}"),
+            Error::NotAnObject { found } => {
+                write!(f, "frame must be a JSON object, found {found}")
+            }
+            Error::MissingType => f.write_str("frame has no string field `type`"),
+            Error::UnknownType { dialect, kind } => write!(
+                f,
+                "unknown message type `{kind}` for the {} endpoint",
+                dialect.as_str()
+            ),
+            Error::Field {
+                kind,
+                field,
+                problem,
+            } => write!(f, "malformed `{kind}`: field `{field}` {problem}"),
+            Error::Invalid { kind, reason } => write!(f, "invalid `{kind}`: {reason}"),
+            Error::Unsupported { dialect, what } => {
+                write!(f, "the {} dialect cannot carry {what}", dialect.as_str())
+            }
+        }
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for Error {}

@@ -1,0 +1,821 @@
+//! The canonical event model: everything a server says, in one vocabulary every dialect
+//! translates to and from.
+//!
+//! The loom stream protocol (`loom-stream-protocol.md` §4.2) is the richest of the four, so its
+//! 23 event types are the core; weft adds what the other dialects need (`reasoning_chunk`,
+//! `llm_complete`, `approval_resolved`, `context_info`, `context_compacted`, `user_message`,
+//! `run_end`, `error`) and the direct replies to requests (`pong`, `tools_list`, `tool_show`,
+//! `user_messages`). The JSON form of an [`Event`] is exactly the loom event object (type +
+//! payload at the top level), so the loom dialect carries every event losslessly and the
+//! server's event log can store that form.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use serde::{Serialize, Serializer};
+use serde_json::{Map, Value};
+
+use crate::field::Fields;
+use crate::names::{Agent, FinishReason, Review, Role};
+use crate::Error;
+
+/// Token usage of one LLM call, or of a whole run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Usage {
+    /// Input tokens.
+    pub prompt_tokens: u64,
+    /// Output tokens.
+    pub completion_tokens: u64,
+    /// `prompt_tokens + completion_tokens`, as the provider reported it.
+    pub total_tokens: u64,
+}
+
+impl Usage {
+    pub(crate) fn read(f: Fields<'_>) -> Result<Self, Error> {
+        Ok(Usage {
+            prompt_tokens: f.req("prompt_tokens")?,
+            completion_tokens: f.req("completion_tokens")?,
+            total_tokens: f.req("total_tokens")?,
+        })
+    }
+
+    /// Adds another call's usage to this total (saturating: counts never wrap).
+    pub fn add(&mut self, other: &Usage) {
+        self.prompt_tokens = self.prompt_tokens.saturating_add(other.prompt_tokens);
+        self.completion_tokens = self
+            .completion_tokens
+            .saturating_add(other.completion_tokens);
+        self.total_tokens = self.total_tokens.saturating_add(other.total_tokens);
+    }
+}
+
+/// How a node span ended: loom writes `"Ok"` or `{"Err": "message"}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NodeResult {
+    /// The node finished normally.
+    Ok,
+    /// The node failed with this message.
+    Err(String),
+}
+
+impl Serialize for NodeResult {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            NodeResult::Ok => s.serialize_str("Ok"),
+            NodeResult::Err(e) => {
+                use serde::ser::SerializeMap;
+                let mut m = s.serialize_map(Some(1))?;
+                m.serialize_entry("Err", e)?;
+                m.end()
+            }
+        }
+    }
+}
+
+impl NodeResult {
+    fn from_value(kind: &str, v: &Value) -> Result<Self, Error> {
+        match v {
+            Value::String(s) if s == "Ok" => Ok(NodeResult::Ok),
+            Value::Object(m) => match m.get("Err") {
+                Some(Value::String(e)) => Ok(NodeResult::Err(e.clone())),
+                _ => Err(Error::field(kind, "result.Err", "must be a string")),
+            },
+            _ => Err(Error::field(
+                kind,
+                "result",
+                "must be \"Ok\" or {\"Err\": string}",
+            )),
+        }
+    }
+}
+
+/// A tool as the model sees it: loom's `ToolSpec` (`loom-websocket-api.md` §4.3).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolSpec {
+    /// Tool name, unique within a session.
+    pub name: String,
+    /// What the tool does, for the model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// JSON Schema of the arguments object.
+    pub input_schema: Value,
+    /// weft extension for client-side tools: a read-only tool runs without asking for approval.
+    #[serde(skip_serializing_if = "core::ops::Not::not")]
+    pub read_only: bool,
+}
+
+impl ToolSpec {
+    pub(crate) fn read(f: Fields<'_>) -> Result<Self, Error> {
+        Ok(ToolSpec {
+            name: f.req("name")?,
+            description: f.opt("description")?,
+            input_schema: f.opt("input_schema")?.unwrap_or(Value::Object(Map::new())),
+            read_only: f.opt("read_only")?.unwrap_or(false),
+        })
+    }
+}
+
+/// One stored message of a thread (loom `UserMessageItem`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StoredMessage {
+    /// weft extension: the message's sequence number within its thread, the `before` cursor.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<u64>,
+    /// Who said it.
+    pub role: Role,
+    /// What was said.
+    pub content: String,
+}
+
+impl StoredMessage {
+    pub(crate) fn read(f: Fields<'_>) -> Result<Self, Error> {
+        Ok(StoredMessage {
+            id: f.opt("id")?,
+            role: Role::from(f.req::<String>("role")?.as_str()),
+            content: f.req("content")?,
+        })
+    }
+}
+
+/// Where an event sits: the loom envelope (§2) plus the run it belongs to.
+///
+/// `event_id` counts frames from 1 within a run (specs/README). On canonical events it is the
+/// position in the run's event log; each dialect renumbers the frames it actually sends so a
+/// client always sees a dense sequence and can tell a gap from a dropped event type.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Envelope {
+    /// Session (thread) the event belongs to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// Node span id, `run-<node>-<n>`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node_id: Option<String>,
+    /// Sequence number within the run, from 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub event_id: Option<u64>,
+    /// The run this event belongs to; `None` for replies that belong to no run.
+    #[serde(skip)]
+    pub run_id: Option<String>,
+}
+
+impl Envelope {
+    pub(crate) fn read(f: Fields<'_>) -> Result<Self, Error> {
+        Ok(Envelope {
+            session_id: f.opt("session_id")?,
+            node_id: f.opt("node_id")?,
+            event_id: f.opt("event_id")?,
+            run_id: None,
+        })
+    }
+}
+
+/// An event with its envelope: what the server logs and sends, and what the client decodes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sequenced {
+    /// Where it sits.
+    pub envelope: Envelope,
+    /// What happened.
+    pub event: Event,
+}
+
+impl Sequenced {
+    /// An event outside any run (a reply, a connection-level error).
+    pub fn bare(event: Event) -> Self {
+        Sequenced {
+            envelope: Envelope::default(),
+            event,
+        }
+    }
+
+    /// The loom JSON form: the event's fields with the envelope fields beside them (§4.1).
+    pub fn to_json(&self) -> Map<String, Value> {
+        let mut map = self.event.to_json();
+        if let Some(s) = &self.envelope.session_id {
+            map.insert("session_id".into(), Value::String(s.clone()));
+        }
+        if let Some(n) = &self.envelope.node_id {
+            map.insert("node_id".into(), Value::String(n.clone()));
+        }
+        if let Some(id) = self.envelope.event_id {
+            map.insert("event_id".into(), Value::from(id));
+        }
+        map
+    }
+
+    /// Reads the loom JSON form back (the inverse of [`Sequenced::to_json`]).
+    pub fn from_json(map: &Map<String, Value>) -> Result<Self, Error> {
+        let envelope = Envelope::read(Fields::new("envelope", map))?;
+        let event = Event::from_json(map)?;
+        Ok(Sequenced { envelope, event })
+    }
+}
+
+/// Everything a server says, in canonical form. See the module docs for where the set comes from.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Event {
+    /// A run started (always its first event).
+    RunStart {
+        /// The run id.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        run_id: Option<String>,
+        /// The user message that started it.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
+        /// The agent running it (`react`, `dup`, `tot`, `got`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        agent: Option<Agent>,
+    },
+    /// A node span started.
+    NodeEnter {
+        /// Node name (`think`, `act`, …), not the envelope's node_id.
+        id: String,
+    },
+    /// A node span ended.
+    NodeExit {
+        /// Node name.
+        id: String,
+        /// How it ended.
+        result: NodeResult,
+    },
+    /// A piece of assistant text.
+    MessageChunk {
+        /// The text.
+        content: String,
+        /// The node that produced it.
+        id: String,
+    },
+    /// Token usage of the LLM call that just finished.
+    Usage(Usage),
+    /// A full state snapshot (only with `verbose`).
+    Values {
+        /// The state.
+        state: Value,
+    },
+    /// State after a node merged its update (only with `verbose`).
+    Updates {
+        /// Node name.
+        id: String,
+        /// The state.
+        state: Value,
+    },
+    /// Arbitrary JSON from an agent.
+    Custom {
+        /// The value.
+        value: Value,
+    },
+    /// The run's state was checkpointed.
+    Checkpoint {
+        /// Checkpoint id.
+        checkpoint_id: String,
+        /// When, as RFC 3339 text.
+        timestamp: String,
+        /// Step number.
+        step: i64,
+        /// The state checkpointed.
+        state: Value,
+        /// Thread the checkpoint belongs to.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        thread_id: Option<String>,
+        /// Checkpoint namespace.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        checkpoint_ns: Option<String>,
+    },
+    /// Tree of thoughts: candidate next steps.
+    TotExpand {
+        /// The candidates.
+        candidates: Vec<String>,
+    },
+    /// Tree of thoughts: the candidates were scored.
+    TotEvaluate {
+        /// Index of the chosen candidate.
+        chosen: u64,
+        /// One score per candidate.
+        scores: Vec<f64>,
+    },
+    /// Tree of thoughts: going back up the tree.
+    TotBacktrack {
+        /// Why.
+        reason: String,
+        /// Depth returned to.
+        to_depth: u64,
+    },
+    /// Graph of thoughts: the plan.
+    GotPlan {
+        /// Number of nodes.
+        node_count: u64,
+        /// Number of edges.
+        edge_count: u64,
+        /// The node ids.
+        node_ids: Vec<String>,
+    },
+    /// Graph of thoughts: a node started.
+    GotNodeStart {
+        /// Graph node id.
+        id: String,
+    },
+    /// Graph of thoughts: a node finished.
+    GotNodeComplete {
+        /// Graph node id.
+        id: String,
+        /// A short summary of its result.
+        result_summary: String,
+    },
+    /// Graph of thoughts: a node failed.
+    GotNodeFailed {
+        /// Graph node id.
+        id: String,
+        /// Why.
+        error: String,
+    },
+    /// Adaptive graph of thoughts: a node was expanded into a sub-graph.
+    GotExpand {
+        /// The expanded node.
+        node_id: String,
+        /// Nodes added.
+        nodes_added: u64,
+        /// Edges added.
+        edges_added: u64,
+    },
+    /// A fragment of a tool call's JSON arguments. weft sends one with an empty
+    /// `arguments_delta` first, to announce the call (cueso's `input: null` frame).
+    ToolCallChunk {
+        /// Call id.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        call_id: Option<String>,
+        /// Tool name.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+        /// The fragment.
+        arguments_delta: String,
+    },
+    /// A complete tool call.
+    ToolCall {
+        /// Call id.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        call_id: Option<String>,
+        /// Tool name.
+        name: String,
+        /// Parsed arguments.
+        arguments: Value,
+    },
+    /// A tool started running.
+    ToolStart {
+        /// Call id.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        call_id: Option<String>,
+        /// Tool name.
+        name: String,
+    },
+    /// Output a running tool produced (may come several times per call).
+    ToolOutput {
+        /// Call id.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        call_id: Option<String>,
+        /// Tool name.
+        name: String,
+        /// The output.
+        content: String,
+    },
+    /// A tool finished.
+    ToolEnd {
+        /// Call id.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        call_id: Option<String>,
+        /// Tool name.
+        name: String,
+        /// Its result, as given to the model.
+        result: String,
+        /// Whether the result is an error.
+        is_error: bool,
+    },
+    /// A tool call waits for the user's approval.
+    ToolApproval {
+        /// Call id.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        call_id: Option<String>,
+        /// Tool name.
+        name: String,
+        /// Parsed arguments.
+        arguments: Value,
+    },
+    /// weft: a piece of the model's reasoning.
+    ReasoningChunk {
+        /// The text.
+        content: String,
+        /// The node that produced it.
+        id: String,
+    },
+    /// weft: one LLM response is complete (before its tools run).
+    LlmComplete {
+        /// Its whole text.
+        content: String,
+        /// Names of the tools it called, in order.
+        tool_calls: Vec<String>,
+        /// Why it stopped.
+        finish_reason: FinishReason,
+    },
+    /// weft: the user answered an approval request.
+    ApprovalResolved {
+        /// Call id.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        call_id: Option<String>,
+        /// Tool name.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+        /// The decision.
+        review: Review,
+        /// The deny message or the explanation, when there is one.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
+    },
+    /// weft: how full the context window is.
+    ContextInfo {
+        /// Estimated tokens of the whole transcript.
+        token_count: u64,
+        /// `token_count / max_tokens`, in percent.
+        usage_percent: f64,
+        /// Number of transcript items.
+        transcript_length: u64,
+        /// The model's context window.
+        max_tokens: u64,
+        /// Compaction strategy name.
+        strategy: String,
+    },
+    /// weft: older turns were summarised.
+    ContextCompacted {
+        /// Tokens before.
+        old_token_count: u64,
+        /// Tokens after.
+        new_token_count: u64,
+        /// Reduction, in percent.
+        reduction_percent: f64,
+        /// Compaction strategy name.
+        strategy: String,
+    },
+    /// weft: the user message of a run, when a dialect sends it apart from the run start.
+    UserMessage {
+        /// The text.
+        content: String,
+    },
+    /// The run finished (loom's `run_end` response).
+    RunEnd {
+        /// The full assistant reply.
+        reply: String,
+        /// Usage of the last LLM call.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        usage: Option<Usage>,
+        /// Usage of the whole run.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        total_usage: Option<Usage>,
+        /// LLM round trips over the whole life of the session (cueso `iteration_count`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        iteration_count: Option<u64>,
+        /// Whether the run paused after a `pause_after` tool (cueso `paused`).
+        #[serde(skip_serializing_if = "core::ops::Not::not")]
+        paused: bool,
+        /// Tool names called in the last iteration (cueso `final.tool_calls`).
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<String>,
+    },
+    /// Something failed: a request, or a whole run (then it is the run's last event).
+    Error {
+        /// What went wrong, for a person.
+        message: String,
+        /// weft: a machine-readable code (`cancelled`, `busy`, `invalid_json`, …).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        code: Option<String>,
+        /// The request id it answers, when it answers one outside a run.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+        /// Structured details (agentloop `details`), e.g. a provider's status code.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        details: Option<Value>,
+    },
+    /// Reply to `ping`.
+    Pong {
+        /// The ping's id.
+        id: String,
+    },
+    /// Reply to `tools_list`.
+    ToolsList {
+        /// The request id.
+        id: String,
+        /// The tools.
+        tools: Vec<ToolSpec>,
+    },
+    /// Reply to `tool_show`: exactly one of `tool` and `tool_yaml` is set.
+    ToolShow {
+        /// The request id.
+        id: String,
+        /// The definition as JSON (`output: "json"`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        tool: Option<Value>,
+        /// The definition as YAML (the default).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        tool_yaml: Option<String>,
+    },
+    /// Reply to `user_messages`.
+    UserMessages {
+        /// The request id.
+        id: String,
+        /// The thread.
+        thread_id: String,
+        /// Messages, oldest first.
+        messages: Vec<StoredMessage>,
+        /// Whether older messages remain.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        has_more: Option<bool>,
+    },
+    /// An event type this crate does not know, kept whole: `kind` is its `type`, `data` every
+    /// other field.
+    #[serde(untagged)]
+    Unknown(UnknownEvent),
+}
+
+/// An event of a type this version does not know, with every field kept.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnknownEvent {
+    /// Its `type`.
+    pub kind: String,
+    /// Its other fields.
+    pub data: Map<String, Value>,
+}
+
+impl Serialize for UnknownEvent {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(self.data.len() + 1))?;
+        m.serialize_entry("type", &self.kind)?;
+        for (k, v) in &self.data {
+            if k != "type" {
+                m.serialize_entry(k, v)?;
+            }
+        }
+        m.end()
+    }
+}
+
+/// Envelope fields live beside the payload on the wire; they are not part of an unknown event's
+/// data, so a round trip through [`Sequenced`] does not duplicate them.
+const ENVELOPE_FIELDS: [&str; 3] = ["session_id", "node_id", "event_id"];
+
+impl Event {
+    /// The wire `type` of this event.
+    pub fn kind(&self) -> &str {
+        match self {
+            Event::RunStart { .. } => "run_start",
+            Event::NodeEnter { .. } => "node_enter",
+            Event::NodeExit { .. } => "node_exit",
+            Event::MessageChunk { .. } => "message_chunk",
+            Event::Usage(_) => "usage",
+            Event::Values { .. } => "values",
+            Event::Updates { .. } => "updates",
+            Event::Custom { .. } => "custom",
+            Event::Checkpoint { .. } => "checkpoint",
+            Event::TotExpand { .. } => "tot_expand",
+            Event::TotEvaluate { .. } => "tot_evaluate",
+            Event::TotBacktrack { .. } => "tot_backtrack",
+            Event::GotPlan { .. } => "got_plan",
+            Event::GotNodeStart { .. } => "got_node_start",
+            Event::GotNodeComplete { .. } => "got_node_complete",
+            Event::GotNodeFailed { .. } => "got_node_failed",
+            Event::GotExpand { .. } => "got_expand",
+            Event::ToolCallChunk { .. } => "tool_call_chunk",
+            Event::ToolCall { .. } => "tool_call",
+            Event::ToolStart { .. } => "tool_start",
+            Event::ToolOutput { .. } => "tool_output",
+            Event::ToolEnd { .. } => "tool_end",
+            Event::ToolApproval { .. } => "tool_approval",
+            Event::ReasoningChunk { .. } => "reasoning_chunk",
+            Event::LlmComplete { .. } => "llm_complete",
+            Event::ApprovalResolved { .. } => "approval_resolved",
+            Event::ContextInfo { .. } => "context_info",
+            Event::ContextCompacted { .. } => "context_compacted",
+            Event::UserMessage { .. } => "user_message",
+            Event::RunEnd { .. } => "run_end",
+            Event::Error { .. } => "error",
+            Event::Pong { .. } => "pong",
+            Event::ToolsList { .. } => "tools_list",
+            Event::ToolShow { .. } => "tool_show",
+            Event::UserMessages { .. } => "user_messages",
+            Event::Unknown(u) => &u.kind,
+        }
+    }
+
+    /// Whether this event ends its run (nothing of the run follows it).
+    pub fn is_terminal(&self) -> bool {
+        matches!(self, Event::RunEnd { .. } | Event::Error { .. })
+    }
+
+    /// The JSON object form (`type` plus payload), the loom event shape.
+    pub fn to_json(&self) -> Map<String, Value> {
+        match serde_json::to_value(self) {
+            Ok(Value::Object(map)) => map,
+            // Every variant serializes to an object: the enum is internally tagged and its
+            // payloads are structs or maps with string keys. Keep the type at least.
+            _ => {
+                let mut map = Map::new();
+                map.insert("type".into(), Value::String(self.kind().into()));
+                map
+            }
+        }
+    }
+
+    /// Reads an event from its JSON object form. An unknown `type` is kept whole as
+    /// [`Event::Unknown`]; a known type with a malformed body is an [`Error::Field`].
+    pub fn from_json(map: &Map<String, Value>) -> Result<Self, Error> {
+        let kind = match map.get("type") {
+            Some(Value::String(k)) => k.as_str(),
+            _ => return Err(Error::MissingType),
+        };
+        let f = Fields::new(kind, map);
+        Ok(match kind {
+            "run_start" => Event::RunStart {
+                run_id: f.opt("run_id")?,
+                message: f.opt("message")?,
+                agent: f.opt::<String>("agent")?.map(|a| Agent::from(a.as_str())),
+            },
+            "node_enter" => Event::NodeEnter { id: f.req("id")? },
+            "node_exit" => Event::NodeExit {
+                id: f.req("id")?,
+                result: match f.raw("result") {
+                    Some(v) => NodeResult::from_value(kind, v)?,
+                    None => {
+                        return Err(f.err("result", "is required (\"Ok\" or {\"Err\": string})"))
+                    }
+                },
+            },
+            "message_chunk" => Event::MessageChunk {
+                content: f.req("content")?,
+                id: f.req("id")?,
+            },
+            "usage" => Event::Usage(Usage::read(f)?),
+            "values" => Event::Values {
+                state: f.opt("state")?.unwrap_or(Value::Null),
+            },
+            "updates" => Event::Updates {
+                id: f.req("id")?,
+                state: f.opt("state")?.unwrap_or(Value::Null),
+            },
+            "custom" => Event::Custom {
+                value: f.opt("value")?.unwrap_or(Value::Null),
+            },
+            "checkpoint" => Event::Checkpoint {
+                checkpoint_id: f.req("checkpoint_id")?,
+                timestamp: f.req("timestamp")?,
+                step: f.req("step")?,
+                state: f.opt("state")?.unwrap_or(Value::Null),
+                thread_id: f.opt("thread_id")?,
+                checkpoint_ns: f.opt("checkpoint_ns")?,
+            },
+            "tot_expand" => Event::TotExpand {
+                candidates: f.req("candidates")?,
+            },
+            "tot_evaluate" => Event::TotEvaluate {
+                chosen: f.req("chosen")?,
+                scores: f.req("scores")?,
+            },
+            "tot_backtrack" => Event::TotBacktrack {
+                reason: f.req("reason")?,
+                to_depth: f.req("to_depth")?,
+            },
+            "got_plan" => Event::GotPlan {
+                node_count: f.req("node_count")?,
+                edge_count: f.req("edge_count")?,
+                node_ids: f.req("node_ids")?,
+            },
+            "got_node_start" => Event::GotNodeStart { id: f.req("id")? },
+            "got_node_complete" => Event::GotNodeComplete {
+                id: f.req("id")?,
+                result_summary: f.req("result_summary")?,
+            },
+            "got_node_failed" => Event::GotNodeFailed {
+                id: f.req("id")?,
+                error: f.req("error")?,
+            },
+            "got_expand" => Event::GotExpand {
+                node_id: f.req("node_id")?,
+                nodes_added: f.req("nodes_added")?,
+                edges_added: f.req("edges_added")?,
+            },
+            "tool_call_chunk" => Event::ToolCallChunk {
+                call_id: f.opt("call_id")?,
+                name: f.opt("name")?,
+                arguments_delta: f.req("arguments_delta")?,
+            },
+            "tool_call" => Event::ToolCall {
+                call_id: f.opt("call_id")?,
+                name: f.req("name")?,
+                arguments: f.opt("arguments")?.unwrap_or(Value::Null),
+            },
+            "tool_start" => Event::ToolStart {
+                call_id: f.opt("call_id")?,
+                name: f.req("name")?,
+            },
+            "tool_output" => Event::ToolOutput {
+                call_id: f.opt("call_id")?,
+                name: f.req("name")?,
+                content: f.req("content")?,
+            },
+            "tool_end" => Event::ToolEnd {
+                call_id: f.opt("call_id")?,
+                name: f.req("name")?,
+                result: f.req("result")?,
+                is_error: f.req("is_error")?,
+            },
+            "tool_approval" => Event::ToolApproval {
+                call_id: f.opt("call_id")?,
+                name: f.req("name")?,
+                arguments: f.opt("arguments")?.unwrap_or(Value::Null),
+            },
+            "reasoning_chunk" => Event::ReasoningChunk {
+                content: f.req("content")?,
+                id: f.req("id")?,
+            },
+            "llm_complete" => Event::LlmComplete {
+                content: f.req("content")?,
+                tool_calls: f.opt("tool_calls")?.unwrap_or_default(),
+                finish_reason: FinishReason::from(f.req::<String>("finish_reason")?.as_str()),
+            },
+            "approval_resolved" => Event::ApprovalResolved {
+                call_id: f.opt("call_id")?,
+                name: f.opt("name")?,
+                review: Review::read(&f, "review")?,
+                message: f.opt("message")?,
+            },
+            "context_info" => Event::ContextInfo {
+                token_count: f.req("token_count")?,
+                usage_percent: f.req("usage_percent")?,
+                transcript_length: f.req("transcript_length")?,
+                max_tokens: f.req("max_tokens")?,
+                strategy: f.req("strategy")?,
+            },
+            "context_compacted" => Event::ContextCompacted {
+                old_token_count: f.req("old_token_count")?,
+                new_token_count: f.req("new_token_count")?,
+                reduction_percent: f.req("reduction_percent")?,
+                strategy: f.req("strategy")?,
+            },
+            "user_message" => Event::UserMessage {
+                content: f.req("content")?,
+            },
+            "run_end" => Event::RunEnd {
+                reply: f.req("reply")?,
+                usage: f.opt_object("usage", Usage::read)?,
+                total_usage: f.opt_object("total_usage", Usage::read)?,
+                iteration_count: f.opt("iteration_count")?,
+                paused: f.opt("paused")?.unwrap_or(false),
+                tool_calls: f.opt("tool_calls")?.unwrap_or_default(),
+            },
+            "error" => Event::Error {
+                message: f.req("message")?,
+                code: f.opt("code")?,
+                id: f.opt("id")?,
+                details: f.opt("details")?,
+            },
+            "pong" => Event::Pong { id: f.req("id")? },
+            "tools_list" => Event::ToolsList {
+                id: f.req("id")?,
+                tools: f.objects("tools", ToolSpec::read)?,
+            },
+            "tool_show" => Event::ToolShow {
+                id: f.req("id")?,
+                tool: f.opt("tool")?,
+                tool_yaml: f.opt("tool_yaml")?,
+            },
+            "user_messages" => Event::UserMessages {
+                id: f.req("id")?,
+                thread_id: f.req("thread_id")?,
+                messages: f.objects("messages", StoredMessage::read)?,
+                has_more: f.opt("has_more")?,
+            },
+            _ => Event::Unknown(UnknownEvent {
+                kind: kind.into(),
+                data: map
+                    .iter()
+                    .filter(|(k, _)| *k != "type" && !ENVELOPE_FIELDS.contains(&k.as_str()))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+            }),
+        })
+    }
+}
+
+/// The loom form: event fields first, then the envelope fields.
+impl Serialize for Sequenced {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Flat<'a> {
+            #[serde(flatten)]
+            event: &'a Event,
+            #[serde(flatten)]
+            envelope: &'a Envelope,
+        }
+        Flat {
+            event: &self.event,
+            envelope: &self.envelope,
+        }
+        .serialize(s)
+    }
+}

@@ -1,0 +1,217 @@
+//! Reading typed fields out of a JSON object, with errors that name the frame and the field.
+//!
+//! The wire types are decoded by hand through [`Fields`] rather than by `#[derive(Deserialize)]`:
+//! serde's "invalid type" errors do not say which field was wrong, and the wire rules here
+//! (`null` means absent, unknown fields are kept by extensions, numbers must be whole) are
+//! easier to state once than to re-express through attributes on every struct.
+
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+use serde_json::{Map, Value};
+
+use crate::frame::json_type;
+use crate::Error;
+
+/// A value that can be read from one JSON field.
+pub(crate) trait FromJson: Sized {
+    /// What the field must hold, for error messages ("a string", …).
+    const EXPECTED: &'static str;
+    /// Converts, or returns the problem (without the field name, which the caller adds).
+    fn from_json(v: &Value) -> Result<Self, String>;
+}
+
+fn mismatch<T: FromJson>(v: &Value) -> String {
+    format!("must be {}, found {}", T::EXPECTED, json_type(v))
+}
+
+impl FromJson for String {
+    const EXPECTED: &'static str = "a string";
+    fn from_json(v: &Value) -> Result<Self, String> {
+        v.as_str()
+            .map(ToString::to_string)
+            .ok_or_else(|| mismatch::<Self>(v))
+    }
+}
+
+impl FromJson for bool {
+    const EXPECTED: &'static str = "a boolean";
+    fn from_json(v: &Value) -> Result<Self, String> {
+        v.as_bool().ok_or_else(|| mismatch::<Self>(v))
+    }
+}
+
+/// The largest integer a JavaScript number holds exactly (2^53).
+const MAX_SAFE: f64 = 9_007_199_254_740_992.0;
+
+impl FromJson for u64 {
+    const EXPECTED: &'static str = "a non-negative whole number";
+    fn from_json(v: &Value) -> Result<Self, String> {
+        if let Some(n) = v.as_u64() {
+            return Ok(n);
+        }
+        // JavaScript clients send whole numbers as floats now and then (`3.0`).
+        match v.as_f64() {
+            Some(f) if (0.0..=MAX_SAFE).contains(&f) && (f as u64) as f64 == f => Ok(f as u64),
+            _ => Err(mismatch::<Self>(v)),
+        }
+    }
+}
+
+impl FromJson for i64 {
+    const EXPECTED: &'static str = "a whole number";
+    fn from_json(v: &Value) -> Result<Self, String> {
+        if let Some(n) = v.as_i64() {
+            return Ok(n);
+        }
+        match v.as_f64() {
+            Some(f) if (-MAX_SAFE..=MAX_SAFE).contains(&f) && (f as i64) as f64 == f => {
+                Ok(f as i64)
+            }
+            _ => Err(mismatch::<Self>(v)),
+        }
+    }
+}
+
+impl FromJson for f64 {
+    const EXPECTED: &'static str = "a number";
+    fn from_json(v: &Value) -> Result<Self, String> {
+        v.as_f64().ok_or_else(|| mismatch::<Self>(v))
+    }
+}
+
+impl FromJson for Value {
+    const EXPECTED: &'static str = "any JSON value";
+    fn from_json(v: &Value) -> Result<Self, String> {
+        Ok(v.clone())
+    }
+}
+
+impl<T: FromJson> FromJson for Vec<T> {
+    const EXPECTED: &'static str = "an array";
+    fn from_json(v: &Value) -> Result<Self, String> {
+        let items = v.as_array().ok_or_else(|| mismatch::<Self>(v))?;
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| T::from_json(item).map_err(|p| format!("[{i}] {p}")))
+            .collect()
+    }
+}
+
+/// Reads the fields of one frame or object, naming `kind` in every error.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Fields<'a> {
+    kind: &'a str,
+    map: &'a Map<String, Value>,
+}
+
+impl<'a> Fields<'a> {
+    pub(crate) fn new(kind: &'a str, map: &'a Map<String, Value>) -> Self {
+        Fields { kind, map }
+    }
+
+    pub(crate) fn map(&self) -> &'a Map<String, Value> {
+        self.map
+    }
+
+    /// A field that must be present and non-null.
+    pub(crate) fn req<T: FromJson>(&self, name: &str) -> Result<T, Error> {
+        match self.map.get(name) {
+            None | Some(Value::Null) => Err(Error::field(
+                self.kind,
+                name,
+                format!("is required ({})", T::EXPECTED),
+            )),
+            Some(v) => T::from_json(v).map_err(|p| self.err(name, p)),
+        }
+    }
+
+    /// A field that may be absent or `null` (loom §6: both mean "use the default").
+    pub(crate) fn opt<T: FromJson>(&self, name: &str) -> Result<Option<T>, Error> {
+        match self.map.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => T::from_json(v).map(Some).map_err(|p| self.err(name, p)),
+        }
+    }
+
+    /// A nested object, read with its own [`Fields`] (errors name the path `outer.inner`).
+    pub(crate) fn object<T>(
+        &self,
+        name: &str,
+        read: impl FnOnce(Fields<'_>) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        match self.map.get(name) {
+            Some(Value::Object(m)) => read(Fields::new(self.kind, m)).map_err(|e| nest(e, name)),
+            None | Some(Value::Null) => {
+                Err(Error::field(self.kind, name, "is required (an object)"))
+            }
+            Some(v) => Err(self.err(name, format!("must be an object, found {}", json_type(v)))),
+        }
+    }
+
+    /// Like [`Fields::object`], for an optional object.
+    pub(crate) fn opt_object<T>(
+        &self,
+        name: &str,
+        read: impl FnOnce(Fields<'_>) -> Result<T, Error>,
+    ) -> Result<Option<T>, Error> {
+        match self.map.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(_) => self.object(name, read).map(Some),
+        }
+    }
+
+    /// An array of objects, each read with its own [`Fields`].
+    pub(crate) fn objects<T>(
+        &self,
+        name: &str,
+        mut read: impl FnMut(Fields<'_>) -> Result<T, Error>,
+    ) -> Result<Vec<T>, Error> {
+        let items = match self.map.get(name) {
+            Some(Value::Array(items)) => items,
+            None | Some(Value::Null) => {
+                return Err(Error::field(self.kind, name, "is required (an array)"))
+            }
+            Some(v) => {
+                return Err(self.err(name, format!("must be an array, found {}", json_type(v))))
+            }
+        };
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| {
+                let path = format!("{name}[{i}]");
+                match item {
+                    Value::Object(m) => read(Fields::new(self.kind, m)).map_err(|e| nest(e, &path)),
+                    v => Err(self.err(&path, format!("must be an object, found {}", json_type(v)))),
+                }
+            })
+            .collect()
+    }
+
+    /// The raw value of a field, if present and non-null.
+    pub(crate) fn raw(&self, name: &str) -> Option<&'a Value> {
+        self.map.get(name).filter(|v| !v.is_null())
+    }
+
+    pub(crate) fn err(&self, name: &str, problem: impl Into<String>) -> Error {
+        Error::field(self.kind, name, problem)
+    }
+}
+
+/// Prefixes the field path of a nested error with its parent's name.
+fn nest(e: Error, parent: &str) -> Error {
+    match e {
+        Error::Field {
+            kind,
+            field,
+            problem,
+        } => Error::Field {
+            kind,
+            field: format!("{parent}.{field}"),
+            problem,
+        },
+        other => other,
+    }
+}
