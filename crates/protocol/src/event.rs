@@ -192,8 +192,8 @@ impl Sequenced {
         if let Some(s) = &self.envelope.session_id {
             map.insert("session_id".into(), Value::String(s.clone()));
         }
-        if let Some(n) = &self.envelope.node_id {
-            map.insert("node_id".into(), Value::String(n.clone()));
+        if let Some(n) = self.envelope_node_id() {
+            map.insert("node_id".into(), Value::String(n.into()));
         }
         if let Some(id) = self.envelope.event_id {
             map.insert("event_id".into(), Value::from(id));
@@ -203,9 +203,21 @@ impl Sequenced {
 
     /// Reads the loom JSON form back (the inverse of [`Sequenced::to_json`]).
     pub fn from_json(map: &Map<String, Value>) -> Result<Self, Error> {
-        let envelope = Envelope::read(Fields::new("envelope", map))?;
+        let mut envelope = Envelope::read(Fields::new("envelope", map))?;
         let event = Event::from_json(map)?;
+        if matches!(event, Event::GotExpand { .. }) {
+            envelope.node_id = None;
+        }
         Ok(Sequenced { envelope, event })
+    }
+
+    /// The envelope `node_id` as written on the wire. `got_expand` has a payload field of the
+    /// same name (loom §8), which wins: its frame carries no envelope node id.
+    fn envelope_node_id(&self) -> Option<&str> {
+        match self.event {
+            Event::GotExpand { .. } => None,
+            _ => self.envelope.node_id.as_deref(),
+        }
     }
 }
 
@@ -809,12 +821,18 @@ impl Serialize for Sequenced {
         struct Flat<'a> {
             #[serde(flatten)]
             event: &'a Event,
-            #[serde(flatten)]
-            envelope: &'a Envelope,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            session_id: Option<&'a str>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            node_id: Option<&'a str>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            event_id: Option<u64>,
         }
         Flat {
             event: &self.event,
-            envelope: &self.envelope,
+            session_id: self.envelope.session_id.as_deref(),
+            node_id: self.envelope_node_id(),
+            event_id: self.envelope.event_id,
         }
         .serialize(s)
     }

@@ -180,7 +180,6 @@ pub struct Gap {
 
 /// What one push did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[must_use]
 pub struct Pushed {
     /// Canonical events applied to the transcript (held frames released by this one included).
     pub applied: usize,
@@ -369,6 +368,7 @@ impl Reassembler {
                 name,
                 arguments,
             } => {
+                self.close_message(&run_id);
                 let i = self.tool_call(&run_id, call_id.as_deref(), Some(name));
                 let call = &mut self.transcript.tool_calls[i];
                 call.set_arguments(arguments);
@@ -391,6 +391,7 @@ impl Reassembler {
                 };
             }
             Event::ToolStart { call_id, name } => {
+                self.close_message(&run_id);
                 let i = self.tool_call(&run_id, call_id.as_deref(), Some(name));
                 let call = &mut self.transcript.tool_calls[i];
                 call.finish_arguments();
@@ -401,6 +402,7 @@ impl Reassembler {
                 name,
                 content,
             } => {
+                self.close_message(&run_id);
                 let i = self.tool_call(&run_id, call_id.as_deref(), Some(name));
                 self.transcript.tool_calls[i].output.push_str(content);
             }
@@ -410,6 +412,8 @@ impl Reassembler {
                 result,
                 is_error,
             } => {
+                // Tools run after the response that called them is complete.
+                self.close_message(&run_id);
                 let i = self.tool_call(&run_id, call_id.as_deref(), Some(name));
                 let call = &mut self.transcript.tool_calls[i];
                 call.finish_arguments();
@@ -472,6 +476,11 @@ impl Reassembler {
             } => {
                 self.close_message(&run_id);
                 let run = self.ensure_run(&run_id, None);
+                // A failed run's dialect may still close the turn (agentloop sends
+                // `loading_state: false` after its `error`); the failure stands.
+                if run.status != RunStatus::Running {
+                    return self.emit(ev);
+                }
                 run.status = RunStatus::Completed;
                 run.reply = Some(reply.clone());
                 if usage.is_some() {
@@ -496,9 +505,30 @@ impl Reassembler {
             }
             _ => {}
         }
+        self.emit(ev);
+    }
+
+    fn emit(&mut self, ev: Sequenced) {
         if let Some(q) = &mut self.queue {
             q.push_back(ev);
         }
+    }
+
+    /// Pushes several frames in order; stops at the first that does not decode.
+    pub fn push_frames<'f>(
+        &mut self,
+        frames: impl IntoIterator<Item = &'f [u8]>,
+    ) -> Result<Pushed, Error> {
+        let mut total = Pushed::default();
+        for frame in frames {
+            let p = self.push_frame(frame)?;
+            total.applied += p.applied;
+            total.duplicate |= p.duplicate;
+            if p.gap.is_some() {
+                total.gap = p.gap;
+            }
+        }
+        Ok(total)
     }
 
     /// The run an event belongs to: its own run id, else the run still streaming, else a new

@@ -142,11 +142,16 @@ pub(crate) fn encode_request(command: &Command) -> Result<String, Error> {
 
 pub(crate) fn encode(out: &mut Out<'_>) {
     let ev = out.ev;
+    let mut agent = None;
     let (body, call_id) = match &ev.event {
         Event::RunStart {
             message: Some(message),
+            agent: a,
             ..
-        } => (ServerEvent::UserMessage { message }, None),
+        } => {
+            agent = a.as_ref().map(Agent::as_str);
+            (ServerEvent::UserMessage { message }, None)
+        }
         Event::UserMessage { content } => (ServerEvent::UserMessage { message: content }, None),
         Event::ReasoningChunk { content, .. } => {
             (ServerEvent::AgentThinking { reasoning: content }, None)
@@ -201,6 +206,7 @@ pub(crate) fn encode(out: &mut Out<'_>) {
     };
     let mut ext = stamp(out);
     ext.call_id = call_id;
+    ext.agent = agent;
     out.push(&WithExt { body, ext });
 }
 

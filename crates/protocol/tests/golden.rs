@@ -1,0 +1,124 @@
+//! Golden transcripts: for every dialect and scenario, `tests/fixtures/<dialect>/<name>.jsonl`
+//! holds the frames the server sends and `<name>.transcript.json` what a client reassembles
+//! from them. The test checks both directions: encoding the canonical run gives exactly the
+//! recorded frames, and reassembling the recorded frames gives exactly the recorded transcript.
+//! Run with `WEFT_BLESS=1` to rewrite the fixtures after an intended change, then review the diff.
+
+mod common;
+
+use std::path::PathBuf;
+
+use weft_protocol::{Dialect, Encoder, Reassembler, Transcript};
+
+fn fixture(dialect: Dialect, name: &str, ext: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(dialect.as_str())
+        .join(format!("{name}.{ext}"))
+}
+
+fn frames_of(dialect: Dialect, run: &[weft_protocol::Sequenced]) -> Vec<String> {
+    let mut enc = Encoder::new(dialect, 42);
+    run.iter().flat_map(|e| enc.encode(e)).collect()
+}
+
+fn reassemble(dialect: Dialect, frames: &[String]) -> Transcript {
+    let mut r = Reassembler::new(dialect);
+    for f in frames {
+        let pushed = r.push_frame(f.as_bytes()).unwrap();
+        assert!(pushed.gap.is_none() && !pushed.duplicate, "{dialect}: {f}");
+    }
+    r.transcript().clone()
+}
+
+#[test]
+fn golden_transcripts() {
+    let bless = std::env::var_os("WEFT_BLESS").is_some();
+    let mut checked = 0;
+    for dialect in Dialect::ALL {
+        for (name, run) in common::scenarios() {
+            let frames = frames_of(dialect, &run);
+            let transcript =
+                serde_json::to_string_pretty(&reassemble(dialect, &frames)).unwrap() + "\n";
+            let jsonl = frames.join("\n") + "\n";
+            let (frames_path, transcript_path) = (
+                fixture(dialect, name, "jsonl"),
+                fixture(dialect, name, "transcript.json"),
+            );
+            if bless {
+                std::fs::create_dir_all(frames_path.parent().unwrap()).unwrap();
+                std::fs::write(&frames_path, &jsonl).unwrap();
+                std::fs::write(&transcript_path, &transcript).unwrap();
+            }
+            let recorded = std::fs::read_to_string(&frames_path).unwrap_or_else(|e| {
+                panic!("{}: {e} (run with WEFT_BLESS=1)", frames_path.display())
+            });
+            assert_eq!(jsonl, recorded, "{dialect}/{name}: encoding changed");
+            let recorded_frames: Vec<String> = recorded.lines().map(String::from).collect();
+            let got = serde_json::to_string_pretty(&reassemble(dialect, &recorded_frames)).unwrap()
+                + "\n";
+            let want = std::fs::read_to_string(&transcript_path).unwrap();
+            assert_eq!(got, want, "{dialect}/{name}: reassembly changed");
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 4 * common::scenarios().len());
+}
+
+#[test]
+fn every_dialect_reassembles_the_same_transcript() {
+    for (name, run) in common::scenarios() {
+        let loom = reassemble(Dialect::Loom, &frames_of(Dialect::Loom, &run));
+        for dialect in [Dialect::Agentloop, Dialect::Agentchat, Dialect::Cueso] {
+            let other = reassemble(dialect, &frames_of(dialect, &run));
+            assert_eq!(
+                serde_json::to_value(&other).unwrap(),
+                serde_json::to_value(&loom).unwrap(),
+                "{name}: {dialect} differs from loom"
+            );
+        }
+    }
+}
+
+#[test]
+fn scenarios_reassemble_to_what_they_say() {
+    use weft_protocol::reassembler::{RunStatus, ToolStatus};
+    let t = reassemble(
+        Dialect::Loom,
+        &frames_of(Dialect::Loom, &common::tool_call()),
+    );
+    assert_eq!(t.messages.len(), 3);
+    assert_eq!(t.messages[0].text, "What time is it?");
+    assert_eq!(t.messages[1].tool_call_ids, ["call_1"]);
+    assert_eq!(t.messages[2].text, "It is 10:00 UTC.");
+    let call = t.tool_call("call_1").unwrap();
+    assert_eq!(call.arguments, Some(serde_json::json!({"timezone": "UTC"})));
+    assert_eq!(call.status, ToolStatus::Done);
+    assert_eq!(call.result.as_deref(), Some("2026-11-22T10:00:00Z"));
+    let run = t.run("run-tool").unwrap();
+    assert_eq!(run.status, RunStatus::Completed);
+    assert_eq!(run.total_usage.total_tokens, 122);
+    assert_eq!(t.total_usage().prompt_tokens, 102);
+
+    let t = reassemble(
+        Dialect::Cueso,
+        &frames_of(Dialect::Cueso, &common::approval_denied()),
+    );
+    let call = t.tool_call("call_w").unwrap();
+    assert_eq!(call.status, ToolStatus::Denied);
+    assert_eq!(call.review_message.as_deref(), Some("not now"));
+
+    let t = reassemble(
+        Dialect::Agentloop,
+        &frames_of(Dialect::Agentloop, &common::provider_error()),
+    );
+    let run = t.run("run-error").unwrap();
+    assert_eq!(run.status, RunStatus::Failed);
+    assert!(run.error.as_deref().unwrap().contains("500"));
+
+    let t = reassemble(
+        Dialect::Agentchat,
+        &frames_of(Dialect::Agentchat, &common::cancelled()),
+    );
+    assert_eq!(t.run("run-cancel").unwrap().status, RunStatus::Cancelled);
+}

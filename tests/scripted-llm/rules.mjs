@@ -1,0 +1,389 @@
+// The rule table of the scripted LLM: what the model "says" for a given conversation.
+//
+// Every provider request is first turned into one neutral conversation (see
+// `buildContext`), so a rule works the same for OpenAI, Anthropic and Gemini. The first rule
+// whose `match` accepts the context answers with a plan:
+//
+//   { text?: string, reasoning?: string, toolCalls?: [{ name: string, args: object }] }
+//
+// The server then streams the plan in the provider's wire format: reasoning first, then the
+// text, then the tool calls.
+//
+// A rule is `{ name, match, respond }`:
+//   - `match` is a RegExp, tested (case-insensitively if you add /i) against the last user
+//     message, and only at the start of a turn, i.e. when no tool result has come back since
+//     that message (so a RegExp rule that calls a tool cannot loop); or a function
+//     `(ctx) => truthy` that sees everything and decides itself.
+//   - `respond(ctx, match)` returns a plan, or null to let the next rules try.
+//     `ctx.next()` evaluates the rules after this one (used by `think` to add reasoning to
+//     whatever the other rules answer).
+//
+// Add rules by editing `rules` below (order matters), or pass `rules: [...]` to
+// `startScriptedLlm`, which puts them in front of these.
+
+/** Phonetic alphabet for `long reply N` (every word at most 8 characters: one token each). */
+const WORDS = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'golf', 'hotel', 'india', 'juliet',
+  'kilo', 'lima', 'mike', 'november', 'oscar', 'papa', 'quebec', 'romeo', 'sierra', 'tango', 'uniform',
+  'victor', 'whiskey', 'xray', 'yankee', 'zulu'];
+
+export const MAX_WORDS = 100000;
+
+/** A user asking for a summary / compaction. */
+const SUMMARY_ASK = /\bsummari[sz]e\b|\bcompact\s+(?:the|this|our)\s+(?:conversation|history|context|chat)\b/i;
+/** A system prompt asking to summarise the conversation (kept narrow: ordinary prompts must not match). */
+const SUMMARY_SYSTEM = /\b(?:summari[sz]e|summari[sz]ing|summary of)\b[^.\n]{0,60}\b(?:conversation|history|chat|transcript|discussion|messages)\b|\bcompaction\b/i;
+
+const DENIAL = /\b(denied|deny|denies|rejected|declined|refused|not approved|disallowed)\b/i;
+
+export const rules = [
+  {
+    // A compaction request: a system message asking to summarise the conversation, or a user
+    // message asking for a summary. Wins over everything, even pending tool results.
+    name: 'summarize',
+    match: (ctx) => SUMMARY_ASK.test(ctx.lastUser) || SUMMARY_SYSTEM.test(ctx.system),
+    respond: (ctx) => ({ text: summarize(ctx) }),
+  },
+  {
+    // Tool results arrived for the current turn: answer from them.
+    name: 'tool-results',
+    match: (ctx) => ctx.turnResults.length > 0,
+    respond: (ctx) => ({ text: ctx.turnResults.map(describeResult).join(' ') }),
+  },
+  {
+    // "think" / "reason": a reasoning part first, then whatever the other rules answer.
+    name: 'think',
+    match: /\b(think|thinking|reason|reasoning)\b/i,
+    respond: (ctx) => {
+      const plan = ctx.next();
+      const names = (plan.toolCalls ?? []).map((c) => c.name);
+      const reasoning =
+        `The user wrote: "${clip(ctx.lastUser, 80)}". ` +
+        (names.length ? `To answer I need to call ${names.join(' and ')}.` : 'I can answer this directly.') +
+        ' I will keep the answer short.';
+      return { ...plan, reasoning };
+    },
+  },
+  {
+    name: 'explain',
+    match: /\bexplain\b/i,
+    respond: (ctx) => ({ text: explain(ctx.lastUser) }),
+  },
+  {
+    name: 'count',
+    match: /\bcount\s+(?:up\s+)?to\s+(\d+)\b/i,
+    respond: (ctx, m) => {
+      const n = Math.min(Number(m[1]), MAX_WORDS);
+      return { text: Array.from({ length: n }, (_, i) => String(i + 1)).join(' ') };
+    },
+  },
+  {
+    name: 'long-reply',
+    match: /\blong\s+reply\s+(\d+)\b/i,
+    respond: (ctx, m) => {
+      const n = Math.min(Number(m[1]), MAX_WORDS);
+      return { text: Array.from({ length: n }, (_, i) => WORDS[i % WORDS.length]).join(' ') };
+    },
+  },
+  {
+    // Two tool calls in one response.
+    name: 'parallel',
+    match: /\bparallel\b|\btime\b[\s\S]*\bcalculat|\bcalculat[\s\S]*\btime\b/i,
+    respond: (ctx) => {
+      const expr = extractExpression(ctx.lastUser) ?? '2+2';
+      const time = { name: 'get_time', args: { timezone: extractTimezone(ctx.lastUser) } };
+      const calc = { name: 'calculator', args: { expression: expr } };
+      if (ctx.hasTool('get_time') && ctx.hasTool('calculator')) return { toolCalls: [time, calc] };
+      if (ctx.hasTool('get_time')) {
+        return { toolCalls: [time, { name: 'get_time', args: { timezone: time.args.timezone === 'UTC' ? 'Asia/Tokyo' : 'UTC' } }] };
+      }
+      if (ctx.hasTool('calculator')) return { toolCalls: [calc, { name: 'calculator', args: { expression: '6*7' } }] };
+      return { text: 'I have no get_time or calculator tool, so there is nothing to run in parallel.' };
+    },
+  },
+  {
+    name: 'time',
+    match: /\btime\b/i,
+    respond: (ctx) =>
+      ctx.hasTool('get_time')
+        ? { toolCalls: [{ name: 'get_time', args: { timezone: extractTimezone(ctx.lastUser) } }] }
+        : { text: "I don't have a clock tool, so I can't tell the time." },
+  },
+  {
+    name: 'write',
+    match: /\bwrite\s+([\s\S]+?)\s+(?:to|into)\s+(\S+)\s*$/i,
+    respond: (ctx, m) => {
+      const content = unquote(m[1]);
+      const path = unquote(m[2].replace(/[.,;:!?]+$/, ''));
+      if (ctx.hasTool('apply_patch')) {
+        const body = content.split('\n').map((line) => `+${line}`).join('\n');
+        return { toolCalls: [{ name: 'apply_patch', args: { patch: `*** Begin Patch\n*** Add File: ${path}\n${body}\n*** End Patch` } }] };
+      }
+      if (ctx.hasTool('write')) return { toolCalls: [{ name: 'write', args: { path, content } }] };
+      return { text: `I can't write ${path}: no write or apply_patch tool is available.` };
+    },
+  },
+  {
+    name: 'calculate',
+    match: (ctx) => ctx.turnResults.length === 0 && extractExpression(ctx.lastUser) !== null,
+    respond: (ctx) => {
+      const expression = extractExpression(ctx.lastUser);
+      if (ctx.hasTool('calculator')) return { toolCalls: [{ name: 'calculator', args: { expression } }] };
+      const value = evaluate(expression);
+      return { text: value === null ? `I can't evaluate ${expression}.` : `${expression} = ${value}.` };
+    },
+  },
+  {
+    name: 'echo',
+    match: () => true,
+    respond: (ctx) => ({ text: ctx.lastUser ? `You said: ${ctx.lastUser}` : 'Hello! How can I help?' }),
+  },
+];
+
+/**
+ * Build the context the rules see from a neutral conversation:
+ *   { provider, model, system, messages, tools, toolChoice }
+ * where messages are
+ *   { role: 'user', text } | { role: 'assistant', text, calls: [{id, name, args}] } |
+ *   { role: 'tool', results: [{id, name, content, isError}] }
+ */
+export function buildContext(conv) {
+  const messages = conv.messages;
+  let lastUserIndex = -1;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (messages[i].role === 'user') { lastUserIndex = i; break; }
+  }
+  const calls = [];
+  for (const m of messages) if (m.role === 'assistant') calls.push(...(m.calls ?? []));
+  const used = new Set();
+  const findCall = (r) => {
+    let c = r.id ? calls.find((x) => x.id === r.id) : undefined;
+    if (!c) c = calls.find((x) => !used.has(x) && x.name === r.name);
+    if (c) used.add(c);
+    return c;
+  };
+  const turnResults = [];
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i];
+    if (m.role !== 'tool') continue;
+    for (const r of m.results) {
+      const call = findCall(r);
+      if (i > lastUserIndex) turnResults.push({ ...r, name: r.name ?? call?.name, call });
+    }
+  }
+  const disabled = conv.toolChoice === 'none';
+  const toolNames = new Set(disabled ? [] : conv.tools.map((t) => t.name));
+  return {
+    provider: conv.provider,
+    model: conv.model,
+    system: conv.system ?? '',
+    messages,
+    tools: disabled ? [] : conv.tools,
+    lastUser: lastUserIndex >= 0 ? messages[lastUserIndex].text.trim() : '',
+    lastUserIndex,
+    turnResults,
+    hasTool: (name) => toolNames.has(name),
+  };
+}
+
+/** Run the rule table (extra rules first) and return the plan, with `rule` naming who answered. */
+export function planReply(ctx, extraRules = []) {
+  const table = [...extraRules, ...rules];
+  const from = (start) => {
+    for (let i = start; i < table.length; i++) {
+      const rule = table[i];
+      let m;
+      if (rule.match instanceof RegExp) {
+        if (ctx.turnResults.length > 0) continue;
+        rule.match.lastIndex = 0;
+        m = rule.match.exec(ctx.lastUser);
+      } else {
+        m = rule.match(ctx);
+      }
+      if (!m) continue;
+      const plan = rule.respond({ ...ctx, next: () => from(i + 1) }, m);
+      if (!plan) continue;
+      return { ...plan, rule: plan.rule ? `${rule.name}+${plan.rule}` : rule.name };
+    }
+    return { text: `You said: ${ctx.lastUser}`, rule: 'echo' };
+  };
+  return from(0);
+}
+
+// ---- helpers used by the rules -------------------------------------------------------------
+
+function clip(text, n) {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > n ? `${flat.slice(0, n - 3)}...` : flat;
+}
+
+function unquote(s) {
+  const t = s.trim();
+  const m = t.match(/^(["'`])([\s\S]*)\1$/);
+  return m ? m[2] : t;
+}
+
+function extractTimezone(text) {
+  const m = text.match(/\b([A-Z][A-Za-z_]+\/[A-Z][A-Za-z_]+(?:\/[A-Z][A-Za-z_]+)?)\b/);
+  return m ? m[1] : 'UTC';
+}
+
+/** "calculate <expr>" or "what is <arithmetic>"; null when the message asks for neither. */
+export function extractExpression(text) {
+  let m = text.match(/\bcalculate\s+([\s\S]+?)\s*[?.!]*\s*$/i);
+  if (m) {
+    // "calculate 6*7 in parallel": keep the arithmetic, drop the words after it
+    const arith = m[1].match(/^([-+*/%^().\d\s]*\d[-+*/%^().\d\s]*?)\s+[a-z][\s\S]*$/i);
+    return (arith ? arith[1] : m[1]).trim();
+  }
+  m = text.match(/\bwhat(?:'s|\s+is)\s+([-+*/%^().\d\s]+?)\s*[?.!]*\s*$/i);
+  if (m && /\d/.test(m[1]) && /[-+*/%^]/.test(m[1])) return m[1].replace(/\s+/g, '');
+  return null;
+}
+
+/** A tiny arithmetic evaluator (+ - * / % ^, parentheses, unary minus). Null on bad input. */
+export function evaluate(expr) {
+  const src = expr.replace(/\s+/g, '');
+  let i = 0;
+  const peek = () => src[i];
+  const num = () => {
+    const m = src.slice(i).match(/^\d+(?:\.\d+)?/);
+    if (!m) throw new Error('number expected');
+    i += m[0].length;
+    return Number(m[0]);
+  };
+  const atom = () => {
+    if (peek() === '-') { i++; return -atom(); }
+    if (peek() === '+') { i++; return atom(); }
+    if (peek() === '(') {
+      i++;
+      const v = sum();
+      if (peek() !== ')') throw new Error(') expected');
+      i++;
+      return v;
+    }
+    return num();
+  };
+  const power = () => {
+    const base = atom();
+    if (peek() === '^') { i++; return base ** power(); }
+    return base;
+  };
+  const product = () => {
+    let v = power();
+    while (peek() === '*' || peek() === '/' || peek() === '%') {
+      const op = src[i++];
+      const r = power();
+      v = op === '*' ? v * r : op === '/' ? v / r : v % r;
+    }
+    return v;
+  };
+  const sum = () => {
+    let v = product();
+    while (peek() === '+' || peek() === '-') {
+      const op = src[i++];
+      const r = product();
+      v = op === '+' ? v + r : v - r;
+    }
+    return v;
+  };
+  try {
+    const v = sum();
+    if (i !== src.length || !Number.isFinite(v)) return null;
+    return Number.isInteger(v) ? v : Number(v.toPrecision(12));
+  } catch {
+    return null;
+  }
+}
+
+function patchPath(patch) {
+  const m = typeof patch === 'string' ? patch.match(/^\*\*\* (?:Add|Update|Delete) File: (.+)$/m) : null;
+  return m ? m[1].trim() : 'the file';
+}
+
+function describeResult(r) {
+  const content = String(r.content ?? '').trim();
+  const sentence = (s) => (/[.!?]$/.test(s) ? s : `${s}.`);
+  const name = r.name ?? r.call?.name ?? 'tool';
+  const args = r.call?.args ?? {};
+  if (name === 'apply_patch' || name === 'write') {
+    const path = name === 'write' ? args.path ?? 'the file' : patchPath(args.patch);
+    if (DENIAL.test(content)) return `Understood: writing ${path} was denied, so I left it unchanged.`;
+    if (r.isError) return sentence(`Writing ${path} failed: ${content}`);
+    return `Done: I wrote ${path}.`;
+  }
+  if (r.isError) return sentence(`The ${name} tool failed: ${content}`);
+  if (name === 'get_time') return sentence(`It is ${content}`);
+  if (name === 'calculator') return sentence(args.expression ? `${args.expression} = ${content}` : `The result is ${content}`);
+  return sentence(`The ${name} tool returned: ${content}`);
+}
+
+const COMMANDS = {
+  ls: ['lists the files in a directory', false],
+  dir: ['lists the files in a directory', false],
+  cat: ['prints the contents of a file', false],
+  head: ['prints the first lines of a file', false],
+  tail: ['prints the last lines of a file', false],
+  less: ['shows a file page by page', false],
+  read: ['reads a file from the workspace', false],
+  grep: ['searches files for a pattern', false],
+  find: ['searches for files by name', false],
+  pwd: ['prints the current directory', false],
+  date: ['prints the current date and time', false],
+  get_time: ['tells the current time', false],
+  echo: ['prints its arguments', false],
+  curl: ['downloads a URL', false],
+  wget: ['downloads a URL', false],
+  web_fetch: ['downloads a URL', false],
+  calculator: ['evaluates an arithmetic expression', false],
+  rm: ['deletes files', true],
+  rmdir: ['deletes directories', true],
+  mv: ['moves or renames files', true],
+  cp: ['copies files', true],
+  mkdir: ['creates a directory', true],
+  touch: ['creates an empty file or updates its timestamp', true],
+  chmod: ['changes file permissions', true],
+  git: ['runs a git version-control command', true],
+  npm: ['runs an npm package-manager command', true],
+  write: ['writes content to a file in the workspace', true],
+  apply_patch: ['applies a patch that adds, changes or deletes files in the workspace', true],
+};
+
+function explain(text) {
+  const fenced = text.match(/```[a-z]*\n?([\s\S]*?)```/i) ?? text.match(/`([^`]+)`/);
+  let command = fenced?.[1];
+  if (!command) {
+    const after = text.match(/\bexplain\b(?:\s+(?:what|this|the|following|command|does|:))*\s*:?\s*([\s\S]+)$/i);
+    command = after?.[1] ?? text;
+  }
+  command = command.trim().replace(/[?.]+$/, '');
+  const firstLine = command.split('\n')[0].trim();
+  const program = (firstLine.match(/^\*\*\* Begin Patch/) ? 'apply_patch' : firstLine.split(/\s+/)[0] ?? '').replace(/^.*\//, '');
+  const known = COMMANDS[program];
+  const shown = clip(firstLine, 60);
+  if (!known) {
+    return `The command \`${shown}\` runs the program ${program || 'named first'} with the given arguments. I can't tell what it changes, so review it before approving.`;
+  }
+  const [what, mutates] = known;
+  const writes = mutates || /(^|[^>])>>?[^>]/.test(firstLine);
+  return `The command \`${shown}\` ${what}. ` + (writes ? 'It changes files, so approve it only if that is what you want.' : 'It only reads and changes nothing.');
+}
+
+function summarize(ctx) {
+  const asks = [];
+  let calls = 0;
+  const names = new Set();
+  let replies = 0;
+  ctx.messages.forEach((m, i) => {
+    if (m.role === 'user' && !(i === ctx.lastUserIndex && SUMMARY_ASK.test(m.text))) {
+      if (m.text.trim()) asks.push(`"${clip(m.text, 40)}"`);
+    }
+    if (m.role === 'assistant') {
+      if (m.text && m.text.trim()) replies += 1;
+      for (const c of m.calls ?? []) { calls += 1; names.add(c.name); }
+    }
+  });
+  const recent = asks.slice(-10);
+  const topics = recent.length ? `The user asked: ${recent.join('; ')}.` : 'The user has not asked anything yet.';
+  const tools = calls ? ` The assistant made ${calls} tool call${calls === 1 ? '' : 's'} (${[...names].join(', ')})` : ' The assistant made no tool calls';
+  return `Summary of the conversation so far: ${topics}${tools} and gave ${replies} repl${replies === 1 ? 'y' : 'ies'}.`;
+}
