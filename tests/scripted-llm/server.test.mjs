@@ -10,7 +10,7 @@ import { startScriptedLlm, faultFor } from './server.mjs';
 import { tokenize, fragment } from './lib.mjs';
 import { evaluate, extractExpression } from './rules.mjs';
 
-const FIXTURES = new URL('../../../shared/fixtures/providers/', import.meta.url);
+const FIXTURES = new URL('../../crates/agent/tests/fixtures/providers/', import.meta.url);
 const fixture = (path) => readFile(new URL(path, FIXTURES), 'utf8');
 
 let llm;

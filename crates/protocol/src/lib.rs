@@ -30,6 +30,7 @@ mod error;
 pub mod event;
 mod field;
 mod frame;
+pub mod fuzz;
 pub mod names;
 pub mod reassembler;
 pub mod sequencer;

@@ -1,0 +1,194 @@
+//! The provider-neutral chat request and the plain HTTP request it becomes.
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// One model call, said once for every provider.
+///
+/// The engine builds this from the run's history; [`ProviderConfig::build_request`] maps it to
+/// each provider's conventions, so nothing upstream knows which provider is configured.
+///
+/// [`ProviderConfig::build_request`]: super::ProviderConfig::build_request
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ChatRequest {
+    /// The model to call; when empty, the configured [`ProviderConfig::model`] is used, so the
+    /// engine can leave model choice to deployment.
+    ///
+    /// [`ProviderConfig::model`]: super::ProviderConfig::model
+    #[serde(default)]
+    pub model: String,
+    /// Instructions that frame the whole conversation. Sent where each provider wants them:
+    /// a `system` message (OpenAI), the top-level `system` (Anthropic), `systemInstruction`
+    /// (Gemini), `instructions` (OpenAI Responses).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system: Option<String>,
+    /// The conversation so far, oldest first.
+    #[serde(default)]
+    pub messages: Vec<ChatMessage>,
+    /// The tools the model may call.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<ToolDef>,
+    /// Cap on generated tokens. Anthropic requires one, so it gets
+    /// [`ANTHROPIC_DEFAULT_MAX_TOKENS`](super::ANTHROPIC_DEFAULT_MAX_TOKENS) when this is `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+    /// Sampling temperature; `None` leaves the provider's default (some reasoning models accept
+    /// no other value).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f32>,
+}
+
+/// One turn of the conversation, in the three shapes every provider understands.
+///
+/// Serialized with a `role` tag so a run's history can be checkpointed as JSON.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+pub enum ChatMessage {
+    /// What the user said.
+    User {
+        /// The user's text.
+        content: String,
+    },
+    /// What the model answered: text, tool calls, or both.
+    Assistant {
+        /// The visible reply; may be empty when the model only called tools.
+        #[serde(default)]
+        content: String,
+        /// The tools the model called in this turn, in order.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<ToolCall>,
+    },
+    /// The outcome of one tool call, answering the assistant turn before it.
+    Tool(ToolResult),
+}
+
+impl ChatMessage {
+    /// A user turn.
+    #[must_use]
+    pub fn user(content: impl Into<String>) -> Self {
+        Self::User {
+            content: content.into(),
+        }
+    }
+
+    /// An assistant turn with text only.
+    #[must_use]
+    pub fn assistant(content: impl Into<String>) -> Self {
+        Self::Assistant {
+            content: content.into(),
+            tool_calls: Vec::new(),
+        }
+    }
+}
+
+/// A tool call the model made, as it goes back into the history.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// The call id from [`Delta::ToolCallStart`](super::Delta::ToolCallStart); tool results refer
+    /// to it.
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The arguments exactly as the model streamed them: a JSON object in text. Kept as text so
+    /// a model's invalid JSON can be shown and answered rather than lost.
+    pub arguments: String,
+    /// Opaque provider state from [`Delta::ToolCallSignature`](super::Delta::ToolCallSignature),
+    /// sent back verbatim (Gemini's `thoughtSignature`); other providers ignore it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
+}
+
+/// The result of running one tool call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolResult {
+    /// The id of the [`ToolCall`] this answers.
+    pub call_id: String,
+    /// The tool's name: Gemini matches results to calls by name and order, having no ids.
+    pub name: String,
+    /// What the tool returned, or the error text.
+    pub content: String,
+    /// Whether the tool failed, so the model can tell a failure from an odd result.
+    #[serde(default)]
+    pub is_error: bool,
+}
+
+/// A tool the model may call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolDef {
+    /// The name the model calls it by.
+    pub name: String,
+    /// What it does and when to use it; the model reads this to decide.
+    pub description: String,
+    /// A JSON Schema `object` describing the arguments.
+    pub input_schema: serde_json::Value,
+}
+
+/// An HTTP request for the host to send: the codecs stay free of any HTTP client, so the worker
+/// sends it with `fetch` and tests just look at it.
+///
+/// Its [`Debug`] output masks the credential headers, since this struct carries the API key.
+#[derive(Clone, PartialEq, Eq)]
+pub struct HttpRequest {
+    /// Always `POST` today; kept as data so the host needs no knowledge of the provider.
+    pub method: String,
+    /// The full URL, query included.
+    pub url: String,
+    /// Header names (lower-case) and values, including the credential.
+    pub headers: Vec<(String, String)>,
+    /// The JSON body.
+    pub body: String,
+}
+
+impl HttpRequest {
+    /// The value of the first header with this name, ignoring case.
+    #[must_use]
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// Headers whose value is a credential and must never be printed.
+pub(crate) fn is_secret_header(name: &str) -> bool {
+    ["authorization", "x-api-key", "x-goog-api-key", "api-key"]
+        .iter()
+        .any(|secret| name.eq_ignore_ascii_case(secret))
+}
+
+impl fmt::Debug for HttpRequest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        struct Headers<'a>(&'a [(String, String)]);
+        impl fmt::Debug for Headers<'_> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                let mut list = f.debug_list();
+                for (name, value) in self.0 {
+                    if is_secret_header(name) {
+                        list.entry(&(name, "***"));
+                    } else {
+                        list.entry(&(name, value));
+                    }
+                }
+                list.finish()
+            }
+        }
+        f.debug_struct("HttpRequest")
+            .field("method", &self.method)
+            .field("url", &self.url)
+            .field("headers", &Headers(&self.headers))
+            .field("body", &self.body)
+            .finish()
+    }
+}
+
+/// A sampling temperature as JSON, written the way it was set: `0.7_f32` widened to `f64`
+/// would print as `0.699999988079071`. `None` for NaN or infinity, which JSON cannot carry.
+pub(crate) fn temperature_json(value: f32) -> Option<serde_json::Value> {
+    let shortest = format!("{value}").parse::<f64>().ok()?;
+    serde_json::Number::from_f64(shortest).map(serde_json::Value::Number)
+}

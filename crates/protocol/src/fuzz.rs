@@ -1,0 +1,39 @@
+//! Entry points for the fuzzers in `fuzz/` and for the regression tests that replay their
+//! crashers (STYLE 8). Each runs every decoder it can on the input and must never panic.
+
+use alloc::vec::Vec;
+
+use crate::dialect::{Dialect, Encoder};
+use crate::frame::Limits;
+use crate::reassembler::Reassembler;
+
+/// Decodes `data` in every direction and reassembles it: the first byte picks the dialect, the
+/// rest is split into frames on `\n`. Re-encodes whatever decodes and decodes that again.
+pub fn decode_reassemble(data: &[u8]) {
+    let Some((&pick, rest)) = data.split_first() else {
+        return;
+    };
+    let dialect = Dialect::ALL[usize::from(pick) % Dialect::ALL.len()];
+    let limits = Limits::default();
+    let mut reassembler = Reassembler::new(dialect).with_events();
+    let mut encoder = Encoder::new(dialect, u64::from(pick));
+    for frame in rest.split(|&b| b == b'\n') {
+        if let Ok(command) = dialect.decode_request(frame, limits) {
+            if let Ok(text) = dialect.encode_request(&command, "fuzz") {
+                let _ = dialect.decode_request(text.as_bytes(), limits);
+            }
+        }
+        if let Ok(events) = dialect.decode_server(frame, limits) {
+            let mut frames: Vec<alloc::string::String> = Vec::new();
+            for ev in &events {
+                frames.extend(encoder.encode(ev));
+            }
+            for f in &frames {
+                let _ = dialect.decode_server(f.as_bytes(), limits);
+            }
+        }
+        let _ = reassembler.push_frame(frame);
+        while reassembler.poll().is_some() {}
+    }
+    let _ = reassembler.transcript().total_usage();
+}
