@@ -159,6 +159,8 @@ pub struct Run {
     pub reply: Option<String>,
     /// Usage of the last LLM call.
     pub usage: Option<Usage>,
+    /// Usage of each LLM call, in order.
+    pub call_usage: Vec<Usage>,
     /// Usage of the whole run so far.
     pub total_usage: Usage,
     /// The error, when it failed.
@@ -465,6 +467,7 @@ impl Reassembler {
             Event::Usage(u) => {
                 let run = self.ensure_run(&run_id, None);
                 run.usage = Some(*u);
+                run.call_usage.push(*u);
                 run.total_usage.add(u);
             }
             Event::RunEnd {
@@ -564,6 +567,7 @@ impl Reassembler {
                     status: RunStatus::Running,
                     reply: None,
                     usage: None,
+                    call_usage: Vec::new(),
                     total_usage: Usage::default(),
                     error: None,
                     paused: false,

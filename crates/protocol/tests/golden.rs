@@ -107,6 +107,13 @@ fn scenarios_reassemble_to_what_they_say() {
     let call = t.tool_call("call_w").unwrap();
     assert_eq!(call.status, ToolStatus::Denied);
     assert_eq!(call.review_message.as_deref(), Some("not now"));
+    let run = t.run("run-deny").unwrap();
+    assert_eq!(
+        run.call_usage.len(),
+        2,
+        "usage per call reaches cueso clients too"
+    );
+    assert_eq!(run.total_usage.total_tokens, 168);
 
     let t = reassemble(
         Dialect::Agentloop,

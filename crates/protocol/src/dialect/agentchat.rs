@@ -8,7 +8,7 @@
 //! | `tool_end` | `tool_result` (+ `call_id`) |
 //! | `llm_complete` with text | `agent_message`: one per completed assistant message |
 //! | `error` | `error` (+ `code`) |
-//! | `tool_approval`, `approval_resolved`, `run_end`, `pong` | weft extension frames |
+//! | `usage`, `tool_approval`, `approval_resolved`, `run_end`, `pong` | weft extension frames |
 //! | everything else | not sent |
 //!
 //! The dialect has no streamed text: a client sees each assistant message whole.
@@ -200,6 +200,7 @@ pub(crate) fn encode(out: &mut Out<'_>) {
         }
         Event::ToolApproval { .. }
         | Event::ApprovalResolved { .. }
+        | Event::Usage(_)
         | Event::RunEnd { .. }
         | Event::Pong { .. } => return extension::push_event_frame(out),
         _ => return,

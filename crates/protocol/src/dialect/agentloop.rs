@@ -13,7 +13,7 @@
 //! | `context_info`, `context_compacted` | the same names |
 //! | `run_end` | `loading_state {loading: false}` (+ `reply`, `usage`, `total_usage`) — the turn's last frame |
 //! | `error` | `error`, then `loading_state {loading: false}` when it ends a run |
-//! | `approval_resolved`, `pong` | weft extension frames |
+//! | `usage`, `approval_resolved`, `pong` | weft extension frames |
 //! | everything else | not sent |
 //!
 //! Frame ids are UUID-shaped, unique, and the same when a frame is replayed.
@@ -579,7 +579,9 @@ pub(crate) fn encode(out: &mut Out<'_>) {
                 push(out, "loading_state", LoadingState { loading: false }, ext);
             }
         }
-        Event::ApprovalResolved { .. } | Event::Pong { .. } => extension::push_event_frame(out),
+        Event::ApprovalResolved { .. } | Event::Usage(_) | Event::Pong { .. } => {
+            extension::push_event_frame(out)
+        }
         _ => {}
     }
 }

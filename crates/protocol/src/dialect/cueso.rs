@@ -9,7 +9,7 @@
 //! | `tool_end` | `tool_result` (`error: true` when it failed) |
 //! | `run_end` | `final` (+ `usage`, `total_usage`) |
 //! | `error` | `error` (+ `code`) |
-//! | `reasoning_chunk`, `tool_approval`, `approval_resolved`, `user_message`, `pong` | weft extension frames |
+//! | `reasoning_chunk`, `usage`, `tool_approval`, `approval_resolved`, `user_message`, `pong` | weft extension frames |
 //! | everything else | not sent |
 //!
 //! Requests: a frame without `type` is a chat message (+ weft `agent`, `id`); one with `type`
@@ -190,6 +190,7 @@ pub(crate) fn encode(out: &mut Out<'_>) {
         | Event::RunEnd { .. }
         | Event::Error { .. } => stamp(out),
         Event::ReasoningChunk { .. }
+        | Event::Usage(_)
         | Event::ToolApproval { .. }
         | Event::ApprovalResolved { .. }
         | Event::UserMessage { .. }
