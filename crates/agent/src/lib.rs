@@ -5,16 +5,22 @@
 //! keeps every behaviour reproducible from recorded input, which is how the provider codecs are
 //! tested (on real recorded streams, split at every byte boundary).
 //!
-//! It is `no_std` + `alloc` for the same reason the protocol crate is: the build proves that
-//! nothing here can reach for the operating system.
+//! It uses `std` only for collections and formatting; the provider codecs are written against
+//! `alloc` and would build without it.
 //!
 //! - [`provider`]: the LLM provider codecs — one provider-neutral [`provider::ChatRequest`] turned
 //!   into each provider's HTTP request, and each provider's streamed response turned back into
 //!   provider-neutral [`provider::Delta`]s by a sans-IO [`provider::StreamDecoder`].
+//! - [`engine`]: a run as a resumable state machine — inputs (LLM deltas, tool results, approval
+//!   decisions, cancel) in, canonical events and effects for the host out, checkpointable as
+//!   JSON after every step.
+//! - [`tools`]: the built-in tools and the session workspace, a library the host calls when the
+//!   engine asks it to run a tool.
 
-#![no_std]
 #![warn(missing_docs)]
 
 extern crate alloc;
 
+pub mod engine;
 pub mod provider;
+pub mod tools;

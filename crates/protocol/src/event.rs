@@ -11,7 +11,7 @@
 
 use alloc::string::String;
 use alloc::vec::Vec;
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use crate::field::Fields;
@@ -19,7 +19,8 @@ use crate::names::{Agent, FinishReason, Review, Role};
 use crate::Error;
 
 /// Token usage of one LLM call, or of a whole run.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
 pub struct Usage {
     /// Input tokens.
     pub prompt_tokens: u64,
@@ -50,6 +51,11 @@ impl Usage {
 
 /// How a node span ended: loom writes `"Ok"` or `{"Err": "message"}`.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(
+    feature = "tsify",
+    derive(tsify::Tsify),
+    tsify(type = "\"Ok\" | { Err: string }")
+)]
 pub enum NodeResult {
     /// The node finished normally.
     Ok,
@@ -90,6 +96,7 @@ impl NodeResult {
 
 /// A tool as the model sees it: loom's `ToolSpec` (`loom-websocket-api.md` §4.3).
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
 pub struct ToolSpec {
     /// Tool name, unique within a session.
     pub name: String,
@@ -97,6 +104,7 @@ pub struct ToolSpec {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// JSON Schema of the arguments object.
+    #[cfg_attr(feature = "tsify", tsify(type = "unknown"))]
     pub input_schema: Value,
     /// weft extension for client-side tools: a read-only tool runs without asking for approval.
     #[serde(skip_serializing_if = "core::ops::Not::not")]
@@ -116,6 +124,7 @@ impl ToolSpec {
 
 /// One stored message of a thread (loom `UserMessageItem`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
 pub struct StoredMessage {
     /// weft extension: the message's sequence number within its thread, the `before` cursor.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -142,6 +151,7 @@ impl StoredMessage {
 /// position in the run's event log; each dialect renumbers the frames it actually sends so a
 /// client always sees a dense sequence and can tell a gap from a dropped event type.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
 pub struct Envelope {
     /// Session (thread) the event belongs to.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -225,6 +235,7 @@ impl Sequenced {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
 pub enum Event {
     /// A run started (always its first event).
     RunStart {
@@ -262,6 +273,7 @@ pub enum Event {
     /// A full state snapshot (only with `verbose`).
     Values {
         /// The state.
+        #[cfg_attr(feature = "tsify", tsify(type = "unknown"))]
         state: Value,
     },
     /// State after a node merged its update (only with `verbose`).
@@ -269,11 +281,13 @@ pub enum Event {
         /// Node name.
         id: String,
         /// The state.
+        #[cfg_attr(feature = "tsify", tsify(type = "unknown"))]
         state: Value,
     },
     /// Arbitrary JSON from an agent.
     Custom {
         /// The value.
+        #[cfg_attr(feature = "tsify", tsify(type = "unknown"))]
         value: Value,
     },
     /// The run's state was checkpointed.
@@ -285,6 +299,7 @@ pub enum Event {
         /// Step number.
         step: i64,
         /// The state checkpointed.
+        #[cfg_attr(feature = "tsify", tsify(type = "unknown"))]
         state: Value,
         /// Thread the checkpoint belongs to.
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -369,6 +384,7 @@ pub enum Event {
         /// Tool name.
         name: String,
         /// Parsed arguments.
+        #[cfg_attr(feature = "tsify", tsify(type = "unknown"))]
         arguments: Value,
     },
     /// A tool started running.
@@ -409,6 +425,7 @@ pub enum Event {
         /// Tool name.
         name: String,
         /// Parsed arguments.
+        #[cfg_attr(feature = "tsify", tsify(type = "unknown"))]
         arguments: Value,
     },
     /// weft: a piece of the model's reasoning.
@@ -502,6 +519,7 @@ pub enum Event {
         id: Option<String>,
         /// Structured details (agentloop `details`), e.g. a provider's status code.
         #[serde(skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "tsify", tsify(type = "unknown"))]
         details: Option<Value>,
     },
     /// Reply to `ping`.
@@ -522,6 +540,7 @@ pub enum Event {
         id: String,
         /// The definition as JSON (`output: "json"`).
         #[serde(skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "tsify", tsify(type = "unknown"))]
         tool: Option<Value>,
         /// The definition as YAML (the default).
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -547,6 +566,11 @@ pub enum Event {
 
 /// An event of a type this version does not know, with every field kept.
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(
+    feature = "tsify",
+    derive(tsify::Tsify),
+    tsify(type = "{ type: string; [field: string]: unknown }")
+)]
 pub struct UnknownEvent {
     /// Its `type`.
     pub kind: String,

@@ -57,6 +57,7 @@ macro_rules! open_string_enum {
 open_string_enum! {
     /// Which agent runs a message (loom `agent`); `react` by default.
     #[derive(Default)]
+    #[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(type = "\"react\" | \"dup\" | \"tot\" | \"got\" | (string & {})"))]
     Agent {
         /// think → act → observe loop.
         #[default]
@@ -72,6 +73,7 @@ open_string_enum! {
 
 open_string_enum! {
     /// Who said a message.
+    #[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(type = "\"system\" | \"user\" | \"assistant\" | (string & {})"))]
     Role {
         /// The system prompt.
         System = "system",
@@ -84,6 +86,7 @@ open_string_enum! {
 
 open_string_enum! {
     /// Why an LLM response stopped, in OpenAI's spelling.
+    #[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(type = "\"stop\" | \"tool_calls\" | \"length\" | \"content_filter\" | (string & {})"))]
     FinishReason {
         /// A natural end of the reply.
         Stop = "stop",
@@ -100,6 +103,11 @@ open_string_enum! {
 ///
 /// Closed: a decision this version does not understand must not be taken for a "yes".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "tsify",
+    derive(tsify::Tsify),
+    tsify(type = "\"yes\" | \"no-continue\" | \"no-exit\" | \"always\" | \"explain\"")
+)]
 pub enum Review {
     /// Run this call.
     Yes,

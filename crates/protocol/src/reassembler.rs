@@ -26,6 +26,7 @@ const MAX_HELD_FRAMES: usize = 4096;
 
 /// Everything reassembled so far.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
 pub struct Transcript {
     /// User and assistant messages, in order.
     pub messages: Vec<Message>,
@@ -60,6 +61,7 @@ impl Transcript {
 
 /// One message.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
 pub struct Message {
     /// Who said it.
     pub role: Role,
@@ -81,6 +83,7 @@ pub struct Message {
 /// Where a tool call is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
 pub enum ToolStatus {
     /// Arguments are still arriving.
     Streaming,
@@ -102,6 +105,7 @@ pub enum ToolStatus {
 
 /// One tool call.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
 pub struct ToolCall {
     /// Call id (`call-<n>` when the server gave none).
     pub call_id: String,
@@ -110,6 +114,7 @@ pub struct ToolCall {
     /// Arguments as streamed (JSON text).
     pub arguments_text: String,
     /// Arguments parsed, once complete and valid.
+    #[cfg_attr(feature = "tsify", tsify(type = "unknown"))]
     pub arguments: Option<Value>,
     /// Where it is.
     pub status: ToolStatus,
@@ -134,6 +139,7 @@ pub struct ToolCall {
 /// How a run ended, or that it has not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
 pub enum RunStatus {
     /// Still streaming.
     Running,
@@ -147,6 +153,7 @@ pub enum RunStatus {
 
 /// One run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
 pub struct Run {
     /// Run id, when the server gave one.
     pub run_id: Option<String>,
@@ -171,6 +178,7 @@ pub struct Run {
 
 /// Frames of a run that were skipped: resume after `after_event_id` to get them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
 pub struct Gap {
     /// The run.
     pub run_id: String,

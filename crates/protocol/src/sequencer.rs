@@ -2,7 +2,7 @@
 
 use alloc::format;
 use alloc::string::String;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::event::{Envelope, Event, Sequenced};
 
@@ -14,7 +14,7 @@ use crate::event::{Envelope, Event, Sequenced};
 /// follow (its `values`/`updates`, the run's reply) until the next `node_enter`.
 ///
 /// Plain data: the server checkpoints it with the run and restores it field by field.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Sequencer {
     /// The session the run belongs to.
     pub session_id: Option<String>,

@@ -213,7 +213,7 @@ impl fmt::Debug for ProviderConfig {
 }
 
 /// The headers every provider gets: JSON in, an event stream out.
-fn json_headers() -> alloc::vec::Vec<(String, String)> {
+fn json_headers() -> Vec<(String, String)> {
     alloc::vec![
         (
             String::from("content-type"),

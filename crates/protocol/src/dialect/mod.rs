@@ -38,6 +38,11 @@ use crate::Error;
 
 /// One of the four wire protocols.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(
+    feature = "tsify",
+    derive(tsify::Tsify),
+    tsify(type = "\"loom\" | \"agentloop\" | \"agentchat\" | \"cueso\"")
+)]
 pub enum Dialect {
     /// hi-youichi/loom: `loom-websocket-api.md` + `loom-stream-protocol.md`; endpoint `GET /`.
     Loom,

@@ -1,0 +1,707 @@
+//! `web_fetch`: which URLs may be fetched, and what the model sees of the answer. The host does
+//! the fetching.
+
+use std::net::{Ipv4Addr, Ipv6Addr};
+
+/// The most body bytes the model sees: about 25k tokens of text, a large page without
+/// drowning the context.
+pub const FETCH_MAX_BYTES: usize = 100_000;
+
+/// How long the host waits for a fetch, headers and body together, in milliseconds.
+pub const FETCH_TIMEOUT_MS: u64 = 15_000;
+
+/// The longest URL accepted, in bytes: longer ones are almost always a model pasting content
+/// into the query string.
+pub const MAX_URL_LEN: usize = 2048;
+
+/// Checks that `url` may be fetched: an absolute `http://` or `https://` URL, without
+/// credentials (`user:pass@`), without whitespace, control characters or backslashes, whose
+/// host is a public name or address.
+///
+/// Refused hosts: `localhost` and the private-use suffixes `.localhost`, `.local`,
+/// `.internal`, `.home.arpa`; IP literals that are loopback, private, link-local, shared
+/// (100.64/10), unspecified, multicast, broadcast, documentation or reserved — IPv4 in every
+/// form a WHATWG URL parser accepts (`127.1`, `0x7f.0.0.1`, `2130706433`), IPv6 including
+/// IPv4-mapped and NAT64 addresses of those. Hosts with `%` are refused too (a browser-style
+/// parser would percent-decode them into one of the above).
+///
+/// Names are not resolved here, so a public name pointing at a private address passes: the
+/// host must not be able to reach private networks (a Cloudflare Worker cannot), or must check
+/// resolved addresses itself. A host that follows redirects must call this on every target.
+pub fn check_url(url: &str) -> Result<(), String> {
+    let url = url.trim();
+    if url.is_empty() {
+        return Err("the url is empty".to_string());
+    }
+    if url.len() > MAX_URL_LEN {
+        return Err(format!(
+            "the url is {} bytes long; the limit is {MAX_URL_LEN}",
+            url.len()
+        ));
+    }
+    if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err("the url contains whitespace or control characters".to_string());
+    }
+    if url.contains('\\') {
+        return Err("the url contains a backslash".to_string());
+    }
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return Err(format!(
+            "not an absolute url: {url} (it must start with http:// or https://)"
+        ));
+    };
+    if !scheme.eq_ignore_ascii_case("http") && !scheme.eq_ignore_ascii_case("https") {
+        return Err(format!(
+            "only http:// and https:// urls can be fetched, not {scheme}://"
+        ));
+    }
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    if authority.contains('@') {
+        return Err("urls with credentials (user:password@host) are not allowed".to_string());
+    }
+    let host = host_of(authority)?;
+    if host.contains('%') {
+        return Err(format!("the url's host {host} contains '%'"));
+    }
+    let refuse = |why: &str| {
+        Err(format!(
+            "refusing to fetch {url}: {host} is {why}; only public hosts can be fetched"
+        ))
+    };
+    if let Some(inner) = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+        let ip: Ipv6Addr = inner
+            .parse()
+            .map_err(|_| format!("invalid IPv6 address in the url: {host}"))?;
+        return match ipv6_refusal(ip) {
+            Some(why) => refuse(why),
+            None => Ok(()),
+        };
+    }
+    let name = host.trim_end_matches('.').to_ascii_lowercase();
+    if name.is_empty() {
+        return Err(format!("the url has no host: {url}"));
+    }
+    if name == "localhost"
+        || [".localhost", ".local", ".internal", ".home.arpa"]
+            .iter()
+            .any(|suffix| name.ends_with(suffix))
+    {
+        return refuse("a local name");
+    }
+    let last_label = name.rsplit('.').next().unwrap_or_default();
+    let numeric = !last_label.is_empty()
+        && (last_label.bytes().all(|b| b.is_ascii_digit())
+            || (last_label.starts_with("0x")
+                && last_label[2..].bytes().all(|b| b.is_ascii_hexdigit())));
+    if numeric {
+        let ip = parse_ipv4(&name).ok_or_else(|| format!("invalid IPv4 address: {host}"))?;
+        if let Some(why) = ipv4_refusal(ip) {
+            return refuse(why);
+        }
+    }
+    Ok(())
+}
+
+/// The host of `host[:port]` or `[v6][:port]`, with the port checked.
+fn host_of(authority: &str) -> Result<&str, String> {
+    let (host, port) = if authority.starts_with('[') {
+        match authority.find(']') {
+            Some(end) => {
+                let (host, after) = authority.split_at(end + 1);
+                match after.strip_prefix(':') {
+                    Some(port) => (host, Some(port)),
+                    None if after.is_empty() => (host, None),
+                    None => return Err(format!("invalid host in the url: {authority}")),
+                }
+            }
+            None => return Err(format!("invalid host in the url: {authority}")),
+        }
+    } else {
+        match authority.rsplit_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (authority, None),
+        }
+    };
+    // An empty port (`host:`) means the default one.
+    let valid_port = |p: &str| {
+        p.is_empty()
+            || (p.len() <= 5
+                && p.bytes().all(|b| b.is_ascii_digit())
+                && p.parse::<u32>().is_ok_and(|p| p <= 65_535))
+    };
+    if let Some(port) = port.filter(|p| !valid_port(p)) {
+        return Err(format!("invalid port in the url: {port}"));
+    }
+    if host.is_empty() {
+        return Err("the url has no host".to_string());
+    }
+    Ok(host)
+}
+
+/// An IPv4 host the way WHATWG URL parsers read it: 1 to 4 dot-separated numbers, each
+/// decimal, `0x` hex or `0`-prefixed octal, the last one filling the remaining bytes.
+fn parse_ipv4(host: &str) -> Option<Ipv4Addr> {
+    let parts: Vec<&str> = host.split('.').collect();
+    if parts.len() > 4 {
+        return None;
+    }
+    let mut numbers = Vec::with_capacity(parts.len());
+    for part in &parts {
+        let (digits, radix) =
+            if let Some(hex) = part.strip_prefix("0x").or_else(|| part.strip_prefix("0X")) {
+                (hex, 16)
+            } else if part.len() > 1 && part.starts_with('0') {
+                (&part[1..], 8)
+            } else {
+                (*part, 10)
+            };
+        let value = if digits.is_empty() {
+            // "0x" alone is zero; an empty part ("1..2") is invalid.
+            if radix == 16 {
+                0
+            } else {
+                return None;
+            }
+        } else {
+            u64::from_str_radix(digits, radix).ok()?
+        };
+        numbers.push(value);
+    }
+    let (last, init) = numbers.split_last()?;
+    if init.iter().any(|n| *n > 255) {
+        return None;
+    }
+    let remaining_bits = 8 * (5 - numbers.len() as u32);
+    if *last >= 1u64 << remaining_bits {
+        return None;
+    }
+    let mut address = *last;
+    for (i, n) in init.iter().enumerate() {
+        address |= n << (24 - 8 * i);
+    }
+    u32::try_from(address).ok().map(Ipv4Addr::from)
+}
+
+/// Why `ip` must not be fetched, if it must not.
+fn ipv4_refusal(ip: Ipv4Addr) -> Option<&'static str> {
+    let [a, b, c, _] = ip.octets();
+    if ip.is_loopback() {
+        Some("a loopback address")
+    } else if ip.is_private() {
+        Some("a private address")
+    } else if ip.is_link_local() {
+        Some("a link-local address")
+    } else if a == 0 {
+        Some("an unspecified address")
+    } else if a == 100 && (64..128).contains(&b) {
+        Some("a shared (carrier-grade NAT) address")
+    } else if (a == 192 && b == 0 && c == 0) || (a == 198 && (18..20).contains(&b)) {
+        Some("a reserved address")
+    } else if ip.is_documentation() {
+        Some("a documentation address")
+    } else if a >= 224 {
+        Some("a multicast, broadcast or reserved address")
+    } else {
+        None
+    }
+}
+
+/// Why `ip` must not be fetched, if it must not.
+fn ipv6_refusal(ip: Ipv6Addr) -> Option<&'static str> {
+    let segments = ip.segments();
+    if ip.is_loopback() {
+        Some("a loopback address")
+    } else if ip.is_unspecified() {
+        Some("an unspecified address")
+    } else if ip.is_multicast() {
+        Some("a multicast address")
+    } else if segments[0] & 0xfe00 == 0xfc00 {
+        Some("a private (unique local) address")
+    } else if segments[0] & 0xffc0 == 0xfe80 || segments[0] & 0xffc0 == 0xfec0 {
+        Some("a link-local address")
+    } else if segments[0] == 0x2001 && segments[1] == 0x0db8 {
+        Some("a documentation address")
+    } else if let Some(v4) = ip.to_ipv4() {
+        // IPv4-mapped (::ffff:a.b.c.d) and IPv4-compatible (::a.b.c.d).
+        ipv4_refusal(v4)
+    } else if segments[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+        // NAT64: the last 32 bits are an IPv4 address.
+        let [.., hi, lo] = segments;
+        ipv4_refusal(Ipv4Addr::from((u32::from(hi) << 16) | u32::from(lo)))
+    } else {
+        None
+    }
+}
+
+/// What the model sees of a fetched answer: a status line, then the body as text — HTML
+/// reduced to its text, other text as is, binary content only described.
+///
+/// `body` is what the host read, at most `max_bytes + 1` bytes (see
+/// [`ToolRun::Fetch`](super::ToolRun::Fetch)): anything past `max_bytes` is cut and the cut is
+/// marked. The flag is the tool result's `is_error`: set for any status outside 200–299, whose
+/// body is still shown, since an error page usually says what went wrong.
+///
+/// ```text
+/// HTTP 200 OK (text/html; charset=utf-8)
+///
+/// Example Domain
+/// This domain is for use in illustrative examples in documents.
+/// ```
+pub fn fetch_result(
+    status: u16,
+    content_type: &str,
+    body: &[u8],
+    max_bytes: usize,
+) -> (String, bool) {
+    let is_error = !(200..300).contains(&status);
+    let content_type = content_type.trim();
+    let mut out = format!("HTTP {status}");
+    if let Some(reason) = reason_phrase(status) {
+        out.push(' ');
+        out.push_str(reason);
+    }
+    if !content_type.is_empty() {
+        out.push_str(&format!(" ({content_type})"));
+    }
+    if body.is_empty() {
+        out.push_str("\n\n(empty body)");
+        return (out, is_error);
+    }
+    let truncated = body.len() > max_bytes;
+    let mime = content_type
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    let shown = &body[..utf8_cut(body, max_bytes)];
+    let text = if mime.is_empty() {
+        if looks_like_text(shown) {
+            Some(String::from_utf8_lossy(shown).into_owned())
+        } else {
+            None
+        }
+    } else if is_text_mime(&mime) {
+        Some(decode(shown, content_type))
+    } else {
+        None
+    };
+    let Some(text) = text else {
+        let size = if truncated {
+            format!("more than {max_bytes} bytes")
+        } else {
+            format!("{} bytes", body.len())
+        };
+        out.push_str(&format!(
+            "\n\n(binary content, {size}: not shown; only text can be read)"
+        ));
+        return (out, is_error);
+    };
+    let text = if mime == "text/html" || mime == "application/xhtml+xml" {
+        html_to_text(&text)
+    } else {
+        text
+    };
+    out.push_str("\n\n");
+    out.push_str(&text);
+    if truncated {
+        out.push_str(&format!(
+            "\n\n[truncated: only the first {max_bytes} bytes of the body are shown]"
+        ));
+    }
+    (out, is_error)
+}
+
+/// `max_bytes`, moved back to the start of a UTF-8 character cut in half, so the text does not
+/// end in a replacement character.
+fn utf8_cut(body: &[u8], max_bytes: usize) -> usize {
+    if body.len() <= max_bytes {
+        return body.len();
+    }
+    let mut cut = max_bytes;
+    while cut > 0 && max_bytes - cut < 3 && body[cut] & 0xc0 == 0x80 {
+        cut -= 1;
+    }
+    if body[cut] & 0xc0 == 0x80 {
+        // Not UTF-8 after all: cut where asked.
+        max_bytes
+    } else {
+        cut
+    }
+}
+
+fn is_text_mime(mime: &str) -> bool {
+    mime.starts_with("text/")
+        || mime.ends_with("+json")
+        || mime.ends_with("+xml")
+        || matches!(
+            mime,
+            "application/json"
+                | "application/xml"
+                | "application/javascript"
+                | "application/ecmascript"
+                | "application/x-javascript"
+                | "application/x-www-form-urlencoded"
+                | "application/yaml"
+                | "application/x-yaml"
+                | "application/toml"
+                | "application/sql"
+                | "application/graphql"
+                | "application/x-sh"
+                | "application/ndjson"
+                | "application/x-ndjson"
+        )
+}
+
+/// Without a content type: text if it is UTF-8 without NUL bytes.
+fn looks_like_text(bytes: &[u8]) -> bool {
+    !bytes.contains(&0)
+        && match std::str::from_utf8(bytes) {
+            Ok(_) => true,
+            // Invalid only because a character was cut at the end.
+            Err(e) => e.error_len().is_none(),
+        }
+}
+
+/// Text in the charset `content_type` names: Latin-1 byte by byte, anything else as UTF-8.
+fn decode(bytes: &[u8], content_type: &str) -> String {
+    let lower = content_type.to_ascii_lowercase();
+    let charset = lower
+        .split(';')
+        .filter_map(|p| p.trim().strip_prefix("charset="))
+        .next()
+        .map(|c| c.trim_matches('"'));
+    match charset {
+        Some("iso-8859-1" | "latin1" | "latin-1" | "iso8859-1") => {
+            bytes.iter().map(|&b| char::from(b)).collect()
+        }
+        _ => String::from_utf8_lossy(bytes).into_owned(),
+    }
+}
+
+fn reason_phrase(status: u16) -> Option<&'static str> {
+    Some(match status {
+        200 => "OK",
+        201 => "Created",
+        202 => "Accepted",
+        204 => "No Content",
+        206 => "Partial Content",
+        301 => "Moved Permanently",
+        302 => "Found",
+        303 => "See Other",
+        304 => "Not Modified",
+        307 => "Temporary Redirect",
+        308 => "Permanent Redirect",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        406 => "Not Acceptable",
+        408 => "Request Timeout",
+        410 => "Gone",
+        413 => "Content Too Large",
+        415 => "Unsupported Media Type",
+        429 => "Too Many Requests",
+        500 => "Internal Server Error",
+        501 => "Not Implemented",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        504 => "Gateway Timeout",
+        _ => return None,
+    })
+}
+
+/// The readable text of an HTML document: tags dropped (block-level ones become line breaks,
+/// list items `- `), `script`/`style`/`noscript`/`template`/`svg` contents and comments
+/// dropped, common character references decoded, whitespace collapsed outside `pre`.
+/// Tolerant of any input, well-formed or not; it reads, it does not validate.
+fn html_to_text(html: &str) -> String {
+    let mut text = TextBuilder::default();
+    let mut rest = html;
+    let mut pre_depth = 0usize;
+    while let Some(c) = rest.chars().next() {
+        if c == '<' {
+            if let Some(after) = rest.strip_prefix("<!--") {
+                rest = after.find("-->").map_or("", |end| &after[end + 3..]);
+                continue;
+            }
+            let Some(tag) = parse_tag(rest) else {
+                text.push_char('<', pre_depth > 0);
+                rest = &rest[1..];
+                continue;
+            };
+            rest = &rest[tag.len..];
+            if !tag.closing
+                && matches!(
+                    tag.name.as_str(),
+                    "script" | "style" | "noscript" | "template" | "svg"
+                )
+                && !tag.self_closing
+            {
+                rest = skip_element(rest, &tag.name);
+                continue;
+            }
+            match tag.name.as_str() {
+                "pre" if tag.closing => {
+                    pre_depth = pre_depth.saturating_sub(1);
+                    text.newline();
+                }
+                "pre" => {
+                    pre_depth += 1;
+                    text.newline();
+                }
+                "br" => text.hard_newline(),
+                "li" if !tag.closing => {
+                    text.newline();
+                    text.push_str("- ");
+                }
+                "td" | "th" if !tag.closing => text.space(),
+                name if is_block(name) => text.paragraph(),
+                _ => {}
+            }
+        } else if c == '&' {
+            let (decoded, len) = entity(rest);
+            match decoded {
+                Some(d) => text.push_char(d, pre_depth > 0),
+                None => text.push_char('&', pre_depth > 0),
+            }
+            rest = &rest[len..];
+        } else {
+            text.push_char(c, pre_depth > 0);
+            rest = &rest[c.len_utf8()..];
+        }
+    }
+    text.finish()
+}
+
+struct Tag {
+    name: String,
+    closing: bool,
+    self_closing: bool,
+    /// Bytes of input the tag spans, `<` to `>` inclusive.
+    len: usize,
+}
+
+/// A tag at the start of `s` (which starts with `<`), or `None` if this `<` is just text.
+fn parse_tag(s: &str) -> Option<Tag> {
+    let bytes = s.as_bytes();
+    let mut i = 1;
+    let closing = bytes.get(i) == Some(&b'/');
+    if closing {
+        i += 1;
+    }
+    let special = matches!(bytes.get(i), Some(b'!' | b'?'));
+    if !special && !bytes.get(i).is_some_and(u8::is_ascii_alphabetic) {
+        return None;
+    }
+    let name_start = i;
+    while bytes
+        .get(i)
+        .is_some_and(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'!' | b'?' | b':'))
+    {
+        i += 1;
+    }
+    let name = s[name_start..i].to_ascii_lowercase();
+    // To the closing '>', skipping quoted attribute values.
+    let mut quote: Option<u8> = None;
+    while let Some(&b) = bytes.get(i) {
+        match (quote, b) {
+            (Some(q), b) if b == q => quote = None,
+            (Some(_), _) => {}
+            (None, b'"' | b'\'') => quote = Some(b),
+            (None, b'>') => {
+                return Some(Tag {
+                    self_closing: i > 0 && bytes[i - 1] == b'/',
+                    name,
+                    closing,
+                    len: i + 1,
+                })
+            }
+            (None, _) => {}
+        }
+        i += 1;
+    }
+    // Unterminated: the rest of the document is inside the tag.
+    Some(Tag {
+        name,
+        closing,
+        self_closing: false,
+        len: s.len(),
+    })
+}
+
+/// The input after the closing tag of `name` (case-insensitive); `""` if it never closes.
+fn skip_element<'a>(rest: &'a str, name: &str) -> &'a str {
+    let closing = format!("</{name}");
+    let Some(start) = rest
+        .as_bytes()
+        .windows(closing.len())
+        .position(|w| w.eq_ignore_ascii_case(closing.as_bytes()))
+    else {
+        return "";
+    };
+    match rest[start..].find('>') {
+        Some(end) => &rest[start + end + 1..],
+        None => "",
+    }
+}
+
+fn is_block(name: &str) -> bool {
+    matches!(
+        name,
+        "p" | "div"
+            | "section"
+            | "article"
+            | "main"
+            | "header"
+            | "footer"
+            | "nav"
+            | "aside"
+            | "h1"
+            | "h2"
+            | "h3"
+            | "h4"
+            | "h5"
+            | "h6"
+            | "ul"
+            | "ol"
+            | "dl"
+            | "dt"
+            | "dd"
+            | "table"
+            | "tr"
+            | "blockquote"
+            | "hr"
+            | "title"
+            | "form"
+            | "figure"
+            | "figcaption"
+            | "details"
+            | "summary"
+            | "address"
+            | "body"
+            | "head"
+            | "html"
+    )
+}
+
+/// The character reference at the start of `s` (which starts with `&`) and the bytes it
+/// spans; `(None, 1)` when it is not one, so the `&` is kept as text.
+fn entity(s: &str) -> (Option<char>, usize) {
+    let Some(end) = s.as_bytes().iter().take(34).position(|&b| b == b';') else {
+        return (None, 1);
+    };
+    let name = &s[1..end];
+    let decoded = if let Some(number) = name.strip_prefix('#') {
+        let code = match number.strip_prefix(['x', 'X']) {
+            Some(hex) => u32::from_str_radix(hex, 16).ok(),
+            None => number.parse::<u32>().ok(),
+        };
+        code.map(|c| char::from_u32(c).unwrap_or('\u{fffd}'))
+    } else {
+        match name {
+            "amp" => Some('&'),
+            "lt" => Some('<'),
+            "gt" => Some('>'),
+            "quot" => Some('"'),
+            "apos" => Some('\''),
+            "nbsp" => Some(' '),
+            "ndash" => Some('–'),
+            "mdash" => Some('—'),
+            "hellip" => Some('…'),
+            "lsquo" => Some('‘'),
+            "rsquo" => Some('’'),
+            "ldquo" => Some('“'),
+            "rdquo" => Some('”'),
+            "laquo" => Some('«'),
+            "raquo" => Some('»'),
+            "middot" => Some('·'),
+            "bull" => Some('•'),
+            "copy" => Some('©'),
+            "reg" => Some('®'),
+            "trade" => Some('™'),
+            "times" => Some('×'),
+            "deg" => Some('°'),
+            "euro" => Some('€'),
+            _ => None,
+        }
+    };
+    match decoded {
+        Some(c) => (Some(c), end + 1),
+        None => (None, 1),
+    }
+}
+
+/// Collects text, collapsing whitespace: runs of spaces become one, at most one blank line
+/// between blocks, no spaces at line ends.
+#[derive(Default)]
+struct TextBuilder {
+    out: String,
+    /// A space is due before the next character.
+    space: bool,
+    /// Line breaks due before the next character (capped at 2: one blank line).
+    newlines: usize,
+}
+
+impl TextBuilder {
+    fn push_char(&mut self, c: char, preformatted: bool) {
+        if preformatted {
+            self.flush();
+            self.out.push(c);
+        } else if c.is_whitespace() {
+            self.space();
+        } else {
+            self.flush();
+            self.out.push(c);
+        }
+    }
+
+    fn push_str(&mut self, s: &str) {
+        self.flush();
+        self.out.push_str(s);
+    }
+
+    fn space(&mut self) {
+        self.space = true;
+    }
+
+    fn newline(&mut self) {
+        self.newlines = self.newlines.max(1);
+    }
+
+    /// `<br>`: a line break even where one is already due.
+    fn hard_newline(&mut self) {
+        self.newlines = (self.newlines + 1).min(2);
+    }
+
+    fn paragraph(&mut self) {
+        self.newlines = 2;
+    }
+
+    fn flush(&mut self) {
+        if self.out.is_empty() {
+            self.newlines = 0;
+            self.space = false;
+            return;
+        }
+        if self.newlines > 0 {
+            while self.out.ends_with(' ') {
+                self.out.pop();
+            }
+            for _ in 0..self.newlines {
+                self.out.push('\n');
+            }
+        } else if self.space && !self.out.ends_with(['\n', ' ']) {
+            self.out.push(' ');
+        }
+        self.newlines = 0;
+        self.space = false;
+    }
+
+    fn finish(mut self) -> String {
+        let trimmed = self.out.trim_end().len();
+        self.out.truncate(trimmed);
+        self.out
+    }
+}
