@@ -1,0 +1,133 @@
+//! # weft-worker
+//!
+//! The edge server: routes each request, checks auth and origin before any upgrade, and hands
+//! WebSockets to the session's Durable Object ([`session::Session`]), which speaks the
+//! socket's dialect, runs the agent, and keeps everything in its SQLite storage.
+//!
+//! | route | what |
+//! |---|---|
+//! | `GET /` (upgrade) | loom |
+//! | `GET /agentloop` (upgrade) | agentloop |
+//! | `GET /ws` (upgrade) | agentchat |
+//! | `GET /ws/chat` (upgrade) | cueso |
+//! | any of them with `Sec-WebSocket-Protocol: weft.<dialect>` | that dialect |
+//! | `GET /healthz` | `ok` |
+//! | `GET /` | the demo page |
+
+pub mod session;
+pub mod settings;
+pub mod store;
+
+use weft_protocol::Dialect;
+use worker::{event, Context, Env, Headers, Request, RequestInit, Response, Result, WebSocketPair};
+
+use settings::Settings;
+
+const DEMO_PAGE: &str = include_str!("demo.html");
+
+#[event(start)]
+fn start() {
+    console_error_panic_hook::set_once();
+}
+
+#[event(fetch)]
+async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
+    let settings = Settings::from_env(&env);
+    let url = req.url()?;
+    let path = url.path().to_string();
+    let upgrade = req
+        .headers()
+        .get("Upgrade")?
+        .is_some_and(|u| u.eq_ignore_ascii_case("websocket"));
+    if !upgrade {
+        return match path.as_str() {
+            "/healthz" => Response::ok("ok"),
+            "/" => Response::from_html(DEMO_PAGE),
+            _ => Response::error("not found", 404),
+        };
+    }
+
+    let protocols: Vec<String> = req
+        .headers()
+        .get("Sec-WebSocket-Protocol")?
+        .map(|h| h.split(',').map(|p| p.trim().to_string()).filter(|p| !p.is_empty()).collect())
+        .unwrap_or_default();
+    let dialect = protocols
+        .iter()
+        .find_map(|p| Dialect::from_subprotocol(p))
+        .or_else(|| Dialect::from_endpoint(&path));
+    let Some(dialect) = dialect else {
+        return Response::error("no WebSocket endpoint here: use /, /agentloop, /ws or /ws/chat", 404);
+    };
+
+    if let Some(expected) = &settings.auth_token {
+        let query_token = url.query_pairs().find(|(k, _)| k == "token").map(|(_, v)| v.into_owned());
+        let proto_token = protocols.iter().find_map(|p| p.strip_prefix("weft.token.").map(String::from));
+        let bearer = req
+            .headers()
+            .get("Authorization")?
+            .and_then(|h| h.strip_prefix("Bearer ").map(|t| t.trim().to_string()));
+        let given = query_token.or(proto_token).or(bearer);
+        if !given.is_some_and(|g| constant_time_eq(g.as_bytes(), expected.as_bytes())) {
+            return Response::error("missing or wrong auth token", 401);
+        }
+    }
+
+    // Chrome fails the handshake if it offered protocols and none is echoed: echo the dialect's,
+    // else the first offered.
+    let echo = protocols
+        .iter()
+        .find(|p| Dialect::from_subprotocol(p).is_some())
+        .or_else(|| protocols.first())
+        .cloned();
+
+    let origin = req.headers().get("Origin")?;
+    let forbidden = match (&origin, settings.allowed_origins.is_empty()) {
+        (Some(o), false) => !settings.allowed_origins.iter().any(|a| a == o || a == "*"),
+        _ => false,
+    };
+    if forbidden {
+        // cueso (specs/README): accept, then close with 4003 so the browser sees the reason.
+        let pair = WebSocketPair::new()?;
+        pair.server.accept()?;
+        pair.server.close(Some(4003), Some("origin not allowed"))?;
+        let response = Response::from_websocket(pair.client)?;
+        return Ok(match echo {
+            Some(p) => {
+                let headers = Headers::new();
+                headers.set("Sec-WebSocket-Protocol", &p)?;
+                response.with_headers(headers)
+            }
+            None => response,
+        });
+    }
+
+    let session_id = url
+        .query_pairs()
+        .find(|(k, _)| k == "session_id")
+        .map(|(_, v)| v.into_owned())
+        .filter(|s| !s.is_empty() && s.len() <= 128)
+        .unwrap_or_else(session::uuid);
+
+    let mut target = url::Url::parse("https://session.internal/connect").map_err(|e| worker::Error::RustError(e.to_string()))?;
+    target
+        .query_pairs_mut()
+        .append_pair("dialect", dialect.as_str())
+        .append_pair("session", &session_id);
+    if let Some(p) = &echo {
+        target.query_pairs_mut().append_pair("protocol", p);
+    }
+    let mut init = RequestInit::new();
+    init.with_headers(req.headers().clone());
+    let forwarded = Request::new_with_init(target.as_str(), &init)?;
+    let stub = env.durable_object("SESSIONS")?.id_from_name(&session_id)?.get_stub()?;
+    stub.fetch_with_request(forwarded).await
+}
+
+/// Compares secrets without an early exit, so timing does not reveal a matching prefix.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}

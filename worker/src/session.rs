@@ -1,0 +1,801 @@
+//! The Session Durable Object: one per session, holding its sockets (hibernatable), its SQLite
+//! storage, and at most one active run, driven through the agent engine's effects.
+
+use std::cell::{Cell, RefCell};
+use std::collections::{HashMap, VecDeque};
+
+use futures_util::StreamExt;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use weft_agent::engine::{self, Effect, Input, Output, Run, Start, ToolInfo};
+use weft_agent::provider::{ProviderError, ToolDef};
+use weft_agent::tools::{self, ToolHost, ToolRun, Workspace};
+use weft_protocol::command::{ApprovalDecision, ClientTools, Command, RunCommand};
+use weft_protocol::event::ToolSpec;
+use weft_protocol::{Agent, Dialect, Encoder, Event, Limits, Review, Sequenced};
+use worker::{
+    durable_object, DurableObject, Env, Fetch, Headers, Method, Request, RequestInit, Response, Result, State,
+    WebSocket, WebSocketIncomingMessage, WebSocketPair,
+};
+
+use crate::settings::Settings;
+use crate::store::{SqlWorkspace, Store};
+
+/// What the DO remembers about each socket across hibernation (its attachment).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct SocketInfo {
+    dialect: String,
+    session_id: String,
+    /// Whether this socket answers approval requests.
+    approvals: bool,
+    /// Tools this socket runs itself.
+    tools: Vec<ClientTool>,
+    /// Rate limiting: the current window's start (ms) and frames seen in it.
+    window_start: f64,
+    window_frames: u32,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct ClientTool {
+    name: String,
+    description: Option<String>,
+    input_schema: Value,
+    read_only: bool,
+}
+
+impl SocketInfo {
+    fn dialect(&self) -> Dialect {
+        Dialect::parse(&self.dialect).unwrap_or(Dialect::Loom)
+    }
+    fn can_approve(&self) -> bool {
+        // loom and agentloop have approvals in their protocols; the others opt in.
+        self.approvals || matches!(self.dialect(), Dialect::Loom | Dialect::Agentloop)
+    }
+}
+
+/// The Session Durable Object.
+#[durable_object]
+pub struct Session {
+    state: State,
+    settings: Settings,
+    store: RefCell<Option<Store>>,
+    /// The active run, loaded lazily from its checkpoint after a wake-up.
+    run: RefCell<Option<Run>>,
+    /// Effects the engine asked for that are not carried out yet.
+    pending: RefCell<VecDeque<Effect>>,
+    /// A run is being driven (an await is in flight).
+    driving: Cell<bool>,
+    /// `cancel` arrived while an LLM stream was in flight.
+    cancel: Cell<bool>,
+    /// Frame counters per (run, dialect): every socket of a dialect gets the same numbering.
+    encoders: RefCell<HashMap<(String, Dialect), Encoder>>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("settings", &self.settings)
+            .field("driving", &self.driving.get())
+            .finish_non_exhaustive()
+    }
+}
+
+impl DurableObject for Session {
+    fn new(state: State, env: Env) -> Self {
+        Session {
+            settings: Settings::from_env(&env),
+            state,
+            store: RefCell::new(None),
+            run: RefCell::new(None),
+            pending: RefCell::new(VecDeque::new()),
+            driving: Cell::new(false),
+            cancel: Cell::new(false),
+            encoders: RefCell::new(HashMap::new()),
+        }
+    }
+
+    async fn fetch(&self, req: Request) -> Result<Response> {
+        let url = req.url()?;
+        let query: HashMap<String, String> = url.query_pairs().into_owned().collect();
+        let dialect = query.get("dialect").and_then(|d| Dialect::parse(d)).unwrap_or(Dialect::Loom);
+        let session_id = query.get("session").cloned().unwrap_or_default();
+        let protocol = query.get("protocol").cloned();
+        let pair = WebSocketPair::new()?;
+        self.state.accept_web_socket(&pair.server);
+        let info = SocketInfo {
+            dialect: dialect.as_str().into(),
+            session_id,
+            ..SocketInfo::default()
+        };
+        pair.server.serialize_attachment(&info)?;
+        // A run interrupted by a restart continues as soon as anyone is back.
+        self.resume_orphaned_run().await;
+        let response = Response::from_websocket(pair.client)?;
+        Ok(match protocol {
+            Some(p) => {
+                let headers = Headers::new();
+                headers.set("Sec-WebSocket-Protocol", &p)?;
+                response.with_headers(headers)
+            }
+            None => response,
+        })
+    }
+
+    async fn websocket_message(&self, ws: WebSocket, message: WebSocketIncomingMessage) -> Result<()> {
+        let Some(mut info) = ws.deserialize_attachment::<SocketInfo>().ok().flatten() else {
+            return Ok(());
+        };
+        let bytes = match message {
+            WebSocketIncomingMessage::String(s) => s.into_bytes(),
+            WebSocketIncomingMessage::Binary(b) => b,
+        };
+        if self.rate_limited(&ws, &mut info) {
+            return Ok(());
+        }
+        let limits = Limits {
+            max_frame_bytes: self.settings.max_frame_bytes,
+        };
+        match info.dialect().decode_request(&bytes, limits) {
+            Ok(command) => self.command(&ws, &mut info, command).await,
+            Err(e) => self.reply(
+                &ws,
+                &info,
+                Event::Error {
+                    message: e.to_string(),
+                    code: Some(e.code().into()),
+                    id: None,
+                    details: None,
+                },
+            ),
+        }
+        Ok(())
+    }
+
+    async fn websocket_close(&self, ws: WebSocket, code: usize, reason: String, _was_clean: bool) -> Result<()> {
+        // Echoing 1005/1006/1015 throws (TOOLCHAIN.md): close normally instead. A disconnect
+        // never cancels a run.
+        let code = match code {
+            1005 | 1006 | 1015 => 1000,
+            c => c as u16,
+        };
+        let _ = ws.close(Some(code), Some(reason));
+        Ok(())
+    }
+
+    async fn websocket_error(&self, _ws: WebSocket, _error: worker::Error) -> Result<()> {
+        Ok(())
+    }
+}
+
+impl Session {
+    fn store(&self) -> Store {
+        if let Some(s) = self.store.borrow().as_ref() {
+            return s.clone();
+        }
+        let store = Store::open(self.state.storage().sql());
+        *self.store.borrow_mut() = Some(store.clone());
+        store
+    }
+
+    fn session_id(&self, info: &SocketInfo) -> String {
+        if info.session_id.is_empty() {
+            self.state.id().to_string()
+        } else {
+            info.session_id.clone()
+        }
+    }
+
+    /// Counts frames per socket per minute; over the limit, the frame is answered with an
+    /// error and dropped. Other sockets and sessions are unaffected.
+    fn rate_limited(&self, ws: &WebSocket, info: &mut SocketInfo) -> bool {
+        let now = js_sys::Date::now();
+        if now - info.window_start > 60_000.0 {
+            info.window_start = now;
+            info.window_frames = 0;
+        }
+        info.window_frames += 1;
+        let _ = ws.serialize_attachment(&*info);
+        if info.window_frames > self.settings.rate_limit_per_minute {
+            if info.window_frames == self.settings.rate_limit_per_minute + 1 {
+                self.reply(ws, info, error_event("too many messages: slow down", "rate_limited", None));
+            }
+            return true;
+        }
+        false
+    }
+
+    /// Sends a reply (not part of a run) to one socket, in its dialect.
+    fn reply(&self, ws: &WebSocket, info: &SocketInfo, event: Event) {
+        let mut encoder = Encoder::new(info.dialect(), salt());
+        for frame in encoder.encode(&Sequenced::bare(event)) {
+            let _ = ws.send_with_str(frame);
+        }
+    }
+
+    fn sockets(&self) -> Vec<(WebSocket, SocketInfo)> {
+        self.state
+            .get_websockets()
+            .into_iter()
+            .filter_map(|ws| {
+                let info = ws.deserialize_attachment::<SocketInfo>().ok().flatten()?;
+                Some((ws, info))
+            })
+            .collect()
+    }
+
+    async fn command(&self, ws: &WebSocket, info: &mut SocketInfo, command: Command) {
+        match command {
+            Command::Ping { id } => self.reply(ws, info, Event::Pong { id }),
+            Command::Run(run) => self.start_run(ws, info, run).await,
+            Command::ApprovalResponse(decision) => self.approve(ws, info, decision).await,
+            Command::ToolResult(result) => {
+                let input = Input::ToolResult {
+                    call_id: result.call_id,
+                    result: result.result,
+                    is_error: result.is_error,
+                };
+                self.feed(ws, info, input).await;
+            }
+            Command::ClientTools(ClientTools { tools, approvals }) => {
+                info.approvals |= approvals;
+                info.tools = tools.into_iter().map(client_tool).collect();
+                let _ = ws.serialize_attachment(&*info);
+            }
+            Command::Resume(resume) => self.resume(ws, info, &resume.run_id, resume.after_event_id),
+            Command::Cancel { run_id } => self.cancel(ws, info, &run_id).await,
+            Command::ToolsList(q) => {
+                let tools = self.tool_specs();
+                self.reply(ws, info, Event::ToolsList { id: q.id, tools });
+            }
+            Command::ToolShow(q) => {
+                let spec = self.tool_specs().into_iter().find(|t| t.name == q.name);
+                let event = match spec {
+                    None => error_event(&format!("tool not found: {}", q.name), "tool_not_found", Some(q.id)),
+                    Some(spec) => match q.output {
+                        Some(weft_protocol::command::ToolFormat::Json) => Event::ToolShow {
+                            id: q.id,
+                            tool: Some(tools::spec_json(&spec)),
+                            tool_yaml: None,
+                        },
+                        _ => Event::ToolShow {
+                            id: q.id,
+                            tool: None,
+                            tool_yaml: Some(tools::spec_yaml(&spec)),
+                        },
+                    },
+                };
+                self.reply(ws, info, event);
+            }
+            Command::UserMessages(q) => {
+                let event = if q.thread_id != self.session_id(info) {
+                    Event::UserMessages {
+                        id: q.id,
+                        thread_id: q.thread_id,
+                        messages: Vec::new(),
+                        has_more: Some(false),
+                    }
+                } else {
+                    let limit = q.limit.unwrap_or(100).clamp(1, 1000);
+                    match self.store().messages(q.before, limit) {
+                        Ok((messages, has_more)) => Event::UserMessages {
+                            id: q.id,
+                            thread_id: q.thread_id,
+                            messages,
+                            has_more: Some(has_more),
+                        },
+                        Err(e) => error_event(&format!("could not read the history: {e}"), "storage", Some(q.id)),
+                    }
+                };
+                self.reply(ws, info, event);
+            }
+            Command::ContextInfo { .. } => {
+                let state = self.store().session_state().unwrap_or_default();
+                let defs: Vec<ToolDef> = self.tool_infos().into_iter().map(|t| t.def).collect();
+                let config = self.settings.engine_config();
+                let tokens = engine::context::estimate(&config.system_prompt, &state.history, &defs);
+                self.reply(
+                    ws,
+                    info,
+                    Event::ContextInfo {
+                        token_count: tokens,
+                        usage_percent: engine::context::percent(tokens, config.context_window),
+                        transcript_length: state.history.len() as u64,
+                        max_tokens: config.context_window,
+                        strategy: engine::context::STRATEGY.into(),
+                    },
+                );
+            }
+            Command::Compact { .. } => {
+                if self.busy() {
+                    self.reply(ws, info, error_event("a run is in progress; compact after it ends", "busy", None));
+                    return;
+                }
+                let state = self.store().session_state().unwrap_or_default();
+                let run_id = format!("compact-{}", uuid());
+                let run = Run::compact(self.settings.engine_config(), self.tool_infos(), state, &self.session_id(info), &run_id);
+                *self.run.borrow_mut() = Some(run);
+                self.drive().await;
+            }
+            _ => self.reply(ws, info, error_event("this request is not supported here", "unsupported", None)),
+        }
+    }
+
+    fn busy(&self) -> bool {
+        self.run.borrow().as_ref().is_some_and(|r| !r.is_finished())
+            || self.store().active_run().ok().flatten().is_some()
+    }
+
+    fn tool_infos(&self) -> Vec<ToolInfo> {
+        let mut infos: Vec<ToolInfo> = tools::builtin_specs()
+            .into_iter()
+            .map(|spec| ToolInfo {
+                needs_approval: tools::needs_approval(&spec.name),
+                def: def_of(&spec),
+                client: false,
+            })
+            .collect();
+        for (_, info) in self.sockets() {
+            for t in info.tools {
+                if infos.iter().any(|i| i.def.name == t.name) {
+                    continue;
+                }
+                infos.push(ToolInfo {
+                    def: ToolDef {
+                        name: t.name.clone(),
+                        description: t.description.clone().unwrap_or_default(),
+                        input_schema: t.input_schema.clone(),
+                    },
+                    needs_approval: !t.read_only,
+                    client: true,
+                });
+            }
+        }
+        infos
+    }
+
+    fn tool_specs(&self) -> Vec<ToolSpec> {
+        let mut specs: Vec<ToolSpec> = self
+            .tool_infos()
+            .into_iter()
+            .map(|i| ToolSpec {
+                name: i.def.name,
+                description: Some(i.def.description),
+                input_schema: i.def.input_schema,
+                read_only: !i.needs_approval,
+            })
+            .collect();
+        specs.sort_by(|a, b| a.name.cmp(&b.name));
+        specs
+    }
+
+    async fn start_run(&self, ws: &WebSocket, info: &SocketInfo, run: RunCommand) {
+        let session_id = self.session_id(info);
+        if let Some(thread) = run.thread_id.as_deref().filter(|t| *t != session_id) {
+            let msg = format!(
+                "thread_id {thread} is not this connection's session ({session_id}); connect with ?session_id={thread}"
+            );
+            return self.reply(ws, info, error_event(&msg, "wrong_session", run.id));
+        }
+        if run.agent != Agent::React {
+            let msg = format!("agent not available yet: {}", run.agent.as_str());
+            return self.reply(ws, info, error_event(&msg, "agent_unavailable", run.id));
+        }
+        if self.busy() {
+            let active = self.store().active_run().ok().flatten().map(|r| r.run_id).unwrap_or_default();
+            let msg = format!("a run is already in progress ({active}): wait for it to end or cancel it");
+            return self.reply(ws, info, error_event(&msg, "busy", run.id));
+        }
+        let run_id = run.id.clone().unwrap_or_else(|| format!("run-{}", uuid()));
+        let store = self.store();
+        if store.run(&run_id).ok().flatten().is_some() {
+            let msg = format!("run id {run_id} was already used in this session");
+            return self.reply(ws, info, error_event(&msg, "duplicate_run_id", Some(run_id)));
+        }
+        let state = store.session_state().unwrap_or_default();
+        let start = Start {
+            run_id: run_id.clone(),
+            session_id,
+            message: run.message.clone(),
+            agent: run.agent,
+        };
+        let mut engine_run = Run::new(self.settings.engine_config(), self.tool_infos(), state, &start);
+        let _ = store.add_message("user", &run.message, &run_id);
+        let _ = store.save_run(&run_id, "running", &engine_run.checkpoint(), js_sys::Date::now() as i64);
+        engine_run.start();
+        *self.run.borrow_mut() = Some(engine_run);
+        self.drive().await;
+    }
+
+    /// Loads the active run from its checkpoint if it is not in memory (after hibernation or a
+    /// restart). Returns whether there is one.
+    fn load_active_run(&self) -> bool {
+        if self.run.borrow().as_ref().is_some_and(|r| !r.is_finished()) {
+            return true;
+        }
+        let store = self.store();
+        let Some(row) = store.active_run().ok().flatten() else {
+            return false;
+        };
+        let Ok(mut run) = Run::restore(&row.checkpoint) else {
+            return false;
+        };
+        let last = store.last_event_id(&row.run_id).unwrap_or(0);
+        run.resume(last);
+        *self.run.borrow_mut() = Some(run);
+        true
+    }
+
+    async fn resume_orphaned_run(&self) {
+        if !self.driving.get() && self.run.borrow().is_none() && self.load_active_run() {
+            self.drive().await;
+        }
+    }
+
+    async fn approve(&self, ws: &WebSocket, info: &SocketInfo, decision: ApprovalDecision) {
+        if !info.can_approve() {
+            return self.reply(
+                ws,
+                info,
+                error_event("this socket cannot approve: send client_tools with approvals: true first", "not_allowed", None),
+            );
+        }
+        self.feed(ws, info, Input::Approval(decision)).await;
+    }
+
+    /// Feeds an input to the active run and drives it; a refused input (forged or stale call
+    /// id, nothing pending) is answered with an error and changes nothing.
+    async fn feed(&self, ws: &WebSocket, info: &SocketInfo, input: Input) {
+        if !self.load_active_run() {
+            return self.reply(ws, info, error_event("no run is waiting for that", "no_active_run", None));
+        }
+        let result = match self.run.borrow_mut().as_mut() {
+            Some(run) => run.handle(input),
+            None => return,
+        };
+        if let Err(e) = result {
+            return self.reply(ws, info, error_event(&e.to_string(), "stale", None));
+        }
+        self.drive().await;
+    }
+
+    async fn cancel(&self, ws: &WebSocket, info: &SocketInfo, run_id: &str) {
+        let active = self.load_active_run() && self.run.borrow().as_ref().is_some_and(|r| r.run_id() == run_id);
+        if !active {
+            let msg = format!("no active run {run_id} in this session");
+            return self.reply(ws, info, error_event(&msg, "no_active_run", None));
+        }
+        if self.driving.get() {
+            // An LLM stream is in flight: it stops at its next chunk.
+            self.cancel.set(true);
+            return;
+        }
+        self.feed(ws, info, Input::Cancel).await;
+    }
+
+    /// Replays a run's frames after `after` in this socket's dialect; live frames follow as
+    /// they are published (the replay is synchronous, so nothing slips in between).
+    fn resume(&self, ws: &WebSocket, info: &SocketInfo, run_id: &str, after: u64) {
+        let store = self.store();
+        if store.run(run_id).ok().flatten().is_none() {
+            let msg = format!("unknown run {run_id} in this session");
+            return self.reply(ws, info, error_event(&msg, "unknown_run", None));
+        }
+        let mut encoder = Encoder::new(info.dialect(), salt());
+        for json in store.events(run_id).unwrap_or_default() {
+            let Some(ev) = decode_logged(run_id, &json) else { continue };
+            for frame in encoder.encode(&ev) {
+                if encoder.frames_sent() > after {
+                    let _ = ws.send_with_str(frame);
+                }
+            }
+        }
+    }
+
+    // --- driving a run -------------------------------------------------------------------
+
+    /// Carries out the active run's events and effects until it waits for something outside.
+    async fn drive(&self) {
+        if self.driving.replace(true) {
+            return; // the loop already running picks up the new outputs
+        }
+        loop {
+            self.drain_run();
+            let next = self.pending.borrow_mut().pop_front();
+            let Some(effect) = next else { break };
+            self.effect(effect).await;
+        }
+        self.driving.set(false);
+    }
+
+    /// Publishes the run's queued events and queues its effects.
+    fn drain_run(&self) {
+        loop {
+            let out = self.run.borrow_mut().as_mut().and_then(Run::poll);
+            match out {
+                Some(Output::Event(ev)) => self.publish(ev),
+                Some(Output::Effect(e)) => self.pending.borrow_mut().push_back(e),
+                None => return,
+            }
+        }
+    }
+
+    fn handle(&self, input: Input) {
+        if let Some(run) = self.run.borrow_mut().as_mut() {
+            let _ = run.handle(input);
+        }
+        self.drain_run();
+    }
+
+    async fn effect(&self, effect: Effect) {
+        match effect {
+            Effect::CallLlm(request) => self.call_llm(request).await,
+            Effect::RunTool {
+                call_id,
+                name,
+                arguments,
+                client,
+            } => {
+                if client {
+                    // The socket that declared it saw the tool_call event and answers with
+                    // tool_result; if it is gone, the model is told.
+                    let present = self.sockets().iter().any(|(_, i)| i.tools.iter().any(|t| t.name == name));
+                    if !present {
+                        self.handle(Input::ToolResult {
+                            call_id,
+                            result: format!("the client that runs {name} is not connected"),
+                            is_error: true,
+                        });
+                    }
+                    return;
+                }
+                let outcome = {
+                    let store = self.store();
+                    let mut host = Host {
+                        workspace: SqlWorkspace { store: &store },
+                    };
+                    tools::run_builtin(&name, &arguments, &mut host)
+                };
+                let (result, is_error) = match outcome {
+                    ToolRun::Done { result, is_error } => (result, is_error),
+                    ToolRun::Fetch { url, max_bytes, .. } => web_fetch(&url, max_bytes).await,
+                };
+                self.handle(Input::ToolResult {
+                    call_id,
+                    result,
+                    is_error,
+                });
+            }
+            Effect::AwaitApproval { call_id } => {
+                if !self.sockets().iter().any(|(_, i)| i.can_approve()) {
+                    // Nobody can answer: deny at once so no client is left hanging and nothing
+                    // mutating runs behind anyone's back (DESIGN.md).
+                    self.handle(Input::Approval(ApprovalDecision {
+                        call_id: Some(call_id),
+                        review: Review::NoContinue,
+                        custom_deny_message: Some("no connected client can approve tool calls".into()),
+                        explanation: None,
+                    }));
+                }
+            }
+            Effect::Checkpoint => self.checkpoint("running"),
+            Effect::Finished => {
+                self.checkpoint("done");
+                let run = self.run.borrow_mut().take();
+                if let Some(run) = run {
+                    let store = self.store();
+                    let _ = store.save_session_state(run.session());
+                    if let Some(reply) = last_reply(run.session()) {
+                        let _ = store.add_message("assistant", &reply, run.run_id());
+                    }
+                }
+            }
+        }
+    }
+
+    fn checkpoint(&self, status: &str) {
+        let cell = self.run.borrow();
+        if let Some(run) = cell.as_ref() {
+            let status = if run.is_finished() { "done" } else { status };
+            let _ = self.store().save_run(run.run_id(), status, &run.checkpoint(), js_sys::Date::now() as i64);
+        }
+    }
+
+    /// Logs an event, then sends it to every socket of the session in its own dialect.
+    fn publish(&self, ev: Sequenced) {
+        let Some(run_id) = ev.envelope.run_id.clone() else { return };
+        let event_id = ev.envelope.event_id.unwrap_or(0);
+        let store = self.store();
+        let json = serde_json::to_string(&ev).unwrap_or_default();
+        let _ = store.append_event(&run_id, event_id, &json);
+        for (ws, info) in self.sockets() {
+            let dialect = info.dialect();
+            let mut encoders = self.encoders.borrow_mut();
+            let encoder = encoders.entry((run_id.clone(), dialect)).or_insert_with(|| {
+                // After a wake-up, count the frames this dialect already got for the run.
+                let mut e = Encoder::new(dialect, salt());
+                for logged in store.events(&run_id).unwrap_or_default() {
+                    if let Some(prev) = decode_logged(&run_id, &logged) {
+                        if prev.envelope.event_id >= Some(event_id) {
+                            break;
+                        }
+                        let _ = e.encode(&prev);
+                    }
+                }
+                e
+            });
+            for frame in encoder.encode(&ev) {
+                let _ = ws.send_with_str(frame);
+            }
+        }
+    }
+
+    async fn call_llm(&self, request: weft_agent::provider::ChatRequest) {
+        let config = &self.settings.provider;
+        let http = config.build_request(&request);
+        let headers = Headers::new();
+        for (k, v) in &http.headers {
+            let _ = headers.set(k, v);
+        }
+        let mut init = RequestInit::new();
+        init.with_method(Method::Post).with_headers(headers).with_body(Some(http.body.clone().into()));
+        let response = match Request::new_with_init(&http.url, &init) {
+            Ok(req) => Fetch::Request(req).send().await,
+            Err(e) => Err(e),
+        };
+        let provider = config.provider;
+        let mut response = match response {
+            Ok(r) => r,
+            Err(e) => {
+                return self.handle(Input::LlmFailed(network_error(provider, &e.to_string())));
+            }
+        };
+        if response.status_code() != 200 {
+            let status = response.status_code();
+            let pairs: Vec<(String, String)> = response.headers().entries().collect();
+            let body = response.text().await.unwrap_or_default();
+            let err = ProviderError::from_http(provider, status, pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())), body.as_bytes());
+            return self.handle(Input::LlmFailed(err));
+        }
+        let mut stream = match response.stream() {
+            Ok(s) => s,
+            Err(e) => return self.handle(Input::LlmFailed(network_error(provider, &e.to_string()))),
+        };
+        let mut decoder = config.decoder();
+        while let Some(chunk) = stream.next().await {
+            if self.cancel.replace(false) {
+                return self.handle(Input::Cancel);
+            }
+            let bytes = match chunk {
+                Ok(b) => b,
+                Err(e) => return self.handle(Input::LlmFailed(network_error(provider, &e.to_string()))),
+            };
+            let pushed = decoder.push(&bytes);
+            while let Some(delta) = decoder.poll() {
+                self.handle(Input::Llm(delta));
+            }
+            if let Err(e) = pushed {
+                return self.handle(Input::LlmFailed(e));
+            }
+            if self.run.borrow().as_ref().is_none_or(Run::is_finished) {
+                return;
+            }
+        }
+        if self.cancel.replace(false) {
+            return self.handle(Input::Cancel);
+        }
+        match decoder.finish() {
+            Ok(()) => {
+                while let Some(delta) = decoder.poll() {
+                    self.handle(Input::Llm(delta));
+                }
+                self.handle(Input::LlmEnd);
+            }
+            Err(e) => self.handle(Input::LlmFailed(e)),
+        }
+    }
+}
+
+/// The tool host of a session: its workspace and the clock.
+struct Host<'a> {
+    workspace: SqlWorkspace<'a>,
+}
+
+impl ToolHost for Host<'_> {
+    fn workspace(&mut self) -> &mut dyn Workspace {
+        &mut self.workspace
+    }
+    fn now_ms(&self) -> i64 {
+        js_sys::Date::now() as i64
+    }
+}
+
+async fn web_fetch(url: &str, max_bytes: usize) -> (String, bool) {
+    let response = match Request::new(url, Method::Get) {
+        Ok(req) => Fetch::Request(req).send().await,
+        Err(e) => Err(e),
+    };
+    let mut response = match response {
+        Ok(r) => r,
+        Err(e) => return (format!("fetch failed: {e}"), true),
+    };
+    let status = response.status_code();
+    let content_type = response.headers().get("content-type").ok().flatten().unwrap_or_default();
+    let mut body = Vec::new();
+    if let Ok(mut stream) = response.stream() {
+        while let Some(Ok(chunk)) = stream.next().await {
+            body.extend_from_slice(&chunk);
+            if body.len() > max_bytes {
+                break;
+            }
+        }
+    }
+    tools::fetch_result(status, &content_type, &body, max_bytes)
+}
+
+fn network_error(provider: weft_agent::provider::Provider, message: &str) -> ProviderError {
+    ProviderError::Stream {
+        provider,
+        status: None,
+        code: Some("network".into()),
+        message: format!("could not reach the model: {message}"),
+    }
+}
+
+fn error_event(message: &str, code: &str, id: Option<String>) -> Event {
+    Event::Error {
+        message: message.into(),
+        code: Some(code.into()),
+        id,
+        details: None,
+    }
+}
+
+fn client_tool(spec: ToolSpec) -> ClientTool {
+    ClientTool {
+        name: spec.name,
+        description: spec.description,
+        input_schema: spec.input_schema,
+        read_only: spec.read_only,
+    }
+}
+
+fn def_of(spec: &ToolSpec) -> ToolDef {
+    ToolDef {
+        name: spec.name.clone(),
+        description: spec.description.clone().unwrap_or_default(),
+        input_schema: spec.input_schema.clone(),
+    }
+}
+
+fn decode_logged(run_id: &str, json: &str) -> Option<Sequenced> {
+    let map: serde_json::Map<String, Value> = serde_json::from_str(json).ok()?;
+    let mut ev = Sequenced::from_json(&map).ok()?;
+    ev.envelope.run_id = Some(run_id.into());
+    Some(ev)
+}
+
+fn last_reply(state: &engine::Session) -> Option<String> {
+    state.history.iter().rev().find_map(|m| match m {
+        weft_agent::provider::ChatMessage::Assistant { content, .. } if !content.is_empty() => Some(content.clone()),
+        _ => None,
+    })
+}
+
+/// A random UUID v4 from the runtime's `crypto.randomUUID()`.
+pub fn uuid() -> String {
+    let global = js_sys::global();
+    js_sys::Reflect::get(&global, &"crypto".into())
+        .and_then(|crypto| {
+            let f = js_sys::Reflect::get(&crypto, &"randomUUID".into())?;
+            js_sys::Function::from(f).call0(&crypto)
+        })
+        .ok()
+        .and_then(|v| v.as_string())
+        .unwrap_or_else(|| format!("{:x}", (js_sys::Math::random() * 1e16) as u64))
+}
+
+/// Salt for agentloop frame ids. Constant per deployment so a replay reproduces the ids a live
+/// socket got; ids still differ between runs and sessions (they hash the run id).
+fn salt() -> u64 {
+    0x7765_6674 // "weft"
+}

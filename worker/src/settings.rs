@@ -1,0 +1,119 @@
+//! Configuration, read from the Worker's environment (`wrangler.toml` vars, `.dev.vars` and
+//! secrets locally; `npm start` writes `.dev.vars` from its own environment).
+
+use weft_agent::engine::Config;
+use weft_agent::provider::{Provider, ProviderConfig};
+use worker::Env;
+
+/// Where the scripted LLM listens when no provider key is configured.
+pub const DEFAULT_SCRIPTED_LLM_URL: &str = "http://127.0.0.1:8787/v1";
+
+/// Everything the server reads from its environment.
+#[derive(Clone)]
+pub struct Settings {
+    /// The LLM provider to call (with its key).
+    pub provider: ProviderConfig,
+    /// Whether that is the scripted local model (no key configured).
+    pub scripted: bool,
+    /// `WEFT_AUTH_TOKEN`: when set, every request must carry it.
+    pub auth_token: Option<String>,
+    /// `ALLOWED_ORIGINS`: when set, browsers from other origins are refused (close 4003).
+    pub allowed_origins: Vec<String>,
+    /// `PAUSE_AFTER`: tools after which a run pauses (cueso).
+    pub pause_after: Vec<String>,
+    /// `MAX_ITERATIONS`: LLM round trips per run (default 10).
+    pub max_iterations: u32,
+    /// `CONTEXT_WINDOW`: the model's window in tokens (default 128000).
+    pub context_window: u64,
+    /// `MAX_FRAME_BYTES`: largest accepted frame (default 1 MiB).
+    pub max_frame_bytes: usize,
+    /// `RATE_LIMIT_PER_MINUTE`: frames per socket per minute (default 600).
+    pub rate_limit_per_minute: u32,
+}
+
+impl std::fmt::Debug for Settings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // ProviderConfig's own Debug masks the key; the auth token is masked here.
+        f.debug_struct("Settings")
+            .field("provider", &self.provider)
+            .field("scripted", &self.scripted)
+            .field("auth_token", &self.auth_token.as_ref().map(|_| "***"))
+            .field("allowed_origins", &self.allowed_origins)
+            .finish_non_exhaustive()
+    }
+}
+
+fn var(env: &Env, name: &str) -> Option<String> {
+    env.secret(name)
+        .map(|s| s.to_string())
+        .or_else(|_| env.var(name).map(|v| v.to_string()))
+        .ok()
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
+}
+
+fn list(env: &Env, name: &str) -> Vec<String> {
+    var(env, name)
+        .map(|v| v.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect())
+        .unwrap_or_default()
+}
+
+fn number<T: std::str::FromStr>(env: &Env, name: &str, default: T) -> T {
+    var(env, name).and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+impl Settings {
+    /// Reads the settings.
+    pub fn from_env(env: &Env) -> Settings {
+        let model = var(env, "MODEL");
+        let choice = var(env, "PROVIDER").and_then(|p| Provider::from_name(&p.to_lowercase()));
+        let keys = [
+            (Provider::OpenAi, var(env, "OPENAI_API_KEY"), "gpt-4o-mini"),
+            (Provider::Anthropic, var(env, "ANTHROPIC_API_KEY"), "claude-haiku-4-5"),
+            (Provider::Gemini, var(env, "GEMINI_API_KEY"), "gemini-2.5-flash"),
+        ];
+        let configured = keys
+            .iter()
+            .find(|(p, key, _)| key.is_some() && choice.is_none_or(|c| c == *p || (c == Provider::OpenAiResponses && *p == Provider::OpenAi)));
+        let (provider, scripted) = match configured {
+            Some((p, Some(key), default_model)) => {
+                let p = choice.unwrap_or(*p);
+                let mut config = ProviderConfig::new(p, key.clone(), model.clone().unwrap_or_else(|| (*default_model).into()));
+                if matches!(p, Provider::OpenAi | Provider::OpenAiResponses) {
+                    if let Some(base) = var(env, "OPENAI_BASE_URL") {
+                        config = config.with_base_url(base);
+                    }
+                }
+                (config, false)
+            }
+            _ => {
+                let url = var(env, "SCRIPTED_LLM_URL").unwrap_or_else(|| DEFAULT_SCRIPTED_LLM_URL.into());
+                let config = ProviderConfig::new(Provider::OpenAi, "scripted", model.unwrap_or_else(|| "scripted".into()))
+                    .with_base_url(url);
+                (config, true)
+            }
+        };
+        Settings {
+            provider,
+            scripted,
+            auth_token: var(env, "WEFT_AUTH_TOKEN"),
+            allowed_origins: list(env, "ALLOWED_ORIGINS"),
+            pause_after: list(env, "PAUSE_AFTER"),
+            max_iterations: number(env, "MAX_ITERATIONS", 10),
+            context_window: number(env, "CONTEXT_WINDOW", 128_000),
+            max_frame_bytes: number(env, "MAX_FRAME_BYTES", 1024 * 1024),
+            rate_limit_per_minute: number(env, "RATE_LIMIT_PER_MINUTE", 600),
+        }
+    }
+
+    /// The engine configuration for a run.
+    pub fn engine_config(&self) -> Config {
+        Config {
+            model: self.provider.model.clone(),
+            max_iterations: self.max_iterations,
+            context_window: self.context_window,
+            pause_after: self.pause_after.clone(),
+            ..Config::default()
+        }
+    }
+}

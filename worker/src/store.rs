@@ -1,0 +1,284 @@
+//! The session's Durable Object SQLite storage: messages, the event log, runs with their
+//! checkpoints, remembered approvals, session state, and the workspace files.
+//!
+//! Every write is synchronous (Durable Object SQLite), so an event is in the log before the
+//! `send` that follows it, and a checkpoint is durable before the next step starts.
+
+use serde::Deserialize;
+use weft_agent::engine::Session as SessionState;
+use weft_agent::tools::Workspace;
+use weft_protocol::event::StoredMessage;
+use weft_protocol::Role;
+use worker::{SqlStorage, SqlStorageValue};
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS messages (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  role TEXT NOT NULL,
+  content TEXT NOT NULL,
+  run_id TEXT
+);
+CREATE TABLE IF NOT EXISTS events (
+  run_id TEXT NOT NULL,
+  event_id INTEGER NOT NULL,
+  json TEXT NOT NULL,
+  PRIMARY KEY (run_id, event_id)
+);
+CREATE TABLE IF NOT EXISTS runs (
+  run_id TEXT PRIMARY KEY,
+  status TEXT NOT NULL,
+  checkpoint TEXT NOT NULL,
+  created INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS approvals (tool TEXT PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, content TEXT NOT NULL);
+";
+
+/// A run as stored.
+#[derive(Debug, Clone, Deserialize)]
+pub struct RunRow {
+    /// The run id.
+    pub run_id: String,
+    /// `running` or `done`.
+    pub status: String,
+    /// The engine checkpoint (JSON).
+    pub checkpoint: String,
+}
+
+/// The session's storage.
+#[derive(Debug, Clone)]
+pub struct Store {
+    sql: SqlStorage,
+}
+
+fn s(v: &str) -> SqlStorageValue {
+    SqlStorageValue::String(v.to_string())
+}
+
+fn i(v: i64) -> SqlStorageValue {
+    SqlStorageValue::Integer(v)
+}
+
+impl Store {
+    /// Opens the storage, creating the tables on first use. A failure is logged, not fatal:
+    /// every later query reports its own error instead.
+    pub fn open(sql: SqlStorage) -> Self {
+        for stmt in SCHEMA.split(';').map(str::trim).filter(|s| !s.is_empty()) {
+            if let Err(e) = sql.exec(stmt, None) {
+                worker::console_error!("weft: could not create the session tables: {e}");
+            }
+        }
+        Store { sql }
+    }
+
+    /// A value of the session's own key/value metadata.
+    pub fn meta(&self, key: &str) -> worker::Result<Option<String>> {
+        #[derive(Deserialize)]
+        struct Row {
+            value: String,
+        }
+        let rows: Vec<Row> = self
+            .sql
+            .exec("SELECT value FROM meta WHERE key = ?", vec![s(key)])?
+            .to_array()?;
+        Ok(rows.into_iter().next().map(|r| r.value))
+    }
+
+    /// Sets a metadata value.
+    pub fn set_meta(&self, key: &str, value: &str) -> worker::Result<()> {
+        self.sql.exec(
+            "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            vec![s(key), s(value)],
+        )?;
+        Ok(())
+    }
+
+    /// The session's engine state (history, iterations), with the remembered approvals.
+    pub fn session_state(&self) -> worker::Result<SessionState> {
+        let mut state: SessionState = match self.meta("session")? {
+            Some(json) => serde_json::from_str(&json).unwrap_or_default(),
+            None => SessionState::default(),
+        };
+        #[derive(Deserialize)]
+        struct Row {
+            tool: String,
+        }
+        let rows: Vec<Row> = self.sql.exec("SELECT tool FROM approvals", None)?.to_array()?;
+        state.always_allowed = rows.into_iter().map(|r| r.tool).collect();
+        Ok(state)
+    }
+
+    /// Stores the session's engine state after a run.
+    pub fn save_session_state(&self, state: &SessionState) -> worker::Result<()> {
+        let json = serde_json::to_string(state).map_err(|e| worker::Error::RustError(e.to_string()))?;
+        self.set_meta("session", &json)?;
+        for tool in &state.always_allowed {
+            self.sql
+                .exec("INSERT OR IGNORE INTO approvals (tool) VALUES (?)", vec![s(tool)])?;
+        }
+        Ok(())
+    }
+
+    /// Appends a message to the thread's history (`user_messages`).
+    pub fn add_message(&self, role: &str, content: &str, run_id: &str) -> worker::Result<()> {
+        self.sql.exec(
+            "INSERT INTO messages (role, content, run_id) VALUES (?, ?, ?)",
+            vec![s(role), s(content), s(run_id)],
+        )?;
+        Ok(())
+    }
+
+    /// The newest `limit` messages older than `before`, oldest first, and whether older remain.
+    pub fn messages(&self, before: Option<u64>, limit: u64) -> worker::Result<(Vec<StoredMessage>, bool)> {
+        #[derive(Deserialize)]
+        struct Row {
+            seq: i64,
+            role: String,
+            content: String,
+        }
+        let before = before.map_or(i64::MAX, |b| b.min(i64::MAX as u64) as i64);
+        let mut rows: Vec<Row> = self
+            .sql
+            .exec(
+                "SELECT seq, role, content FROM messages WHERE seq < ? ORDER BY seq DESC LIMIT ?",
+                vec![i(before), i(limit as i64 + 1)],
+            )?
+            .to_array()?;
+        let has_more = rows.len() as u64 > limit;
+        rows.truncate(limit as usize);
+        rows.reverse();
+        Ok((
+            rows.into_iter()
+                .map(|r| StoredMessage {
+                    id: Some(r.seq as u64),
+                    role: Role::from(r.role.as_str()),
+                    content: r.content,
+                })
+                .collect(),
+            has_more,
+        ))
+    }
+
+    /// Appends an event to the run's log (before it is sent).
+    pub fn append_event(&self, run_id: &str, event_id: u64, json: &str) -> worker::Result<()> {
+        self.sql.exec(
+            "INSERT OR REPLACE INTO events (run_id, event_id, json) VALUES (?, ?, ?)",
+            vec![s(run_id), i(event_id as i64), s(json)],
+        )?;
+        Ok(())
+    }
+
+    /// The run's logged events, in order.
+    pub fn events(&self, run_id: &str) -> worker::Result<Vec<String>> {
+        #[derive(Deserialize)]
+        struct Row {
+            json: String,
+        }
+        let rows: Vec<Row> = self
+            .sql
+            .exec("SELECT json FROM events WHERE run_id = ? ORDER BY event_id", vec![s(run_id)])?
+            .to_array()?;
+        Ok(rows.into_iter().map(|r| r.json).collect())
+    }
+
+    /// The last logged event id of a run (0 if none).
+    pub fn last_event_id(&self, run_id: &str) -> worker::Result<u64> {
+        #[derive(Deserialize)]
+        struct Row {
+            last: Option<i64>,
+        }
+        let rows: Vec<Row> = self
+            .sql
+            .exec("SELECT MAX(event_id) AS last FROM events WHERE run_id = ?", vec![s(run_id)])?
+            .to_array()?;
+        Ok(rows.first().and_then(|r| r.last).unwrap_or(0).max(0) as u64)
+    }
+
+    /// Creates or updates a run's row with its latest checkpoint.
+    pub fn save_run(&self, run_id: &str, status: &str, checkpoint: &str, now_ms: i64) -> worker::Result<()> {
+        self.sql.exec(
+            "INSERT INTO runs (run_id, status, checkpoint, created) VALUES (?, ?, ?, ?)
+             ON CONFLICT(run_id) DO UPDATE SET status = excluded.status, checkpoint = excluded.checkpoint",
+            vec![s(run_id), s(status), s(checkpoint), i(now_ms)],
+        )?;
+        Ok(())
+    }
+
+    /// A run's row.
+    pub fn run(&self, run_id: &str) -> worker::Result<Option<RunRow>> {
+        let rows: Vec<RunRow> = self
+            .sql
+            .exec("SELECT run_id, status, checkpoint FROM runs WHERE run_id = ?", vec![s(run_id)])?
+            .to_array()?;
+        Ok(rows.into_iter().next())
+    }
+
+    /// The run still in progress, if any (at most one per session).
+    pub fn active_run(&self) -> worker::Result<Option<RunRow>> {
+        let rows: Vec<RunRow> = self
+            .sql
+            .exec(
+                "SELECT run_id, status, checkpoint FROM runs WHERE status = 'running' ORDER BY created DESC LIMIT 1",
+                None,
+            )?
+            .to_array()?;
+        Ok(rows.into_iter().next())
+    }
+}
+
+/// The session workspace over the `files` table.
+#[derive(Debug)]
+pub struct SqlWorkspace<'a> {
+    /// The storage.
+    pub store: &'a Store,
+}
+
+impl Workspace for SqlWorkspace<'_> {
+    fn read(&self, path: &str) -> Option<String> {
+        #[derive(Deserialize)]
+        struct Row {
+            content: String,
+        }
+        let rows: Vec<Row> = self
+            .store
+            .sql
+            .exec("SELECT content FROM files WHERE path = ?", vec![s(path)])
+            .and_then(|c| c.to_array())
+            .ok()?;
+        rows.into_iter().next().map(|r| r.content)
+    }
+
+    fn write(&mut self, path: &str, content: &str) -> Result<(), String> {
+        self.store
+            .sql
+            .exec(
+                "INSERT INTO files (path, content) VALUES (?, ?) ON CONFLICT(path) DO UPDATE SET content = excluded.content",
+                vec![s(path), s(content)],
+            )
+            .map(|_| ())
+            .map_err(|e| format!("could not store {path}: {e}"))
+    }
+
+    fn delete(&mut self, path: &str) -> bool {
+        self.store
+            .sql
+            .exec("DELETE FROM files WHERE path = ?", vec![s(path)])
+            .map(|c| c.rows_written() > 0)
+            .unwrap_or(false)
+    }
+
+    fn list(&self) -> Vec<(String, usize)> {
+        #[derive(Deserialize)]
+        struct Row {
+            path: String,
+            size: i64,
+        }
+        self.store
+            .sql
+            .exec("SELECT path, length(CAST(content AS BLOB)) AS size FROM files ORDER BY path", None)
+            .and_then(|c| c.to_array::<Row>())
+            .map(|rows| rows.into_iter().map(|r| (r.path, r.size.max(0) as usize)).collect())
+            .unwrap_or_default()
+    }
+}
