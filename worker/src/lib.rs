@@ -50,19 +50,32 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
     let protocols: Vec<String> = req
         .headers()
         .get("Sec-WebSocket-Protocol")?
-        .map(|h| h.split(',').map(|p| p.trim().to_string()).filter(|p| !p.is_empty()).collect())
+        .map(|h| {
+            h.split(',')
+                .map(|p| p.trim().to_string())
+                .filter(|p| !p.is_empty())
+                .collect()
+        })
         .unwrap_or_default();
     let dialect = protocols
         .iter()
         .find_map(|p| Dialect::from_subprotocol(p))
         .or_else(|| Dialect::from_endpoint(&path));
     let Some(dialect) = dialect else {
-        return Response::error("no WebSocket endpoint here: use /, /agentloop, /ws or /ws/chat", 404);
+        return Response::error(
+            "no WebSocket endpoint here: use /, /agentloop, /ws or /ws/chat",
+            404,
+        );
     };
 
     if let Some(expected) = &settings.auth_token {
-        let query_token = url.query_pairs().find(|(k, _)| k == "token").map(|(_, v)| v.into_owned());
-        let proto_token = protocols.iter().find_map(|p| p.strip_prefix("weft.token.").map(String::from));
+        let query_token = url
+            .query_pairs()
+            .find(|(k, _)| k == "token")
+            .map(|(_, v)| v.into_owned());
+        let proto_token = protocols
+            .iter()
+            .find_map(|p| p.strip_prefix("weft.token.").map(String::from));
         let bearer = req
             .headers()
             .get("Authorization")?
@@ -109,7 +122,8 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
         .filter(|s| !s.is_empty() && s.len() <= 128)
         .unwrap_or_else(session::uuid);
 
-    let mut target = url::Url::parse("https://session.internal/connect").map_err(|e| worker::Error::RustError(e.to_string()))?;
+    let mut target = url::Url::parse("https://session.internal/connect")
+        .map_err(|e| worker::Error::RustError(e.to_string()))?;
     target
         .query_pairs_mut()
         .append_pair("dialect", dialect.as_str())
@@ -120,7 +134,10 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
     let mut init = RequestInit::new();
     init.with_headers(req.headers().clone());
     let forwarded = Request::new_with_init(target.as_str(), &init)?;
-    let stub = env.durable_object("SESSIONS")?.id_from_name(&session_id)?.get_stub()?;
+    let stub = env
+        .durable_object("SESSIONS")?
+        .id_from_name(&session_id)?
+        .get_stub()?;
     stub.fetch_with_request(forwarded).await
 }
 

@@ -14,8 +14,8 @@ use weft_protocol::command::{ApprovalDecision, ClientTools, Command, RunCommand}
 use weft_protocol::event::ToolSpec;
 use weft_protocol::{Agent, Dialect, Encoder, Event, Limits, Review, Sequenced};
 use worker::{
-    durable_object, DurableObject, Env, Fetch, Headers, Method, Request, RequestInit, Response, Result, State,
-    WebSocket, WebSocketIncomingMessage, WebSocketPair,
+    durable_object, DurableObject, Env, Fetch, Headers, Method, Request, RequestInit, Response,
+    Result, State, WebSocket, WebSocketIncomingMessage, WebSocketPair,
 };
 
 use crate::settings::Settings;
@@ -33,6 +33,11 @@ struct SocketInfo {
     /// Rate limiting: the current window's start (ms) and frames seen in it.
     window_start: f64,
     window_frames: u32,
+    /// Runs that were already streaming when this socket connected: it gets their frames only
+    /// once it resumes them, so a reconnecting client sees the missing frames, then the live
+    /// ones, each once and in order.
+    #[serde(default)]
+    not_following: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -67,8 +72,8 @@ pub struct Session {
     driving: Cell<bool>,
     /// `cancel` arrived while an LLM stream was in flight.
     cancel: Cell<bool>,
-    /// Frame counters per (run, dialect): every socket of a dialect gets the same numbering.
-    encoders: RefCell<HashMap<(String, Dialect), Encoder>>,
+    /// Frame counters per (run, dialect), with the last canonical event id each encoded.
+    encoders: RefCell<HashMap<(String, Dialect), (u64, Encoder)>>,
 }
 
 impl std::fmt::Debug for Session {
@@ -97,19 +102,22 @@ impl DurableObject for Session {
     async fn fetch(&self, req: Request) -> Result<Response> {
         let url = req.url()?;
         let query: HashMap<String, String> = url.query_pairs().into_owned().collect();
-        let dialect = query.get("dialect").and_then(|d| Dialect::parse(d)).unwrap_or(Dialect::Loom);
+        let dialect = query
+            .get("dialect")
+            .and_then(|d| Dialect::parse(d))
+            .unwrap_or(Dialect::Loom);
         let session_id = query.get("session").cloned().unwrap_or_default();
         let protocol = query.get("protocol").cloned();
         let pair = WebSocketPair::new()?;
         self.state.accept_web_socket(&pair.server);
+        let active = self.store().active_run().ok().flatten().map(|r| r.run_id);
         let info = SocketInfo {
             dialect: dialect.as_str().into(),
             session_id,
+            not_following: active.into_iter().collect(),
             ..SocketInfo::default()
         };
         pair.server.serialize_attachment(&info)?;
-        // A run interrupted by a restart continues as soon as anyone is back.
-        self.resume_orphaned_run().await;
         let response = Response::from_websocket(pair.client)?;
         Ok(match protocol {
             Some(p) => {
@@ -121,7 +129,11 @@ impl DurableObject for Session {
         })
     }
 
-    async fn websocket_message(&self, ws: WebSocket, message: WebSocketIncomingMessage) -> Result<()> {
+    async fn websocket_message(
+        &self,
+        ws: WebSocket,
+        message: WebSocketIncomingMessage,
+    ) -> Result<()> {
         let Some(mut info) = ws.deserialize_attachment::<SocketInfo>().ok().flatten() else {
             return Ok(());
         };
@@ -132,6 +144,8 @@ impl DurableObject for Session {
         if self.rate_limited(&ws, &mut info) {
             return Ok(());
         }
+        // A run interrupted by a restart continues as soon as anyone talks to the session.
+        self.resume_orphaned_run().await;
         let limits = Limits {
             max_frame_bytes: self.settings.max_frame_bytes,
         };
@@ -151,7 +165,13 @@ impl DurableObject for Session {
         Ok(())
     }
 
-    async fn websocket_close(&self, ws: WebSocket, code: usize, reason: String, _was_clean: bool) -> Result<()> {
+    async fn websocket_close(
+        &self,
+        ws: WebSocket,
+        code: usize,
+        reason: String,
+        _was_clean: bool,
+    ) -> Result<()> {
         // Echoing 1005/1006/1015 throws (TOOLCHAIN.md): close normally instead. A disconnect
         // never cancels a run.
         let code = match code {
@@ -197,7 +217,11 @@ impl Session {
         let _ = ws.serialize_attachment(&*info);
         if info.window_frames > self.settings.rate_limit_per_minute {
             if info.window_frames == self.settings.rate_limit_per_minute + 1 {
-                self.reply(ws, info, error_event("too many messages: slow down", "rate_limited", None));
+                self.reply(
+                    ws,
+                    info,
+                    error_event("too many messages: slow down", "rate_limited", None),
+                );
             }
             return true;
         }
@@ -241,7 +265,11 @@ impl Session {
                 info.tools = tools.into_iter().map(client_tool).collect();
                 let _ = ws.serialize_attachment(&*info);
             }
-            Command::Resume(resume) => self.resume(ws, info, &resume.run_id, resume.after_event_id),
+            Command::Resume(resume) => {
+                info.not_following.retain(|r| *r != resume.run_id);
+                let _ = ws.serialize_attachment(&*info);
+                self.resume(ws, info, &resume.run_id, resume.after_event_id);
+            }
             Command::Cancel { run_id } => self.cancel(ws, info, &run_id).await,
             Command::ToolsList(q) => {
                 let tools = self.tool_specs();
@@ -250,7 +278,11 @@ impl Session {
             Command::ToolShow(q) => {
                 let spec = self.tool_specs().into_iter().find(|t| t.name == q.name);
                 let event = match spec {
-                    None => error_event(&format!("tool not found: {}", q.name), "tool_not_found", Some(q.id)),
+                    None => error_event(
+                        &format!("tool not found: {}", q.name),
+                        "tool_not_found",
+                        Some(q.id),
+                    ),
                     Some(spec) => match q.output {
                         Some(weft_protocol::command::ToolFormat::Json) => Event::ToolShow {
                             id: q.id,
@@ -283,7 +315,11 @@ impl Session {
                             messages,
                             has_more: Some(has_more),
                         },
-                        Err(e) => error_event(&format!("could not read the history: {e}"), "storage", Some(q.id)),
+                        Err(e) => error_event(
+                            &format!("could not read the history: {e}"),
+                            "storage",
+                            Some(q.id),
+                        ),
                     }
                 };
                 self.reply(ws, info, event);
@@ -292,7 +328,8 @@ impl Session {
                 let state = self.store().session_state().unwrap_or_default();
                 let defs: Vec<ToolDef> = self.tool_infos().into_iter().map(|t| t.def).collect();
                 let config = self.settings.engine_config();
-                let tokens = engine::context::estimate(&config.system_prompt, &state.history, &defs);
+                let tokens =
+                    engine::context::estimate(&config.system_prompt, &state.history, &defs);
                 self.reply(
                     ws,
                     info,
@@ -307,16 +344,30 @@ impl Session {
             }
             Command::Compact { .. } => {
                 if self.busy() {
-                    self.reply(ws, info, error_event("a run is in progress; compact after it ends", "busy", None));
+                    self.reply(
+                        ws,
+                        info,
+                        error_event("a run is in progress; compact after it ends", "busy", None),
+                    );
                     return;
                 }
                 let state = self.store().session_state().unwrap_or_default();
                 let run_id = format!("compact-{}", uuid());
-                let run = Run::compact(self.settings.engine_config(), self.tool_infos(), state, &self.session_id(info), &run_id);
+                let run = Run::compact(
+                    self.settings.engine_config(),
+                    self.tool_infos(),
+                    state,
+                    &self.session_id(info),
+                    &run_id,
+                );
                 *self.run.borrow_mut() = Some(run);
                 self.drive().await;
             }
-            _ => self.reply(ws, info, error_event("this request is not supported here", "unsupported", None)),
+            _ => self.reply(
+                ws,
+                info,
+                error_event("this request is not supported here", "unsupported", None),
+            ),
         }
     }
 
@@ -381,15 +432,26 @@ impl Session {
             return self.reply(ws, info, error_event(&msg, "agent_unavailable", run.id));
         }
         if self.busy() {
-            let active = self.store().active_run().ok().flatten().map(|r| r.run_id).unwrap_or_default();
-            let msg = format!("a run is already in progress ({active}): wait for it to end or cancel it");
+            let active = self
+                .store()
+                .active_run()
+                .ok()
+                .flatten()
+                .map(|r| r.run_id)
+                .unwrap_or_default();
+            let msg =
+                format!("a run is already in progress ({active}): wait for it to end or cancel it");
             return self.reply(ws, info, error_event(&msg, "busy", run.id));
         }
         let run_id = run.id.clone().unwrap_or_else(|| format!("run-{}", uuid()));
         let store = self.store();
         if store.run(&run_id).ok().flatten().is_some() {
             let msg = format!("run id {run_id} was already used in this session");
-            return self.reply(ws, info, error_event(&msg, "duplicate_run_id", Some(run_id)));
+            return self.reply(
+                ws,
+                info,
+                error_event(&msg, "duplicate_run_id", Some(run_id)),
+            );
         }
         let state = store.session_state().unwrap_or_default();
         let start = Start {
@@ -398,9 +460,19 @@ impl Session {
             message: run.message.clone(),
             agent: run.agent,
         };
-        let mut engine_run = Run::new(self.settings.engine_config(), self.tool_infos(), state, &start);
+        let mut engine_run = Run::new(
+            self.settings.engine_config(),
+            self.tool_infos(),
+            state,
+            &start,
+        );
         let _ = store.add_message("user", &run.message, &run_id);
-        let _ = store.save_run(&run_id, "running", &engine_run.checkpoint(), js_sys::Date::now() as i64);
+        let _ = store.save_run(
+            &run_id,
+            "running",
+            &engine_run.checkpoint(),
+            js_sys::Date::now() as i64,
+        );
         engine_run.start();
         *self.run.borrow_mut() = Some(engine_run);
         self.drive().await;
@@ -436,7 +508,11 @@ impl Session {
             return self.reply(
                 ws,
                 info,
-                error_event("this socket cannot approve: send client_tools with approvals: true first", "not_allowed", None),
+                error_event(
+                    "this socket cannot approve: send client_tools with approvals: true first",
+                    "not_allowed",
+                    None,
+                ),
             );
         }
         self.feed(ws, info, Input::Approval(decision)).await;
@@ -446,7 +522,11 @@ impl Session {
     /// id, nothing pending) is answered with an error and changes nothing.
     async fn feed(&self, ws: &WebSocket, info: &SocketInfo, input: Input) {
         if !self.load_active_run() {
-            return self.reply(ws, info, error_event("no run is waiting for that", "no_active_run", None));
+            return self.reply(
+                ws,
+                info,
+                error_event("no run is waiting for that", "no_active_run", None),
+            );
         }
         let result = match self.run.borrow_mut().as_mut() {
             Some(run) => run.handle(input),
@@ -459,7 +539,12 @@ impl Session {
     }
 
     async fn cancel(&self, ws: &WebSocket, info: &SocketInfo, run_id: &str) {
-        let active = self.load_active_run() && self.run.borrow().as_ref().is_some_and(|r| r.run_id() == run_id);
+        let active = self.load_active_run()
+            && self
+                .run
+                .borrow()
+                .as_ref()
+                .is_some_and(|r| r.run_id() == run_id);
         if !active {
             let msg = format!("no active run {run_id} in this session");
             return self.reply(ws, info, error_event(&msg, "no_active_run", None));
@@ -482,7 +567,9 @@ impl Session {
         }
         let mut encoder = Encoder::new(info.dialect(), salt());
         for json in store.events(run_id).unwrap_or_default() {
-            let Some(ev) = decode_logged(run_id, &json) else { continue };
+            let Some(ev) = decode_logged(run_id, &json) else {
+                continue;
+            };
             for frame in encoder.encode(&ev) {
                 if encoder.frames_sent() > after {
                     let _ = ws.send_with_str(frame);
@@ -538,7 +625,10 @@ impl Session {
                 if client {
                     // The socket that declared it saw the tool_call event and answers with
                     // tool_result; if it is gone, the model is told.
-                    let present = self.sockets().iter().any(|(_, i)| i.tools.iter().any(|t| t.name == name));
+                    let present = self
+                        .sockets()
+                        .iter()
+                        .any(|(_, i)| i.tools.iter().any(|t| t.name == name));
                     if !present {
                         self.handle(Input::ToolResult {
                             call_id,
@@ -572,7 +662,9 @@ impl Session {
                     self.handle(Input::Approval(ApprovalDecision {
                         call_id: Some(call_id),
                         review: Review::NoContinue,
-                        custom_deny_message: Some("no connected client can approve tool calls".into()),
+                        custom_deny_message: Some(
+                            "no connected client can approve tool calls".into(),
+                        ),
                         explanation: None,
                     }));
                 }
@@ -596,36 +688,76 @@ impl Session {
         let cell = self.run.borrow();
         if let Some(run) = cell.as_ref() {
             let status = if run.is_finished() { "done" } else { status };
-            let _ = self.store().save_run(run.run_id(), status, &run.checkpoint(), js_sys::Date::now() as i64);
+            let _ = self.store().save_run(
+                run.run_id(),
+                status,
+                &run.checkpoint(),
+                js_sys::Date::now() as i64,
+            );
         }
     }
 
-    /// Logs an event, then sends it to every socket of the session in its own dialect.
+    /// Logs an event, then sends it to every socket of the session in its own dialect. Each
+    /// dialect's frames are encoded once, by one encoder per (run, dialect), so every socket of
+    /// a dialect sees the same numbering.
     fn publish(&self, ev: Sequenced) {
-        let Some(run_id) = ev.envelope.run_id.clone() else { return };
+        let Some(run_id) = ev.envelope.run_id.clone() else {
+            return;
+        };
         let event_id = ev.envelope.event_id.unwrap_or(0);
         let store = self.store();
         let json = serde_json::to_string(&ev).unwrap_or_default();
         let _ = store.append_event(&run_id, event_id, &json);
-        for (ws, info) in self.sockets() {
-            let dialect = info.dialect();
-            let mut encoders = self.encoders.borrow_mut();
-            let encoder = encoders.entry((run_id.clone(), dialect)).or_insert_with(|| {
-                // After a wake-up, count the frames this dialect already got for the run.
-                let mut e = Encoder::new(dialect, salt());
-                for logged in store.events(&run_id).unwrap_or_default() {
-                    if let Some(prev) = decode_logged(&run_id, &logged) {
-                        if prev.envelope.event_id >= Some(event_id) {
-                            break;
-                        }
-                        let _ = e.encode(&prev);
-                    }
+        let sockets = self.sockets();
+        let mut dialects: Vec<Dialect> = sockets.iter().map(|(_, i)| i.dialect()).collect();
+        dialects.sort();
+        dialects.dedup();
+        for dialect in dialects {
+            let frames = self.encode_live(&store, &run_id, dialect, &ev);
+            for (ws, info) in &sockets {
+                if info.dialect() != dialect || info.not_following.contains(&run_id) {
+                    continue;
                 }
-                e
-            });
-            for frame in encoder.encode(&ev) {
-                let _ = ws.send_with_str(frame);
+                for frame in &frames {
+                    let _ = ws.send_with_str(frame);
+                }
             }
+        }
+    }
+
+    /// Encodes the run's next event for one dialect, rebuilding the encoder from the log when
+    /// it did not see the previous event (after a wake-up, or a dialect's first socket).
+    fn encode_live(
+        &self,
+        store: &Store,
+        run_id: &str,
+        dialect: Dialect,
+        ev: &Sequenced,
+    ) -> Vec<String> {
+        let event_id = ev.envelope.event_id.unwrap_or(0);
+        let mut encoders = self.encoders.borrow_mut();
+        let key = (run_id.to_string(), dialect);
+        let fresh = encoders
+            .get(&key)
+            .is_none_or(|(last, _)| *last + 1 != event_id);
+        if fresh {
+            let mut e = Encoder::new(dialect, salt());
+            for logged in store.events(run_id).unwrap_or_default() {
+                if let Some(prev) = decode_logged(run_id, &logged) {
+                    if prev.envelope.event_id >= Some(event_id) {
+                        break;
+                    }
+                    let _ = e.encode(&prev);
+                }
+            }
+            encoders.insert(key.clone(), (event_id.saturating_sub(1), e));
+        }
+        match encoders.get_mut(&key) {
+            Some((last, encoder)) => {
+                *last = event_id;
+                encoder.encode(ev)
+            }
+            None => Vec::new(),
         }
     }
 
@@ -637,7 +769,9 @@ impl Session {
             let _ = headers.set(k, v);
         }
         let mut init = RequestInit::new();
-        init.with_method(Method::Post).with_headers(headers).with_body(Some(http.body.clone().into()));
+        init.with_method(Method::Post)
+            .with_headers(headers)
+            .with_body(Some(http.body.clone().into()));
         let response = match Request::new_with_init(&http.url, &init) {
             Ok(req) => Fetch::Request(req).send().await,
             Err(e) => Err(e),
@@ -653,12 +787,19 @@ impl Session {
             let status = response.status_code();
             let pairs: Vec<(String, String)> = response.headers().entries().collect();
             let body = response.text().await.unwrap_or_default();
-            let err = ProviderError::from_http(provider, status, pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())), body.as_bytes());
+            let err = ProviderError::from_http(
+                provider,
+                status,
+                pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+                body.as_bytes(),
+            );
             return self.handle(Input::LlmFailed(err));
         }
         let mut stream = match response.stream() {
             Ok(s) => s,
-            Err(e) => return self.handle(Input::LlmFailed(network_error(provider, &e.to_string()))),
+            Err(e) => {
+                return self.handle(Input::LlmFailed(network_error(provider, &e.to_string())))
+            }
         };
         let mut decoder = config.decoder();
         while let Some(chunk) = stream.next().await {
@@ -667,7 +808,9 @@ impl Session {
             }
             let bytes = match chunk {
                 Ok(b) => b,
-                Err(e) => return self.handle(Input::LlmFailed(network_error(provider, &e.to_string()))),
+                Err(e) => {
+                    return self.handle(Input::LlmFailed(network_error(provider, &e.to_string())))
+                }
             };
             let pushed = decoder.push(&bytes);
             while let Some(delta) = decoder.poll() {
@@ -719,7 +862,12 @@ async fn web_fetch(url: &str, max_bytes: usize) -> (String, bool) {
         Err(e) => return (format!("fetch failed: {e}"), true),
     };
     let status = response.status_code();
-    let content_type = response.headers().get("content-type").ok().flatten().unwrap_or_default();
+    let content_type = response
+        .headers()
+        .get("content-type")
+        .ok()
+        .flatten()
+        .unwrap_or_default();
     let mut body = Vec::new();
     if let Ok(mut stream) = response.stream() {
         while let Some(Ok(chunk)) = stream.next().await {
@@ -776,7 +924,9 @@ fn decode_logged(run_id: &str, json: &str) -> Option<Sequenced> {
 
 fn last_reply(state: &engine::Session) -> Option<String> {
     state.history.iter().rev().find_map(|m| match m {
-        weft_agent::provider::ChatMessage::Assistant { content, .. } if !content.is_empty() => Some(content.clone()),
+        weft_agent::provider::ChatMessage::Assistant { content, .. } if !content.is_empty() => {
+            Some(content.clone())
+        }
         _ => None,
     })
 }

@@ -54,12 +54,19 @@ fn var(env: &Env, name: &str) -> Option<String> {
 
 fn list(env: &Env, name: &str) -> Vec<String> {
     var(env, name)
-        .map(|v| v.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect())
+        .map(|v| {
+            v.split(',')
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .collect()
+        })
         .unwrap_or_default()
 }
 
 fn number<T: std::str::FromStr>(env: &Env, name: &str, default: T) -> T {
-    var(env, name).and_then(|v| v.parse().ok()).unwrap_or(default)
+    var(env, name)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 impl Settings {
@@ -69,16 +76,31 @@ impl Settings {
         let choice = var(env, "PROVIDER").and_then(|p| Provider::from_name(&p.to_lowercase()));
         let keys = [
             (Provider::OpenAi, var(env, "OPENAI_API_KEY"), "gpt-4o-mini"),
-            (Provider::Anthropic, var(env, "ANTHROPIC_API_KEY"), "claude-haiku-4-5"),
-            (Provider::Gemini, var(env, "GEMINI_API_KEY"), "gemini-2.5-flash"),
+            (
+                Provider::Anthropic,
+                var(env, "ANTHROPIC_API_KEY"),
+                "claude-haiku-4-5",
+            ),
+            (
+                Provider::Gemini,
+                var(env, "GEMINI_API_KEY"),
+                "gemini-2.5-flash",
+            ),
         ];
-        let configured = keys
-            .iter()
-            .find(|(p, key, _)| key.is_some() && choice.is_none_or(|c| c == *p || (c == Provider::OpenAiResponses && *p == Provider::OpenAi)));
+        let configured = keys.iter().find(|(p, key, _)| {
+            key.is_some()
+                && choice.is_none_or(|c| {
+                    c == *p || (c == Provider::OpenAiResponses && *p == Provider::OpenAi)
+                })
+        });
         let (provider, scripted) = match configured {
             Some((p, Some(key), default_model)) => {
                 let p = choice.unwrap_or(*p);
-                let mut config = ProviderConfig::new(p, key.clone(), model.clone().unwrap_or_else(|| (*default_model).into()));
+                let mut config = ProviderConfig::new(
+                    p,
+                    key.clone(),
+                    model.clone().unwrap_or_else(|| (*default_model).into()),
+                );
                 if matches!(p, Provider::OpenAi | Provider::OpenAiResponses) {
                     if let Some(base) = var(env, "OPENAI_BASE_URL") {
                         config = config.with_base_url(base);
@@ -87,9 +109,14 @@ impl Settings {
                 (config, false)
             }
             _ => {
-                let url = var(env, "SCRIPTED_LLM_URL").unwrap_or_else(|| DEFAULT_SCRIPTED_LLM_URL.into());
-                let config = ProviderConfig::new(Provider::OpenAi, "scripted", model.unwrap_or_else(|| "scripted".into()))
-                    .with_base_url(url);
+                let url =
+                    var(env, "SCRIPTED_LLM_URL").unwrap_or_else(|| DEFAULT_SCRIPTED_LLM_URL.into());
+                let config = ProviderConfig::new(
+                    Provider::OpenAi,
+                    "scripted",
+                    model.unwrap_or_else(|| "scripted".into()),
+                )
+                .with_base_url(url);
                 (config, true)
             }
         };

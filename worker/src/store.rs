@@ -104,18 +104,24 @@ impl Store {
         struct Row {
             tool: String,
         }
-        let rows: Vec<Row> = self.sql.exec("SELECT tool FROM approvals", None)?.to_array()?;
+        let rows: Vec<Row> = self
+            .sql
+            .exec("SELECT tool FROM approvals", None)?
+            .to_array()?;
         state.always_allowed = rows.into_iter().map(|r| r.tool).collect();
         Ok(state)
     }
 
     /// Stores the session's engine state after a run.
     pub fn save_session_state(&self, state: &SessionState) -> worker::Result<()> {
-        let json = serde_json::to_string(state).map_err(|e| worker::Error::RustError(e.to_string()))?;
+        let json =
+            serde_json::to_string(state).map_err(|e| worker::Error::RustError(e.to_string()))?;
         self.set_meta("session", &json)?;
         for tool in &state.always_allowed {
-            self.sql
-                .exec("INSERT OR IGNORE INTO approvals (tool) VALUES (?)", vec![s(tool)])?;
+            self.sql.exec(
+                "INSERT OR IGNORE INTO approvals (tool) VALUES (?)",
+                vec![s(tool)],
+            )?;
         }
         Ok(())
     }
@@ -130,7 +136,11 @@ impl Store {
     }
 
     /// The newest `limit` messages older than `before`, oldest first, and whether older remain.
-    pub fn messages(&self, before: Option<u64>, limit: u64) -> worker::Result<(Vec<StoredMessage>, bool)> {
+    pub fn messages(
+        &self,
+        before: Option<u64>,
+        limit: u64,
+    ) -> worker::Result<(Vec<StoredMessage>, bool)> {
         #[derive(Deserialize)]
         struct Row {
             seq: i64,
@@ -177,7 +187,10 @@ impl Store {
         }
         let rows: Vec<Row> = self
             .sql
-            .exec("SELECT json FROM events WHERE run_id = ? ORDER BY event_id", vec![s(run_id)])?
+            .exec(
+                "SELECT json FROM events WHERE run_id = ? ORDER BY event_id",
+                vec![s(run_id)],
+            )?
             .to_array()?;
         Ok(rows.into_iter().map(|r| r.json).collect())
     }
@@ -190,13 +203,22 @@ impl Store {
         }
         let rows: Vec<Row> = self
             .sql
-            .exec("SELECT MAX(event_id) AS last FROM events WHERE run_id = ?", vec![s(run_id)])?
+            .exec(
+                "SELECT MAX(event_id) AS last FROM events WHERE run_id = ?",
+                vec![s(run_id)],
+            )?
             .to_array()?;
         Ok(rows.first().and_then(|r| r.last).unwrap_or(0).max(0) as u64)
     }
 
     /// Creates or updates a run's row with its latest checkpoint.
-    pub fn save_run(&self, run_id: &str, status: &str, checkpoint: &str, now_ms: i64) -> worker::Result<()> {
+    pub fn save_run(
+        &self,
+        run_id: &str,
+        status: &str,
+        checkpoint: &str,
+        now_ms: i64,
+    ) -> worker::Result<()> {
         self.sql.exec(
             "INSERT INTO runs (run_id, status, checkpoint, created) VALUES (?, ?, ?, ?)
              ON CONFLICT(run_id) DO UPDATE SET status = excluded.status, checkpoint = excluded.checkpoint",
@@ -209,7 +231,10 @@ impl Store {
     pub fn run(&self, run_id: &str) -> worker::Result<Option<RunRow>> {
         let rows: Vec<RunRow> = self
             .sql
-            .exec("SELECT run_id, status, checkpoint FROM runs WHERE run_id = ?", vec![s(run_id)])?
+            .exec(
+                "SELECT run_id, status, checkpoint FROM runs WHERE run_id = ?",
+                vec![s(run_id)],
+            )?
             .to_array()?;
         Ok(rows.into_iter().next())
     }
@@ -276,9 +301,16 @@ impl Workspace for SqlWorkspace<'_> {
         }
         self.store
             .sql
-            .exec("SELECT path, length(CAST(content AS BLOB)) AS size FROM files ORDER BY path", None)
+            .exec(
+                "SELECT path, length(CAST(content AS BLOB)) AS size FROM files ORDER BY path",
+                None,
+            )
             .and_then(|c| c.to_array::<Row>())
-            .map(|rows| rows.into_iter().map(|r| (r.path, r.size.max(0) as usize)).collect())
+            .map(|rows| {
+                rows.into_iter()
+                    .map(|r| (r.path, r.size.max(0) as usize))
+                    .collect()
+            })
             .unwrap_or_default()
     }
 }

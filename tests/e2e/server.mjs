@@ -1,0 +1,97 @@
+// Starts the real server for the end-to-end suites: the scripted LLM in-process and the Worker
+// under `wrangler dev` (workerd, Durable Object SQLite persisted to a temporary folder), on
+// free loopback ports. `restart()` kills wrangler and starts it again on the same storage.
+
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { startScriptedLlm } from '../scripted-llm/server.mjs';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+    srv.on('error', reject);
+  });
+}
+
+function toolchainEnv(extra) {
+  const bin = join(root, 'node_modules/.bin');
+  const home = process.env.HOME ?? '/root';
+  return {
+    ...process.env,
+    PATH: `${bin}:${home}/.cargo/bin:${process.env.PATH}`,
+    WASM_BINDGEN_BIN: `${home}/.cargo/bin/wasm-bindgen`,
+    WASM_OPT_BIN: join(bin, 'wasm-opt'),
+    ESBUILD_BIN: join(bin, 'esbuild'),
+    WRANGLER_SEND_METRICS: 'false',
+    CLOUDFLARE_CF_FETCH_ENABLED: 'false',
+    CI: 'true',
+    ...extra,
+  };
+}
+
+/**
+ * @param {{delayMs?: number, vars?: Record<string,string>, readyTimeoutMs?: number}} opts
+ */
+export async function startServer(opts = {}) {
+  const llm = await startScriptedLlm({ port: 0, host: '127.0.0.1', delayMs: opts.delayMs ?? 0 });
+  const port = await freePort();
+  const inspector = await freePort();
+  const persist = mkdtempSync(join(tmpdir(), 'weft-e2e-'));
+  const vars = { SCRIPTED_LLM_URL: `${llm.url}/v1`, ...(opts.vars ?? {}) };
+  let child;
+  let log = '';
+
+  async function launch() {
+    const args = ['wrangler', 'dev', '--port', String(port), '--ip', '127.0.0.1', '--inspector-port', String(inspector),
+      '--persist-to', persist, '--log-level', 'warn'];
+    for (const [k, v] of Object.entries(vars)) args.push('--var', `${k}:${v}`);
+    child = spawn('npx', args, { cwd: join(root, 'worker'), env: toolchainEnv(), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    log = '';
+    const onData = (d) => { log += d.toString(); if (log.length > 200_000) log = log.slice(-100_000); };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    const deadline = Date.now() + (opts.readyTimeoutMs ?? 600_000);
+    while (Date.now() < deadline) {
+      if (child.exitCode !== null) throw new Error(`wrangler dev exited (${child.exitCode}):\n${log.slice(-4000)}`);
+      try {
+        const r = await fetch(`http://127.0.0.1:${port}/healthz`);
+        if (r.ok) return;
+      } catch { /* not up yet */ }
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    throw new Error(`wrangler dev did not become ready:\n${log.slice(-4000)}`);
+  }
+
+  function kill() {
+    return new Promise((resolve) => {
+      if (!child || child.exitCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      try { process.kill(-child.pid, 'SIGKILL'); } catch { resolve(); }
+    });
+  }
+
+  await launch();
+  return {
+    url: `ws://127.0.0.1:${port}`,
+    http: `http://127.0.0.1:${port}`,
+    llm,
+    log: () => log,
+    async restart() { await kill(); await launch(); },
+    async stop() {
+      await kill();
+      await llm.close();
+      rmSync(persist, { recursive: true, force: true });
+    },
+  };
+}
