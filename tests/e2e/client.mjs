@@ -4,9 +4,9 @@ import WebSocket from 'ws';
 
 export class Conn {
   /** @param {string} url */
-  static open(url, protocols) {
+  static open(url, protocols, options) {
     return new Promise((resolve, reject) => {
-      const ws = new WebSocket(url, protocols);
+      const ws = new WebSocket(url, protocols, options);
       const conn = new Conn(ws);
       ws.once('open', () => resolve(conn));
       ws.once('error', reject);
@@ -24,6 +24,7 @@ export class Conn {
       let frame;
       try { frame = JSON.parse(data.toString()); } catch { frame = { unparsable: data.toString() }; }
       this.frames.push(frame);
+      Conn.onFrame?.(frame);
       this.waiters = this.waiters.filter((w) => !w.check());
     });
     ws.on('close', (code, reason) => {

@@ -41,7 +41,7 @@ function toolchainEnv(extra) {
 }
 
 /**
- * @param {{delayMs?: number, vars?: Record<string,string>, readyTimeoutMs?: number}} opts
+ * @param {{delayMs?: number, vars?: Record<string,string>, useKey?: string, readyTimeoutMs?: number}} opts
  */
 export async function startServer(opts = {}) {
   const llm = await startScriptedLlm({ port: 0, host: '127.0.0.1', delayMs: opts.delayMs ?? 0 });
@@ -49,6 +49,7 @@ export async function startServer(opts = {}) {
   const inspector = await freePort();
   const persist = mkdtempSync(join(tmpdir(), 'weft-e2e-'));
   const vars = { SCRIPTED_LLM_URL: `${llm.url}/v1`, ...(opts.vars ?? {}) };
+  if (opts.useKey) Object.assign(vars, { OPENAI_API_KEY: opts.useKey, OPENAI_BASE_URL: `${llm.url}/v1` });
   let child;
   let log = '';
 

@@ -8,12 +8,35 @@ import { after, before, describe, test } from 'node:test';
 import { Conn } from './client.mjs';
 import { startServer } from './server.mjs';
 
+// The suite runs the real-provider code path: an OpenAI key and base URL pointing at the
+// scripted LLM. The key must never appear in any frame.
+const KEY = 'sk-e2e-do-not-leak-0123456789';
+const TOKEN = 'e2e-token';
+const ALLOWED = 'http://allowed.example';
+
 let server;
-before(async () => { server = await startServer({ delayMs: 2 }); }, { timeout: 900_000 });
-after(async () => { await server?.stop(); });
+before(async () => {
+  server = await startServer({
+    delayMs: 2,
+    useKey: KEY,
+    vars: {
+      WEFT_AUTH_TOKEN: TOKEN,
+      ALLOWED_ORIGINS: ALLOWED,
+      PAUSE_AFTER: 'calculator',
+      RATE_LIMIT_PER_MINUTE: '300',
+      LLM_IDLE_TIMEOUT_MS: '2000',
+    },
+  });
+}, { timeout: 900_000 });
+after(async () => {
+  await server?.stop();
+});
 
 const session = () => `e2e-${randomUUID()}`;
-const open = (path, sid, protocols) => Conn.open(`${server.url}${path}?session_id=${sid}`, protocols);
+const open = (path, sid, protocols) => Conn.open(`${server.url}${path}?session_id=${sid}&token=${TOKEN}`, protocols);
+/** Every frame any test received, to check that the provider key never leaks. */
+const everyFrame = [];
+Conn.onFrame = (f) => everyFrame.push(f);
 
 /** Loom run frames of one run: the inner events with the envelope, then run_end/error. */
 function loomRun(frames, runId) {
@@ -379,5 +402,352 @@ describe('persistence', () => {
     const ids = loomRun(b2.frames, 'p2').map((f) => f.event?.event_id ?? f.event_id);
     assert.equal(ids[0], seen + 1, 'the resume starts right after what was seen');
     b2.close();
+  });
+});
+
+describe('security and limits', () => {
+  test('auth: missing or wrong token is refused before the upgrade; query, subprotocol and bearer work', async () => {
+    const sid = session();
+    await assert.rejects(Conn.open(`${server.url}/?session_id=${sid}`), /HTTP 401/);
+    await assert.rejects(Conn.open(`${server.url}/?session_id=${sid}&token=nope`), /HTTP 401/);
+    const viaProtocol = await Conn.open(`${server.url}/ws/chat?session_id=${sid}`, ['weft.cueso', `weft.token.${TOKEN}`]);
+    assert.equal(viaProtocol.ws.protocol, 'weft.cueso');
+    const viaBearer = await Conn.open(`${server.url}/agentloop?session_id=${sid}`, [], { headers: { Authorization: `Bearer ${TOKEN}` } });
+    viaBearer.send({ type: 'ping', id: 'b' });
+    assert.deepEqual(await viaBearer.wait((f) => f.type === 'pong'), { type: 'pong', id: 'b' });
+    // The subprotocol picks the dialect on any path: agentchat frames on `/`.
+    const chat = await Conn.open(`${server.url}/?session_id=${sid}&token=${TOKEN}`, ['weft.agentchat']);
+    chat.send({ type: 'chat', message: 'which dialect?' });
+    assert.equal((await chat.wait((f) => f.type === 'agent_message')).message, 'You said: which dialect?');
+    for (const c of [viaProtocol, viaBearer, chat]) c.close();
+  });
+
+  test('origin: a disallowed browser origin is accepted then closed with 4003; an allowed one works', async () => {
+    const sid = session();
+    const evil = await Conn.open(`${server.url}/ws/chat?session_id=${sid}&token=${TOKEN}`, [], { headers: { Origin: 'http://evil.example' } });
+    assert.deepEqual(await evil.waitClose(), { code: 4003, reason: 'origin not allowed' });
+    const good = await Conn.open(`${server.url}/ws/chat?session_id=${sid}&token=${TOKEN}`, [], { headers: { Origin: ALLOWED } });
+    good.send({ message: 'hi' });
+    assert.equal((await good.wait((f) => f.type === 'final')).content, 'You said: hi');
+    good.close();
+  });
+
+  test("one session cannot resume or read another's runs and messages", async () => {
+    const mine = session();
+    const a = await open('/', mine);
+    a.send({ type: 'run', message: 'a secret plan', agent: 'react', id: 'secret-run' });
+    await a.wait((f) => f.type === 'run_end');
+    const b = await open('/', session());
+    b.send({ type: 'resume', run_id: 'secret-run', after_event_id: 0 });
+    assert.equal((await b.wait((f) => f.type === 'error')).error, 'unknown run secret-run in this session');
+    b.send({ type: 'user_messages', id: 'peek', thread_id: mine });
+    const peek = await b.wait((f) => f.type === 'user_messages');
+    assert.deepEqual(peek.messages, []);
+    b.send({ type: 'cancel', id: 'secret-run' });
+    assert.match((await b.wait((f) => f.type === 'error' && /secret-run/.test(f.error) && f !== b.frames[0])).error, /no active run secret-run/);
+    a.close();
+    b.close();
+  });
+
+  test('an oversized frame gets an error and the socket keeps serving', async () => {
+    const c = await open('/', session());
+    c.send({ type: 'run', message: 'x'.repeat(1_100_000), agent: 'react' });
+    const err = await c.wait((f) => f.type === 'error');
+    assert.equal(err.code, 'frame_too_large');
+    c.send({ type: 'ping', id: 'after' });
+    assert.equal((await c.wait((f) => f.type === 'pong')).id, 'after');
+    c.close();
+  });
+
+  test('a flood from one socket is rate-limited without hurting another session', async () => {
+    const flooder = await open('/ws', session());
+    const calm = await open('/ws', session());
+    for (let i = 0; i < 320; i++) flooder.send({ type: 'ping', id: `f${i}` });
+    const limited = await flooder.wait((f) => f.type === 'error' && f.code === 'rate_limited');
+    assert.equal(limited.error, 'too many messages: slow down');
+    assert.equal(flooder.frames.filter((f) => f.type === 'pong').length, 300);
+    calm.send({ type: 'chat', message: 'still fine?' });
+    assert.equal((await calm.wait((f) => f.type === 'agent_message')).message, 'You said: still fine?');
+    flooder.close();
+    calm.close();
+  });
+
+  test('ping is answered while a run streams', async () => {
+    const c = await open('/', session());
+    c.send({ type: 'run', message: 'count to 400', agent: 'react', id: 'busy' });
+    await c.wait((f) => f.event?.type === 'message_chunk');
+    c.send({ type: 'ping', id: 'mid' });
+    await c.wait((f) => f.type === 'pong');
+    const pongAt = c.frames.findIndex((f) => f.type === 'pong');
+    const end = await c.wait((f) => f.type === 'run_end');
+    assert.ok(pongAt < c.frames.indexOf(end), 'the pong came before the run ended');
+    c.close();
+  });
+});
+
+describe('provider faults', () => {
+  for (const [fault, pattern] of [
+    ['401', /401.*API key/i],
+    ['429', /429.*retry/i],
+    ['500', /500/],
+    ['cut', /broke mid-stream|ended before|truncat/i],
+    ['malformed', /malformed|not valid JSON|invalid/i],
+    ['stall', /sent nothing for 2 s/],
+    ['stream-error', /overloaded|error/i],
+  ]) {
+    test(`${fault}: a clear error, the history intact, and the next run works`, async () => {
+      const sid = session();
+      const c = await open('/', sid);
+      c.send({ type: 'run', message: 'first message', agent: 'react', id: 'ok1' });
+      await c.wait((f) => f.type === 'run_end' && f.id === 'ok1');
+      c.send({ type: 'run', message: `tell me a story fault-${fault}`, agent: 'react', id: 'bad' });
+      const err = await c.wait((f) => f.type === 'error' && f.id === 'bad', { timeout: 30_000 });
+      assert.match(err.error, pattern);
+      assert.equal(err.code, 'provider');
+      c.send({ type: 'run', message: 'are you back?', agent: 'react', id: 'ok2' });
+      assert.equal((await c.wait((f) => f.type === 'run_end' && f.id === 'ok2')).reply, 'You said: are you back?');
+      c.send({ type: 'user_messages', id: 'h', thread_id: sid });
+      const history = await c.wait((f) => f.type === 'user_messages');
+      const users = history.messages.filter((m) => m.role === 'user').map((m) => m.content);
+      assert.deepEqual(users, ['first message', `tell me a story fault-${fault}`, 'are you back?']);
+      c.close();
+    });
+  }
+});
+
+describe('cueso pause_after and the iteration cap', () => {
+  test('a PAUSE_AFTER tool pauses the loop: final.paused is true', async () => {
+    const c = await open('/ws/chat', session());
+    c.send({ message: 'calculate 2+3' });
+    const fin = await c.wait((f) => f.type === 'final');
+    assert.equal(fin.paused, true);
+    assert.deepEqual(fin.tool_calls, ['calculator']);
+    assert.equal(c.frames.find((f) => f.type === 'tool_result').result, '5');
+    c.close();
+  });
+
+  test('a runaway tool loop ends with a final after 10 iterations, not an error', async () => {
+    const c = await open('/ws/chat', session());
+    c.send({ message: 'loop forever' });
+    const fin = await c.wait((f) => f.type === 'final', { timeout: 30_000 });
+    assert.equal(fin.iteration_count, 10);
+    assert.equal(c.frames.filter((f) => f.type === 'message_complete').length, 10);
+    assert.ok(!c.frames.some((f) => f.type === 'error'));
+    c.close();
+  });
+});
+
+describe('loom extras', () => {
+  test('verbose snapshots after each node, and a checkpoint closes a run with a thread_id', async () => {
+    const sid = session();
+    const c = await open('/', sid);
+    c.send({ type: 'run', message: 'hello', agent: 'react', id: 'v', verbose: true, thread_id: sid });
+    await c.wait((f) => f.type === 'run_end');
+    const kinds = loomRun(c.frames, 'v').map((f) => f.event?.type ?? f.type);
+    const exit = kinds.indexOf('node_exit');
+    assert.deepEqual(kinds.slice(exit, exit + 3), ['node_exit', 'values', 'updates']);
+    assert.deepEqual(kinds.slice(-2), ['checkpoint', 'run_end']);
+    const cp = c.frames.find((f) => f.event?.type === 'checkpoint').event;
+    assert.equal(cp.thread_id, sid);
+    assert.match(cp.timestamp, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    c.send({ type: 'run', message: 'hi', agent: 'react', thread_id: 'someone-else' });
+    assert.match((await c.wait((f) => f.type === 'error' && f.code === 'wrong_session')).error, /connect with \?session_id=someone-else/);
+    c.close();
+  });
+
+  test('working_folder scopes the tools, and its SOUL.md sets the persona', async () => {
+    const c = await open('/', session());
+    c.send({ type: 'run', message: 'write You are a pirate. to crew/SOUL.md', agent: 'react', id: 's1' });
+    const ask = (await c.wait((f) => f.event?.type === 'tool_approval')).event;
+    c.send({ type: 'approval_response', call_id: ask.call_id, review: 'yes' });
+    await c.wait((f) => f.type === 'run_end' && f.id === 's1');
+    c.send({ type: 'run', message: 'who are you', agent: 'react', id: 's2', working_folder: 'crew' });
+    assert.equal((await c.wait((f) => f.type === 'run_end' && f.id === 's2')).reply, 'I am: You are a pirate.');
+    c.send({ type: 'run', message: 'who are you', agent: 'react', id: 's3' });
+    assert.doesNotMatch((await c.wait((f) => f.type === 'run_end' && f.id === 's3')).reply, /pirate/);
+    c.send({ type: 'run', message: 'use ls', agent: 'react', id: 's4', working_folder: 'crew' });
+    await c.wait((f) => f.type === 'run_end' && f.id === 's4');
+    const ls = c.frames.find((f) => f.id === 's4' && f.event?.type === 'tool_end').event;
+    assert.match(ls.result, /^SOUL\.md/m, JSON.stringify(c.frames.filter((f) => f.id === 's4').map((f) => f.event ?? f)));
+    c.send({ type: 'run', message: 'hi', agent: 'react', working_folder: '../etc' });
+    assert.match((await c.wait((f) => f.type === 'error' && f.code === 'invalid_request')).error, /working_folder/);
+    c.close();
+  });
+
+  test('resume from several points gives the uninterrupted reply, each frame once', async () => {
+    for (const killAt of [2, 9, 60]) {
+      const sid = session();
+      const a = await open('/', sid);
+      a.send({ type: 'run', message: 'count to 80', agent: 'react', id: `k${killAt}` });
+      await a.wait((f) => (f.event?.event_id ?? 0) >= killAt);
+      a.kill();
+      const seen = loomRun(a.frames, `k${killAt}`);
+      const last = seen[seen.length - 1].event?.event_id ?? seen[seen.length - 1].event_id;
+      const b = await open('/', sid);
+      b.send({ type: 'resume', run_id: `k${killAt}`, after_event_id: last });
+      const end = await b.wait((f) => f.type === 'run_end');
+      const all = [...seen, ...loomRun(b.frames, `k${killAt}`)];
+      assertDense(all.map((f) => f.event?.event_id ?? f.event_id));
+      const text = all.filter((f) => f.event?.type === 'message_chunk').map((f) => f.event.content).join('');
+      assert.equal(text, end.reply);
+      assert.equal(end.reply, Array.from({ length: 80 }, (_, i) => i + 1).join(' '));
+      b.close();
+    }
+  });
+});
+
+describe('bad input, per dialect', () => {
+  const deep = '['.repeat(5000) + ']'.repeat(5000);
+  const common = [
+    ['{not json', 'invalid_json'],
+    ['[]', 'not_an_object'],
+    ['"a string"', 'not_an_object'],
+    ['42', 'not_an_object'],
+    ['null', 'not_an_object'],
+    [`{"type":"run","message":${deep}}`, 'invalid_json'],
+    ['{"type":"resume","run_id":5}', 'invalid_field'],
+    ['{"type":"resume","run_id":"r","after_event_id":"ten"}', 'invalid_field'],
+    ['{"type":"cancel"}', 'invalid_field'],
+    ['{"type":"ping"}', 'invalid_field'],
+    ['{"type":"client_tools","tools":"all"}', 'invalid_field'],
+    ['{"type":"tool_result","call_id":"x"}', 'invalid_field'],
+    ['{"type":"approval_response","call_id":"x","review":"maybe"}', 'invalid_field'],
+  ];
+  const perDialect = {
+    loom: ['/', [
+      ['{"message":"no type"}', 'missing_type'],
+      ['{"type":"dance"}', 'unknown_type'],
+      ['{"type":"run","message":5,"agent":"react"}', 'invalid_field'],
+      ['{"type":"run","message":"hi"}', 'invalid_field'],
+      ['{"type":"tool_show","id":"1"}', 'invalid_field'],
+      ['{"type":"tool_show","id":"1","name":"read","output":"xml"}', 'invalid_field'],
+      ['{"type":"user_messages","id":"1","thread_id":""}', 'invalid_request'],
+      ['{"type":"approval_response","call_id":"forged","review":"yes"}', 'no_active_run'],
+    ]],
+    agentloop: ['/agentloop', [
+      ['{"id":"1","payload":{}}', 'missing_type'],
+      ['{"id":"1","type":"dance"}', 'unknown_type'],
+      ['{"type":"user_input","payload":{"input":[]}}', 'invalid_field'],
+      ['{"id":"1","type":"user_input","payload":{"input":[]}}', 'invalid_request'],
+      ['{"id":"1","type":"user_input","payload":{"input":"hi"}}', 'invalid_field'],
+      ['{"id":"1","type":"user_input"}', 'invalid_field'],
+      ['{"id":"1","type":"approval_response","payload":{"review":"perhaps"}}', 'invalid_field'],
+      ['{"id":"1","type":"approval_response","payload":{"review":"yes","callId":"forged"}}', 'no_active_run'],
+    ]],
+    agentchat: ['/ws', [
+      ['{"message":"no type"}', 'missing_type'],
+      ['{"type":"dance"}', 'unknown_type'],
+      ['{"type":"chat","message":""}', 'invalid_request'],
+      ['{"type":"chat","message":"  \\n "}', 'invalid_request'],
+      ['{"type":"chat","message":7}', 'invalid_field'],
+      ['{"type":"chat"}', 'invalid_field'],
+      ['{"type":"chat","message":"hi","session_id":3}', 'invalid_field'],
+      ['{"type":"approval_response","call_id":"forged","review":"yes"}', 'not_allowed'],
+    ]],
+    cueso: ['/ws/chat', [
+      ['{"session_id":"x"}', 'invalid_field'],
+      ['{"message":""}', 'invalid_request'],
+      ['{"message":7}', 'invalid_field'],
+      ['{"message":"hi","session_id":7}', 'invalid_field'],
+      ['{"type":"dance"}', 'unknown_type'],
+      ['{"type":7}', 'invalid_field'],
+      ['{"message":"hi","id":""}', 'invalid_request'],
+      ['{"type":"approval_response","call_id":"forged","review":"yes"}', 'not_allowed'],
+    ]],
+  };
+  for (const [dialect, [path, cases]] of Object.entries(perDialect)) {
+    test(`${dialect}: ${cases.length + common.length + 1} malformed frames, each answered, then a valid run`, async () => {
+      const sid = session();
+      const c = await open(path, sid);
+      const all = [...common, ...cases];
+      for (const [frame] of all) c.send(frame);
+      c.ws.send(Buffer.from([0x7b, 0xff, 0xfe, 0x7d]));
+      await c.wait(() => c.frames.length >= all.length + 1, { timeout: 20_000 });
+      const codes = c.frames.slice(0, all.length + 1).map((f) => {
+        // Each dialect's own error shape (agentloop: payload.message; loom/agentchat: error; cueso: message).
+        assert.equal(f.type, 'error', JSON.stringify(f));
+        assert.ok(f.error ?? f.message ?? f.payload?.message, JSON.stringify(f));
+        return f.code;
+      });
+      assert.deepEqual(codes, [...all.map(([, code]) => code), 'invalid_utf8'], JSON.stringify(c.frames.slice(0, all.length + 1)));
+      const run = {
+        loom: { type: 'run', message: 'still ok?', agent: 'react' },
+        agentloop: { id: randomUUID(), type: 'user_input', payload: { input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'still ok?' }] }] } },
+        agentchat: { type: 'chat', message: 'still ok?' },
+        cueso: { message: 'still ok?' },
+      }[dialect];
+      c.send(run);
+      await c.wait((f) => ['run_end', 'final', 'agent_message'].includes(f.type) || (f.type === 'loading_state' && f.payload.loading === false));
+      c.close();
+    });
+  }
+});
+
+describe('the OpenAI-compatible proxy', () => {
+  const post = (body, headers = {}) => fetch(`${server.http}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}`, ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+
+  test('streams OpenAI chunks ending in [DONE], with usage when asked', async () => {
+    const r = await post({ model: 'default', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'hello proxy' }] });
+    assert.equal(r.status, 200);
+    assert.match(r.headers.get('content-type'), /text\/event-stream/);
+    const text = await r.text();
+    const datas = text.split('\n\n').filter(Boolean).map((b) => b.replace(/^data: /, ''));
+    assert.equal(datas[datas.length - 1], '[DONE]');
+    const chunks = datas.slice(0, -1).map((d) => JSON.parse(d));
+    assert.equal(chunks[0].choices[0].delta.role, 'assistant');
+    const content = chunks.flatMap((c) => c.choices).map((c) => c.delta.content ?? '').join('');
+    assert.equal(content, 'You said: hello proxy');
+    assert.ok(chunks.some((c) => c.choices[0]?.finish_reason === 'stop'));
+    assert.ok(chunks[chunks.length - 1].usage.total_tokens > 0);
+    assert.ok(!text.includes(KEY));
+  });
+
+  test('tool calls come back as OpenAI tool_calls; non-streamed too', async () => {
+    const body = {
+      messages: [{ role: 'user', content: 'What time is it?' }],
+      tools: [{ type: 'function', function: { name: 'get_time', description: 'time', parameters: { type: 'object', properties: { timezone: { type: 'string' } } } } }],
+    };
+    const r = await post(body);
+    assert.equal(r.status, 200);
+    const json = await r.json();
+    const call = json.choices[0].message.tool_calls[0];
+    assert.equal(call.function.name, 'get_time');
+    assert.deepEqual(JSON.parse(call.function.arguments), { timezone: 'UTC' });
+    assert.equal(json.choices[0].finish_reason, 'tool_calls');
+    // The follow-up with the tool result gets the answer.
+    const follow = await post({
+      ...body,
+      messages: [...body.messages, json.choices[0].message, { role: 'tool', tool_call_id: call.id, content: '10:00 UTC' }],
+    });
+    assert.equal((await follow.json()).choices[0].message.content, 'It is 10:00 UTC.');
+  });
+
+  test('auth, bad requests and provider errors answer like OpenAI', async () => {
+    assert.equal((await post({ messages: [{ role: 'user', content: 'x' }] }, { authorization: '' })).status, 401);
+    const bad = await post('{nope');
+    assert.equal(bad.status, 400);
+    assert.match((await bad.json()).error.message, /not valid JSON/);
+    const empty = await post({ messages: [] });
+    assert.equal(empty.status, 400);
+    const limited = await post({ messages: [{ role: 'user', content: 'hi fault-429' }] });
+    assert.equal(limited.status, 429);
+    assert.equal(limited.headers.get('retry-after'), '2');
+    const e = await limited.json();
+    assert.match(e.error.message, /429/);
+    assert.ok(!JSON.stringify(e).includes(KEY));
+    const evil = await post({ messages: [{ role: 'user', content: 'x' }] }, { origin: 'http://evil.example' });
+    assert.equal(evil.status, 403);
+  });
+});
+
+describe('keys', () => {
+  test('the provider key appeared in no frame of this suite, nor in the server log', () => {
+    assert.ok(everyFrame.length > 500, `only ${everyFrame.length} frames seen`);
+    assert.ok(!JSON.stringify(everyFrame).includes(KEY));
+    assert.ok(!server.log().includes(KEY));
   });
 });

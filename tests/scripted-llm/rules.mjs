@@ -44,6 +44,12 @@ export const rules = [
     respond: (ctx) => ({ text: summarize(ctx) }),
   },
   {
+    // "loop forever": calls get_time again after every result, to exercise iteration caps.
+    name: 'loop',
+    match: (ctx) => /\bloop forever\b/i.test(ctx.lastUser) && ctx.hasTool('get_time'),
+    respond: () => ({ toolCalls: [{ name: 'get_time', args: { timezone: 'UTC' } }] }),
+  },
+  {
     // Tool results arrived for the current turn: answer from them.
     name: 'tool-results',
     match: (ctx) => ctx.turnResults.length > 0,
@@ -130,6 +136,23 @@ export const rules = [
       if (ctx.hasTool('calculator')) return { toolCalls: [{ name: 'calculator', args: { expression } }] };
       const value = evaluate(expression);
       return { text: value === null ? `I can't evaluate ${expression}.` : `${expression} = ${value}.` };
+    },
+  },
+  {
+    // "who are you": the first line of the system prompt, so a test can see which persona ran.
+    name: 'persona',
+    match: /\bwho are you\b/i,
+    respond: (ctx) => ({ text: `I am: ${(ctx.system.split('\n')[0] || 'nobody').trim()}` }),
+  },
+  {
+    // "use <tool> [with {json}]": calls any offered tool by name (client-side tools included).
+    name: 'use-tool',
+    match: /\buse (?:the )?([A-Za-z0-9_-]+)(?: tool)?(?: with (\{.*\}))?/i,
+    respond: (ctx, m) => {
+      if (!ctx.hasTool(m[1])) return null;
+      let args = {};
+      try { args = m[2] ? JSON.parse(m[2]) : {}; } catch { return null; }
+      return { toolCalls: [{ name: m[1], args }] };
     },
   },
   {

@@ -281,6 +281,16 @@ async function handle(req, res, opts, state) {
     return;
   }
   const ctx = buildContext(parsed.conv);
+  // A fault may also be asked for in the last user message ("... fault-429 ..."), so a test
+  // can fail one run of a session without reconfiguring the server.
+  const messageFault = fault ? null : faultFor(ctx.lastUser, null);
+  if (messageFault && HTTP_FAULTS.has(messageFault)) {
+    const e = p.faultError(messageFault, { model: String(model ?? ''), key: p.apiKey(req, url), requestId });
+    sendError(res, p, e, baseHeaders);
+    log(e.status, ` (fault-${messageFault} in the message)`);
+    return;
+  }
+  const activeFault = fault ?? messageFault;
   const plan = planReply(ctx, opts.rules);
   const out = shapeOutput(plan, parsed.conv, { maxTokens: parsed.maxTokens, reasoning: parsed.reasoning });
   const headerDelay = Number.parseInt(req.headers['x-scripted-delay-ms'] ?? '', 10);
@@ -297,14 +307,14 @@ async function handle(req, res, opts, state) {
     sse: parsed.sse,
   };
   const headers = { ...baseHeaders, 'x-scripted-rule': plan.rule };
-  log(200, ` rule=${plan.rule}${fault ? ` fault-${fault}` : ''}${parsed.stream ? ' stream' : ''}`);
+  log(200, ` rule=${plan.rule}${activeFault ? ` fault-${activeFault}` : ''}${parsed.stream ? ' stream' : ''}`);
 
   if (parsed.stream) {
     const contentType = p === gemini && !parsed.sse ? p.jsonContentType : p.sseContentType;
     if (p === gemini && parsed.sse) headers['content-disposition'] = 'attachment';
     await streamOut(res, {
       events: p.streamEvents(out, meta),
-      fault,
+      fault: activeFault,
       errorEvent: p.streamError(meta),
       delay,
       headers: { ...headers, 'content-type': contentType },
@@ -312,12 +322,12 @@ async function handle(req, res, opts, state) {
     });
     return;
   }
-  if (fault === 'stream-error') {
+  if (activeFault === 'stream-error') {
     // No stream to break: answer the error the stream would have carried as an HTTP error.
     sendError(res, p, p.faultError(p === anthropic ? '529' : '500', { model, key: '', requestId }), baseHeaders);
     return;
   }
-  await jsonOut(res, { provider: p, body: p.json(out, meta), fault, delay, headers, state });
+  await jsonOut(res, { provider: p, body: p.json(out, meta), fault: activeFault, delay, headers, state });
 }
 
 /**

@@ -11,15 +11,19 @@
 //! | `GET /ws` (upgrade) | agentchat |
 //! | `GET /ws/chat` (upgrade) | cueso |
 //! | any of them with `Sec-WebSocket-Protocol: weft.<dialect>` | that dialect |
+//! | `POST /v1/chat/completions` | OpenAI-compatible streaming proxy to the configured provider |
 //! | `GET /healthz` | `ok` |
 //! | `GET /` | the demo page |
 
+pub mod proxy;
 pub mod session;
 pub mod settings;
 pub mod store;
 
 use weft_protocol::Dialect;
-use worker::{event, Context, Env, Headers, Request, RequestInit, Response, Result, WebSocketPair};
+use worker::{
+    event, Context, Env, Headers, Method, Request, RequestInit, Response, Result, WebSocketPair,
+};
 
 use settings::Settings;
 
@@ -40,9 +44,22 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
         .get("Upgrade")?
         .is_some_and(|u| u.eq_ignore_ascii_case("websocket"));
     if !upgrade {
-        return match path.as_str() {
-            "/healthz" => Response::ok("ok"),
-            "/" => Response::from_html(DEMO_PAGE),
+        return match (req.method(), path.as_str()) {
+            (Method::Get, "/healthz") => Response::ok("ok"),
+            (Method::Get, "/") => Response::from_html(DEMO_PAGE),
+            (Method::Options, "/v1/chat/completions") => {
+                cors(&settings, &req, Response::empty()?.with_status(204))
+            }
+            (Method::Post, "/v1/chat/completions") => {
+                if let Some(refusal) = refuse(&settings, &req, &url, &[])? {
+                    return Ok(refusal);
+                }
+                if origin_forbidden(&settings, &req)? {
+                    return Response::error("origin not allowed", 403);
+                }
+                let response = proxy::chat_completions(req.clone()?, &settings).await?;
+                cors(&settings, &req, response)
+            }
             _ => Response::error("not found", 404),
         };
     }
@@ -94,12 +111,7 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
         .or_else(|| protocols.first())
         .cloned();
 
-    let origin = req.headers().get("Origin")?;
-    let forbidden = match (&origin, settings.allowed_origins.is_empty()) {
-        (Some(o), false) => !settings.allowed_origins.iter().any(|a| a == o || a == "*"),
-        _ => false,
-    };
-    if forbidden {
+    if origin_forbidden(&settings, &req)? {
         // cueso (specs/README): accept, then close with 4003 so the browser sees the reason.
         let pair = WebSocketPair::new()?;
         pair.server.accept()?;
@@ -139,6 +151,64 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
         .id_from_name(&session_id)?
         .get_stub()?;
     stub.fetch_with_request(forwarded).await
+}
+
+/// The auth check, before anything else happens (`WEFT_AUTH_TOKEN`: query `token=`, subprotocol
+/// `weft.token.<t>`, or `Authorization: Bearer`). `Some` is the refusal to send.
+fn refuse(
+    settings: &Settings,
+    req: &Request,
+    url: &url::Url,
+    protocols: &[String],
+) -> Result<Option<Response>> {
+    let Some(expected) = &settings.auth_token else {
+        return Ok(None);
+    };
+    let query_token = url
+        .query_pairs()
+        .find(|(k, _)| k == "token")
+        .map(|(_, v)| v.into_owned());
+    let proto_token = protocols
+        .iter()
+        .find_map(|p| p.strip_prefix("weft.token.").map(String::from));
+    let bearer = req
+        .headers()
+        .get("Authorization")?
+        .and_then(|h| h.strip_prefix("Bearer ").map(|t| t.trim().to_string()));
+    let given = query_token.or(proto_token).or(bearer);
+    if given.is_some_and(|g| constant_time_eq(g.as_bytes(), expected.as_bytes())) {
+        return Ok(None);
+    }
+    Response::error("missing or wrong auth token", 401).map(Some)
+}
+
+/// Whether a browser's `Origin` is outside `ALLOWED_ORIGINS` (requests without one, from
+/// non-browser clients, are allowed).
+fn origin_forbidden(settings: &Settings, req: &Request) -> Result<bool> {
+    let origin = req.headers().get("Origin")?;
+    Ok(match (&origin, settings.allowed_origins.is_empty()) {
+        (Some(o), false) => !settings.allowed_origins.iter().any(|a| a == o || a == "*"),
+        _ => false,
+    })
+}
+
+/// CORS headers for browser calls to the proxy, from allowed origins only.
+fn cors(settings: &Settings, req: &Request, response: Response) -> Result<Response> {
+    let Some(origin) = req.headers().get("Origin")? else {
+        return Ok(response);
+    };
+    if origin_forbidden(settings, req)? {
+        return Ok(response);
+    }
+    let headers = response.headers().clone();
+    headers.set("Access-Control-Allow-Origin", &origin)?;
+    headers.set("Access-Control-Allow-Methods", "POST, OPTIONS")?;
+    headers.set(
+        "Access-Control-Allow-Headers",
+        "authorization, content-type",
+    )?;
+    headers.set("Vary", "Origin")?;
+    Ok(response.with_headers(headers))
 }
 
 /// Compares secrets without an early exit, so timing does not reveal a matching prefix.

@@ -454,18 +454,45 @@ impl Session {
             );
         }
         let state = store.session_state().unwrap_or_default();
+        let folder = match run
+            .working_folder
+            .as_deref()
+            .map(str::trim)
+            .filter(|f| !f.is_empty() && *f != "." && *f != "/")
+        {
+            None => None,
+            Some(f) => match tools::normalize_path(f) {
+                Ok(f) => Some(f),
+                Err(e) => {
+                    return self.reply(
+                        ws,
+                        info,
+                        error_event(&format!("working_folder: {e}"), "invalid_request", run.id),
+                    )
+                }
+            },
+        };
+        let mut config = self.settings.engine_config();
+        // loom: a SOUL.md in the working folder sets the persona; else the built-in one.
+        let soul = SqlWorkspace {
+            store: &store,
+            root: folder.clone().unwrap_or_default(),
+        }
+        .read("SOUL.md");
+        if let Some(soul) = soul.filter(|s| !s.trim().is_empty()) {
+            config.system_prompt = soul;
+        }
         let start = Start {
             run_id: run_id.clone(),
             session_id,
             message: run.message.clone(),
             agent: run.agent,
+            thread_id: run.thread_id.clone(),
+            verbose: run.verbose.unwrap_or(false),
+            working_folder: folder,
         };
-        let mut engine_run = Run::new(
-            self.settings.engine_config(),
-            self.tool_infos(),
-            state,
-            &start,
-        );
+        let mut engine_run = Run::new(config, self.tool_infos(), state, &start);
+        engine_run.set_clock(js_sys::Date::now() as i64);
         let _ = store.add_message("user", &run.message, &run_id);
         let _ = store.save_run(
             &run_id,
@@ -529,7 +556,10 @@ impl Session {
             );
         }
         let result = match self.run.borrow_mut().as_mut() {
-            Some(run) => run.handle(input),
+            Some(run) => {
+                run.set_clock(js_sys::Date::now() as i64);
+                run.handle(input)
+            }
             None => return,
         };
         if let Err(e) = result {
@@ -608,6 +638,7 @@ impl Session {
 
     fn handle(&self, input: Input) {
         if let Some(run) = self.run.borrow_mut().as_mut() {
+            run.set_clock(js_sys::Date::now() as i64);
             let _ = run.handle(input);
         }
         self.drain_run();
@@ -640,8 +671,17 @@ impl Session {
                 }
                 let outcome = {
                     let store = self.store();
+                    let root = self
+                        .run
+                        .borrow()
+                        .as_ref()
+                        .and_then(|r| r.working_folder().map(String::from))
+                        .unwrap_or_default();
                     let mut host = Host {
-                        workspace: SqlWorkspace { store: &store },
+                        workspace: SqlWorkspace {
+                            store: &store,
+                            root,
+                        },
                     };
                     tools::run_builtin(&name, &arguments, &mut host)
                 };
@@ -780,7 +820,8 @@ impl Session {
         let mut response = match response {
             Ok(r) => r,
             Err(e) => {
-                return self.handle(Input::LlmFailed(network_error(provider, &e.to_string())));
+                let err = network_error(provider, &format!("could not reach the model: {e}"));
+                return self.handle(Input::LlmFailed(err));
             }
         };
         if response.status_code() != 200 {
@@ -798,18 +839,34 @@ impl Session {
         let mut stream = match response.stream() {
             Ok(s) => s,
             Err(e) => {
-                return self.handle(Input::LlmFailed(network_error(provider, &e.to_string())))
+                let err =
+                    network_error(provider, &format!("could not read the model's answer: {e}"));
+                return self.handle(Input::LlmFailed(err));
             }
         };
         let mut decoder = config.decoder();
-        while let Some(chunk) = stream.next().await {
+        let idle = std::time::Duration::from_millis(self.settings.llm_idle_timeout_ms);
+        loop {
+            let next = futures_util::future::select(stream.next(), worker::Delay::from(idle)).await;
+            let chunk = match next {
+                futures_util::future::Either::Left((Some(chunk), _)) => chunk,
+                futures_util::future::Either::Left((None, _)) => break,
+                futures_util::future::Either::Right(_) => {
+                    let secs = idle.as_secs_f64();
+                    let err =
+                        network_error(provider, &format!("the model sent nothing for {secs} s"));
+                    return self.handle(Input::LlmFailed(err));
+                }
+            };
             if self.cancel.replace(false) {
                 return self.handle(Input::Cancel);
             }
             let bytes = match chunk {
                 Ok(b) => b,
                 Err(e) => {
-                    return self.handle(Input::LlmFailed(network_error(provider, &e.to_string())))
+                    let err =
+                        network_error(provider, &format!("the connection broke mid-stream ({e})"));
+                    return self.handle(Input::LlmFailed(err));
                 }
             };
             let pushed = decoder.push(&bytes);
@@ -885,7 +942,7 @@ fn network_error(provider: weft_agent::provider::Provider, message: &str) -> Pro
         provider,
         status: None,
         code: Some("network".into()),
-        message: format!("could not reach the model: {message}"),
+        message: message.into(),
     }
 }
 

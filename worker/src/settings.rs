@@ -29,6 +29,8 @@ pub struct Settings {
     pub max_frame_bytes: usize,
     /// `RATE_LIMIT_PER_MINUTE`: frames per socket per minute (default 600).
     pub rate_limit_per_minute: u32,
+    /// `LLM_IDLE_TIMEOUT_MS`: a model stream silent this long fails the run (default 60000).
+    pub llm_idle_timeout_ms: u64,
 }
 
 impl std::fmt::Debug for Settings {
@@ -130,6 +132,7 @@ impl Settings {
             context_window: number(env, "CONTEXT_WINDOW", 128_000),
             max_frame_bytes: number(env, "MAX_FRAME_BYTES", 1024 * 1024),
             rate_limit_per_minute: number(env, "RATE_LIMIT_PER_MINUTE", 600),
+            llm_idle_timeout_ms: number(env, "LLM_IDLE_TIMEOUT_MS", 60_000),
         }
     }
 

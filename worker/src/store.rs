@@ -252,15 +252,29 @@ impl Store {
     }
 }
 
-/// The session workspace over the `files` table.
+/// The session workspace over the `files` table; `root` (a run's `working_folder`, normalized,
+/// possibly empty) is the folder the tools see as their top.
 #[derive(Debug)]
 pub struct SqlWorkspace<'a> {
     /// The storage.
     pub store: &'a Store,
+    /// Folder prefix, without a trailing slash ("" for the workspace root).
+    pub root: String,
+}
+
+impl SqlWorkspace<'_> {
+    fn full(&self, path: &str) -> String {
+        if self.root.is_empty() {
+            path.to_string()
+        } else {
+            format!("{}/{path}", self.root)
+        }
+    }
 }
 
 impl Workspace for SqlWorkspace<'_> {
     fn read(&self, path: &str) -> Option<String> {
+        let path = &self.full(path);
         #[derive(Deserialize)]
         struct Row {
             content: String,
@@ -275,6 +289,7 @@ impl Workspace for SqlWorkspace<'_> {
     }
 
     fn write(&mut self, path: &str, content: &str) -> Result<(), String> {
+        let path = &self.full(path);
         self.store
             .sql
             .exec(
@@ -286,6 +301,7 @@ impl Workspace for SqlWorkspace<'_> {
     }
 
     fn delete(&mut self, path: &str) -> bool {
+        let path = &self.full(path);
         self.store
             .sql
             .exec("DELETE FROM files WHERE path = ?", vec![s(path)])
@@ -299,6 +315,11 @@ impl Workspace for SqlWorkspace<'_> {
             path: String,
             size: i64,
         }
+        let prefix = if self.root.is_empty() {
+            String::new()
+        } else {
+            format!("{}/", self.root)
+        };
         self.store
             .sql
             .exec(
@@ -308,7 +329,10 @@ impl Workspace for SqlWorkspace<'_> {
             .and_then(|c| c.to_array::<Row>())
             .map(|rows| {
                 rows.into_iter()
-                    .map(|r| (r.path, r.size.max(0) as usize))
+                    .filter_map(|r| {
+                        let path = r.path.strip_prefix(&prefix)?.to_string();
+                        Some((path, r.size.max(0) as usize))
+                    })
                     .collect()
             })
             .unwrap_or_default()

@@ -61,6 +61,9 @@ fn start(message: &str) -> Start {
         session_id: "sess-1".into(),
         message: message.into(),
         agent: Agent::React,
+        thread_id: None,
+        verbose: false,
+        working_folder: None,
     }
 }
 
@@ -731,4 +734,56 @@ fn a_forged_or_stale_approval_is_refused_and_nothing_runs() {
         .is_err());
     assert!(host.tools_run.is_empty());
     assert_eq!(run.pending_approvals().len(), 1);
+}
+
+#[test]
+fn verbose_snapshots_follow_each_node_and_a_thread_checkpoint_closes_the_run() {
+    let start = Start {
+        thread_id: Some("thread-9".into()),
+        verbose: true,
+        ..start("Weather?")
+    };
+    let mut run = Run::new(Config::default(), tools(false), Session::default(), &start);
+    run.set_clock(1_763_805_600_000);
+    run.start();
+    let mut host = Host {
+        streams: [ONE_TOOL, TEXT].into(),
+        ..Host::default()
+    };
+    host.drive(&mut run);
+    let kinds = collapse(host.kinds());
+    let exits: Vec<usize> = kinds
+        .iter()
+        .enumerate()
+        .filter(|(_, k)| **k == "node_exit")
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(exits.len(), 3);
+    for i in exits {
+        assert_eq!(kinds[i + 1..i + 3], ["values", "updates"]);
+    }
+    assert_eq!(kinds[kinds.len() - 2..], ["checkpoint", "run_end"]);
+    let Event::Checkpoint {
+        thread_id,
+        timestamp,
+        step,
+        ..
+    } = &host.events[host.events.len() - 2].event
+    else {
+        panic!()
+    };
+    assert_eq!(thread_id.as_deref(), Some("thread-9"));
+    assert_eq!(timestamp, "2025-11-22T10:00:00Z");
+    assert_eq!(*step, 2);
+    let Event::Updates { id, state } = &host
+        .events
+        .iter()
+        .find(|e| e.event.kind() == "updates")
+        .unwrap()
+        .event
+    else {
+        panic!()
+    };
+    assert_eq!(id, "think");
+    assert_eq!(state["iteration"], 1);
 }

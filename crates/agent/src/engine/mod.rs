@@ -232,6 +232,13 @@ pub struct Start {
     pub message: String,
     /// The agent (this engine runs `react`).
     pub agent: Agent,
+    /// The client's thread id, when it gave one: a `checkpoint` event then closes the run.
+    pub thread_id: Option<String>,
+    /// Send `values` and `updates` snapshots after every node (loom `verbose`).
+    pub verbose: bool,
+    /// The workspace folder the run's tools work in (loom `working_folder`), kept with the run
+    /// so the host runs every tool of it there, restarts included.
+    pub working_folder: Option<String>,
 }
 
 /// One run. Serialize it (serde JSON) to checkpoint; deserialize and call [`Run::resume`] to
@@ -255,6 +262,15 @@ pub struct Run {
     paused: bool,
     exit: bool,
     compacted_this_step: bool,
+    #[serde(default)]
+    thread_id: Option<String>,
+    #[serde(default)]
+    verbose: bool,
+    #[serde(default)]
+    working_folder: Option<String>,
+    /// The host's clock, as last given ([`Run::set_clock`]).
+    #[serde(default)]
+    now_ms: i64,
     #[serde(skip)]
     out: VecDeque<Output>,
 }
@@ -264,6 +280,9 @@ impl Run {
     pub fn new(config: Config, tools: Vec<ToolInfo>, session: Session, start: &Start) -> Self {
         let mut run = Run::blank(config, tools, session, &start.session_id, &start.run_id);
         run.agent = start.agent.as_str().into();
+        run.thread_id.clone_from(&start.thread_id);
+        run.verbose = start.verbose;
+        run.working_folder.clone_from(&start.working_folder);
         run.emit(Event::RunStart {
             run_id: Some(start.run_id.clone()),
             message: Some(start.message.clone()),
@@ -299,8 +318,18 @@ impl Run {
             paused: false,
             exit: false,
             compacted_this_step: false,
+            thread_id: None,
+            verbose: false,
+            working_folder: None,
+            now_ms: 0,
             out: VecDeque::new(),
         }
+    }
+
+    /// Tells the run what time it is (the engine has no clock of its own); used to stamp the
+    /// `checkpoint` event. Call it before [`Run::handle`] whenever convenient.
+    pub fn set_clock(&mut self, now_ms: i64) {
+        self.now_ms = now_ms;
     }
 
     /// Begins the run: the first model call (or a compaction first, if the history is full).
@@ -408,6 +437,11 @@ impl Run {
         &self.session
     }
 
+    /// The workspace folder of the run's tools, if the client chose one.
+    pub fn working_folder(&self) -> Option<&str> {
+        self.working_folder.as_deref()
+    }
+
     /// The run id.
     pub fn run_id(&self) -> &str {
         &self.seq.run_id
@@ -469,8 +503,31 @@ impl Run {
     // --- outputs -------------------------------------------------------------------------
 
     fn emit(&mut self, event: Event) {
+        let exited = match &event {
+            Event::NodeExit { id, .. } => Some(id.clone()),
+            _ => None,
+        };
         let stamped = self.seq.stamp(event);
         self.out.push_back(Output::Event(stamped));
+        // specs/README (loom): with `verbose`, `values` then `updates` follow each `node_exit`.
+        if let (true, Some(node)) = (self.verbose, exited) {
+            let state = self.state_snapshot();
+            let stamped = self.seq.stamp(Event::Values {
+                state: state.clone(),
+            });
+            self.out.push_back(Output::Event(stamped));
+            let stamped = self.seq.stamp(Event::Updates { id: node, state });
+            self.out.push_back(Output::Event(stamped));
+        }
+    }
+
+    /// The run's state as the `values`/`updates` snapshots show it.
+    fn state_snapshot(&self) -> Value {
+        json!({
+            "messages": self.session.history,
+            "iteration": self.iteration,
+            "usage": self.total,
+        })
     }
 
     fn effect(&mut self, effect: Effect) {
@@ -994,6 +1051,20 @@ impl Run {
 
     fn end_run(&mut self) {
         self.phase = Phase::Done;
+        if let Some(thread) = self.thread_id.clone() {
+            // specs/README (loom): when a thread_id is given a checkpoint closes the run.
+            let timestamp =
+                crate::tools::format_time_offset(self.now_ms, "UTC").unwrap_or_default();
+            let step = i64::from(self.iteration);
+            self.emit(Event::Checkpoint {
+                checkpoint_id: format!("{}-{step}", self.seq.run_id),
+                timestamp,
+                step,
+                state: self.state_snapshot(),
+                thread_id: Some(thread),
+                checkpoint_ns: None,
+            });
+        }
         self.emit(Event::RunEnd {
             reply: self.last_content.clone(),
             usage: self.last_usage,
