@@ -25,6 +25,9 @@ before(async () => {
       PAUSE_AFTER: 'calculator',
       RATE_LIMIT_PER_MINUTE: '300',
       LLM_IDLE_TIMEOUT_MS: '2000',
+      // Small enough that a session with two long replies compacts automatically; the other
+      // tests' sessions stay far below it.
+      CONTEXT_WINDOW: '8000',
     },
   });
 }, { timeout: 900_000 });
@@ -262,6 +265,26 @@ describe('agentloop', () => {
     c.close();
   });
 
+  test('a full context compacts automatically before the model call; the summary stays', async () => {
+    const sid = session();
+    const c = await open('/agentloop', sid);
+    for (const n of ['a', 'b']) {
+      c.send(input('long reply 2000', `long-${n}`));
+      await c.wait((f) => f.type === 'loading_state' && f.payload.loading === false && f.run_id === `long-${n}`);
+    }
+    c.send(input('and now?', 'after'));
+    await c.wait((f) => f.type === 'loading_state' && f.payload.loading === false && f.run_id === 'after');
+    const compacted = c.frames.filter((f) => f.type === 'context_compacted');
+    assert.equal(compacted.length, 1);
+    assert.equal(compacted[0].run_id, 'after');
+    assert.ok(compacted[0].payload.newTokenCount < compacted[0].payload.oldTokenCount / 2);
+    assert.equal(compacted[0].payload.strategy, 'ThresholdContextManager');
+    c.send({ id: 'ci', type: 'get_context_info' });
+    const info = await c.wait((f) => f.type === 'context_info' && f.run_id === undefined);
+    assert.ok(info.payload.usagePercent < 80);
+    c.close();
+  });
+
   test('get_context_info, manual_compact, and compacting an empty transcript', async () => {
     const c = await open('/agentloop', session());
     c.send({ id: 'c0', type: 'manual_compact' });
@@ -273,7 +296,7 @@ describe('agentloop', () => {
     const info = await c.wait((f) => f.type === 'context_info' && f.run_id === undefined);
     assert.equal(info.payload.strategy, 'ThresholdContextManager');
     assert.equal(info.payload.transcriptLength, 2);
-    assert.ok(info.payload.tokenCount > 0 && info.payload.maxTokens === 128000);
+    assert.ok(info.payload.tokenCount > 0 && info.payload.maxTokens === 8000);
     c.send({ id: 'c2', type: 'manual_compact' });
     const compacted = await c.wait((f) => f.type === 'context_compacted');
     assert.equal(compacted.payload.strategy, 'ThresholdContextManager');

@@ -16,9 +16,6 @@ and complete; the summary replaces the earlier turns.";
 /// Marks the history entry that holds a summary, so a later compaction folds it in again.
 pub const SUMMARY_PREFIX: &str = "Summary of the earlier conversation:\n";
 
-/// Turns kept verbatim after a compaction: the latest exchanges matter most.
-pub const KEEP_RECENT: usize = 4;
-
 /// A token estimate: about four characters per token, the usual rule of thumb for English and
 /// code. Deliberately simple and stable, so `context_info` does not jump between runs.
 pub fn estimate_text(text: &str) -> u64 {
@@ -52,14 +49,29 @@ pub fn estimate(system: &str, history: &[ChatMessage], tools: &[ToolDef]) -> u64
     total
 }
 
-/// Where the history may be cut: the index of the first kept message, chosen so that at least
-/// `KEEP_RECENT` messages stay and no tool result is separated from the call it answers.
-/// `None` when there is too little to compact.
-pub fn cut_point(history: &[ChatMessage]) -> Option<usize> {
-    if history.len() <= KEEP_RECENT {
-        return None;
+/// Share of the context window the turns kept verbatim after a compaction may fill: the latest
+/// exchanges matter most, and the rest is what compaction frees.
+pub const KEEP_SHARE: f64 = 0.25;
+
+/// Estimated tokens of one history entry.
+fn estimate_message(m: &ChatMessage) -> u64 {
+    estimate("", core::slice::from_ref(m), &[])
+}
+
+/// Where the history may be cut: the index of the first message kept verbatim. The newest
+/// messages are kept while they fit in `budget` tokens (the newest one always is), and a tool
+/// result is never separated from the call it answers. `None` when nothing would be summarised.
+pub fn cut_point(history: &[ChatMessage], budget: u64) -> Option<usize> {
+    let mut cut = history.len().checked_sub(1)?;
+    let mut kept = history.last().map_or(0, estimate_message);
+    while cut > 0 {
+        let next = estimate_message(&history[cut - 1]);
+        if kept + next > budget {
+            break;
+        }
+        kept += next;
+        cut -= 1;
     }
-    let mut cut = history.len() - KEEP_RECENT;
     // Never start the kept part with tool results: move back to the assistant turn that called.
     while cut > 0 && matches!(history[cut], ChatMessage::Tool(_)) {
         cut -= 1;

@@ -358,7 +358,8 @@ impl Run {
             run.effect(Effect::Finished);
             return run;
         }
-        let cut = context::cut_point(&run.session.history).unwrap_or(run.session.history.len());
+        let cut = context::cut_point(&run.session.history, run.keep_budget())
+            .unwrap_or(run.session.history.len());
         run.phase = Phase::Compacting { cut, manual: true };
         let req = context::summary_request(&run.config.model, &run.session.history, cut);
         run.effect(Effect::CallLlm(req));
@@ -544,7 +545,7 @@ impl Run {
         let estimate = self.estimate();
         let limit = (self.config.context_window as f64 * self.config.compact_at) as u64;
         if estimate > limit && !self.compacted_this_step {
-            if let Some(cut) = context::cut_point(&self.session.history) {
+            if let Some(cut) = context::cut_point(&self.session.history, self.keep_budget()) {
                 self.phase = Phase::Compacting { cut, manual: false };
                 let req = context::summary_request(&self.config.model, &self.session.history, cut);
                 self.effect(Effect::CallLlm(req));
@@ -565,6 +566,11 @@ impl Run {
         };
         self.effect(Effect::Checkpoint);
         self.effect(Effect::CallLlm(req));
+    }
+
+    /// Tokens the turns kept verbatim by a compaction may take.
+    fn keep_budget(&self) -> u64 {
+        (self.config.context_window as f64 * context::KEEP_SHARE) as u64
     }
 
     fn estimate(&self) -> u64 {
