@@ -55,6 +55,8 @@ describe('loom', () => {
     const c = await open('/', session());
     c.send({ type: 'ping', id: 'p1' });
     assert.deepEqual(await c.wait((f) => f.type === 'pong'), { type: 'pong', id: 'p1' });
+    c.ws.send(Buffer.from(JSON.stringify({ type: 'ping', id: 'binary' })));
+    assert.deepEqual(await c.wait((f) => f.type === 'pong' && f.id === 'binary'), { type: 'pong', id: 'binary' });
     c.send({ type: 'run', message: 'What time is it?', agent: 'react', id: 'run-time' });
     const end = await c.wait((f) => f.type === 'run_end');
     assert.match(end.reply, /^It is \d{4}-\d\d-\d\dT/);
@@ -377,14 +379,37 @@ describe('cueso', () => {
     c.close();
   });
 
-  test('a client-side tool is called on the socket that declared it', async () => {
+  test('a client-side tool is called on the socket that declared it, and its result goes to the model', async () => {
     const c = await open('/ws/chat', session());
-    c.send({ type: 'client_tools', tools: [{ name: 'get_time', description: 'shadow', input_schema: { type: 'object' }, read_only: true }] });
-    c.send({ type: 'client_tools', tools: [{ name: 'calculator_x', description: 'x', input_schema: { type: 'object' }, read_only: true }] });
-    c.send({ message: 'echo this' });
+    c.send({ type: 'client_tools', tools: [{ name: 'local_notes', description: 'notes on this device', input_schema: { type: 'object' }, read_only: true }] });
+    c.send({ message: 'use local_notes with {"topic":"groceries"}' });
+    const announce = await c.wait((f) => f.type === 'tool_call_delta' && f.tool_call.name === 'local_notes');
+    assert.equal(announce.tool_call.input, null);
+    await c.wait((f) => f.type === 'message_complete');
+    const args = c.frames.filter((f) => f.type === 'tool_call_delta').map((f) => f.tool_call.input_json ?? '').join('');
+    assert.deepEqual(JSON.parse(args), { topic: 'groceries' });
+    c.send({ type: 'tool_result', call_id: 'call_forged', result: 'x', is_error: false });
+    assert.equal((await c.wait((f) => f.type === 'error')).code, 'stale');
+    c.send({ type: 'tool_result', call_id: announce.tool_call.id, result: 'milk, eggs', is_error: false });
     const fin = await c.wait((f) => f.type === 'final');
-    assert.equal(fin.content, 'You said: echo this');
+    assert.equal(fin.content, 'The local_notes tool returned: milk, eggs.');
     c.close();
+  });
+
+  test('when the socket running a client-side tool goes away, the model hears why and the run ends', async () => {
+    const sid = session();
+    const d = await open('/', sid);
+    d.send({ type: 'client_tools', tools: [{ name: 'gone_tool', input_schema: { type: 'object' }, read_only: true }] });
+    d.send({ type: 'run', message: 'use gone_tool', agent: 'react', id: 'orphan' });
+    await d.wait((f) => f.event?.type === 'tool_start');
+    const seen = loomRun(d.frames, 'orphan').length;
+    d.kill();
+    const e = await open('/', sid);
+    e.send({ type: 'resume', run_id: 'orphan', after_event_id: seen });
+    const end = await e.wait((f) => f.type === 'run_end' && f.id === 'orphan');
+    // OpenAI-format tool results carry no error flag: the failure travels as "Error: …" text.
+    assert.equal(end.reply, 'The gone_tool tool returned: Error: the client that runs gone_tool disconnected before answering.');
+    e.close();
   });
 });
 

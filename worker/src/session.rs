@@ -172,6 +172,9 @@ impl DurableObject for Session {
         reason: String,
         _was_clean: bool,
     ) -> Result<()> {
+        if let Some(info) = ws.deserialize_attachment::<SocketInfo>().ok().flatten() {
+            self.orphan_client_calls(&ws, &info).await;
+        }
         // Echoing 1005/1006/1015 throws (TOOLCHAIN.md): close normally instead. A disconnect
         // never cancels a run.
         let code = match code {
@@ -369,6 +372,46 @@ impl Session {
                 error_event("this request is not supported here", "unsupported", None),
             ),
         }
+    }
+
+    /// A socket that ran client-side tools is gone: calls of those tools that no other socket
+    /// of the session can run get an error result, so the model hears why and the run goes on
+    /// instead of waiting forever.
+    async fn orphan_client_calls(&self, closing: &WebSocket, info: &SocketInfo) {
+        if info.tools.is_empty() || !self.load_active_run() {
+            return;
+        }
+        let others: Vec<SocketInfo> = self
+            .sockets()
+            .into_iter()
+            .filter(|(ws, _)| ws != closing)
+            .map(|(_, i)| i)
+            .collect();
+        let orphaned: Vec<(String, String)> = match self.run.borrow().as_ref() {
+            Some(run) => run
+                .running_calls()
+                .into_iter()
+                .filter(|(_, name)| info.tools.iter().any(|t| t.name == *name))
+                .filter(|(_, name)| {
+                    !others
+                        .iter()
+                        .any(|o| o.tools.iter().any(|t| t.name == *name))
+                })
+                .map(|(id, name)| (id.to_string(), name.to_string()))
+                .collect(),
+            None => return,
+        };
+        if orphaned.is_empty() {
+            return;
+        }
+        for (call_id, name) in orphaned {
+            self.handle(Input::ToolResult {
+                call_id,
+                result: format!("the client that runs {name} disconnected before answering"),
+                is_error: true,
+            });
+        }
+        self.drive().await;
     }
 
     fn busy(&self) -> bool {

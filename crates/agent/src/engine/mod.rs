@@ -458,6 +458,15 @@ impl Run {
         self.phase == Phase::Done
     }
 
+    /// The calls running now, as (call id, tool name): the host's to answer.
+    pub fn running_calls(&self) -> Vec<(&str, &str)> {
+        self.calls
+            .iter()
+            .filter(|c| c.state == CallState::Running)
+            .map(|c| (c.call.id.as_str(), c.call.name.as_str()))
+            .collect()
+    }
+
     /// The calls waiting for the user's decision (the first is the one asked).
     pub fn pending_approvals(&self) -> Vec<&str> {
         self.calls
