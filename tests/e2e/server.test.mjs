@@ -115,6 +115,21 @@ describe('loom', () => {
     c.close();
   });
 
+  test('get_time knows IANA zones through the runtime; an unknown zone is a clear tool error', async () => {
+    const c = await open('/', session());
+    c.send({ type: 'run', message: 'What time is it in Asia/Tokyo?', agent: 'react', id: 'tokyo' });
+    await c.wait((f) => f.type === 'run_end' && f.id === 'tokyo');
+    const tokyo = c.frames.find((f) => f.id === 'tokyo' && f.event?.type === 'tool_end').event;
+    assert.equal(tokyo.is_error, false);
+    assert.match(tokyo.result, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+09:00/);
+    c.send({ type: 'run', message: 'What time is it in Mars/Olympus_Mons?', agent: 'react', id: 'mars' });
+    await c.wait((f) => f.type === 'run_end' && f.id === 'mars');
+    const mars = c.frames.find((f) => f.id === 'mars' && f.event?.type === 'tool_end').event;
+    assert.equal(mars.is_error, true);
+    assert.match(mars.result, /unknown timezone: Mars\/Olympus_Mons/);
+    c.close();
+  });
+
   test('tools_list, tool_show (yaml, json, unknown), user_messages', async () => {
     const sid = session();
     const c = await open('/', sid);

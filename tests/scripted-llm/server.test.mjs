@@ -930,3 +930,43 @@ describe('server', () => {
     }
   });
 });
+
+// ---- rules and faults the end-to-end suites rely on -------------------------------------
+
+for (const P of PROVIDERS) {
+  test(`${P.name}: "use <tool> with {json}" calls any offered tool, and not an unoffered one`, async () => {
+    const out = await turn(P, { messages: [P.user('use read with {"path":"a.txt"}')], tools: ['read'] });
+    assert.equal(out.rule, 'use-tool');
+    assert.deepEqual(out.calls.map((c) => [c.name, c.args]), [['read', { path: 'a.txt' }]]);
+    const echo = await turn(P, { messages: [P.user('use read')], tools: ['get_time'] });
+    assert.equal(echo.rule, 'echo');
+  });
+
+  test(`${P.name}: "loop forever" calls get_time again after every result`, async () => {
+    const first = await turn(P, { messages: [P.user('loop forever')], tools: ['get_time'] });
+    const calls = withIds(first.calls);
+    const again = await turn(P, {
+      messages: [P.user('loop forever'), P.calls(calls), ...P.results(calls.map((c) => ({ id: c.id, name: c.name, content: 'noon' })))],
+      tools: ['get_time'],
+    });
+    assert.equal(again.rule, 'loop');
+    assert.deepEqual(again.calls.map((c) => c.name), ['get_time']);
+  });
+
+  test(`${P.name}: "who are you" answers with the system prompt's first line`, async () => {
+    const system = 'You are a pirate.\nSpeak like one.';
+    const extra = P.name === 'openai' ? {} : P.name === 'anthropic' ? { system } : { systemInstruction: { parts: [{ text: system }] } };
+    const messages = P.name === 'openai' ? [{ role: 'system', content: system }, P.user('who are you')] : [P.user('who are you')];
+    const out = await turn(P, { messages, extra });
+    assert.equal(out.text, 'I am: You are a pirate.');
+  });
+
+  test(`${P.name}: a fault named in the last user message applies to that request only`, async () => {
+    const failed = await turn(P, { messages: [P.user('tell me a story fault-429')] });
+    assert.equal(failed.status, 429);
+    assert.equal(failed.res.headers.get('retry-after'), '2');
+    const fine = await turn(P, { messages: [P.user('tell me a story fault-429'), { role: P.name === 'gemini' ? 'model' : 'assistant', ...(P.name === 'gemini' ? { parts: [{ text: 'no' }] } : { content: 'no' }) }, P.user('and now?')] });
+    assert.equal(fine.status, 200);
+    assert.equal(fine.text, 'You said: and now?');
+  });
+}

@@ -85,22 +85,8 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
         );
     };
 
-    if let Some(expected) = &settings.auth_token {
-        let query_token = url
-            .query_pairs()
-            .find(|(k, _)| k == "token")
-            .map(|(_, v)| v.into_owned());
-        let proto_token = protocols
-            .iter()
-            .find_map(|p| p.strip_prefix("weft.token.").map(String::from));
-        let bearer = req
-            .headers()
-            .get("Authorization")?
-            .and_then(|h| h.strip_prefix("Bearer ").map(|t| t.trim().to_string()));
-        let given = query_token.or(proto_token).or(bearer);
-        if !given.is_some_and(|g| constant_time_eq(g.as_bytes(), expected.as_bytes())) {
-            return Response::error("missing or wrong auth token", 401);
-        }
+    if let Some(refusal) = refuse(&settings, &req, &url, &protocols)? {
+        return Ok(refusal);
     }
 
     // Chrome fails the handshake if it offered protocols and none is echoed: echo the dialect's,
@@ -116,15 +102,7 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
         let pair = WebSocketPair::new()?;
         pair.server.accept()?;
         pair.server.close(Some(4003), Some("origin not allowed"))?;
-        let response = Response::from_websocket(pair.client)?;
-        return Ok(match echo {
-            Some(p) => {
-                let headers = Headers::new();
-                headers.set("Sec-WebSocket-Protocol", &p)?;
-                response.with_headers(headers)
-            }
-            None => response,
-        });
+        return with_protocol(Response::from_websocket(pair.client)?, echo.as_deref());
     }
 
     let session_id = url
@@ -208,6 +186,16 @@ fn cors(settings: &Settings, req: &Request, response: Response) -> Result<Respon
         "authorization, content-type",
     )?;
     headers.set("Vary", "Origin")?;
+    Ok(response.with_headers(headers))
+}
+
+/// Adds the `Sec-WebSocket-Protocol` the handshake answers with, when there is one.
+pub fn with_protocol(response: Response, protocol: Option<&str>) -> Result<Response> {
+    let Some(p) = protocol else {
+        return Ok(response);
+    };
+    let headers = Headers::new();
+    headers.set("Sec-WebSocket-Protocol", p)?;
     Ok(response.with_headers(headers))
 }
 

@@ -7,6 +7,7 @@ use std::collections::{HashMap, VecDeque};
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use wasm_bindgen::JsCast;
 use weft_agent::engine::{self, Effect, Input, Output, Run, Start, ToolInfo};
 use weft_agent::provider::{ProviderError, ToolDef};
 use weft_agent::tools::{self, ToolHost, ToolRun, Workspace};
@@ -118,15 +119,7 @@ impl DurableObject for Session {
             ..SocketInfo::default()
         };
         pair.server.serialize_attachment(&info)?;
-        let response = Response::from_websocket(pair.client)?;
-        Ok(match protocol {
-            Some(p) => {
-                let headers = Headers::new();
-                headers.set("Sec-WebSocket-Protocol", &p)?;
-                response.with_headers(headers)
-            }
-            None => response,
-        })
+        crate::with_protocol(Response::from_websocket(pair.client)?, protocol.as_deref())
     }
 
     async fn websocket_message(
@@ -950,6 +943,54 @@ impl ToolHost for Host<'_> {
     fn now_ms(&self) -> i64 {
         js_sys::Date::now() as i64
     }
+
+    /// IANA zones through the runtime's `Intl` (the engine itself knows only UTC and fixed
+    /// offsets): the local wall time in the zone, with its offset, as RFC 3339.
+    fn format_time(&self, now_ms: i64, timezone: &str) -> std::result::Result<String, String> {
+        if let Ok(s) = tools::format_time_offset(now_ms, timezone) {
+            return Ok(s);
+        }
+        local_time(now_ms, timezone.trim())
+            .ok_or_else(|| format!("unknown timezone: {}", timezone.trim()))
+    }
+}
+
+/// `YYYY-MM-DDTHH:MM:SS±HH:MM` for `now_ms` in an IANA zone, or `None` if the runtime does not
+/// know the zone. Calls go through `Reflect::apply`, which turns a thrown `RangeError` into an
+/// `Err` instead of a trap.
+fn local_time(now_ms: i64, zone: &str) -> Option<String> {
+    use wasm_bindgen::JsValue;
+    let date = js_sys::Date::new(&JsValue::from_f64(now_ms as f64));
+    let options = js_sys::Object::new();
+    js_sys::Reflect::set(&options, &"timeZone".into(), &zone.into()).ok()?;
+    js_sys::Reflect::set(&options, &"hourCycle".into(), &"h23".into()).ok()?;
+    let to_locale = js_sys::Reflect::get(&date, &"toLocaleString".into()).ok()?;
+    let args = js_sys::Array::of2(&"sv-SE".into(), &options);
+    let text = js_sys::Reflect::apply(to_locale.dyn_ref::<js_sys::Function>()?, &date, &args)
+        .ok()?
+        .as_string()?;
+    // sv-SE writes "2026-11-22 19:00:00".
+    let digits: Vec<i64> = text
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|p| !p.is_empty())
+        .filter_map(|p| p.parse().ok())
+        .collect();
+    let [y, mo, d, h, mi, s] = digits[..] else {
+        return None;
+    };
+    let local_ms = js_sys::Date::utc(y as f64, (mo - 1) as f64) as i64
+        + (d - 1) * 86_400_000
+        + h * 3_600_000
+        + mi * 60_000
+        + s * 1000;
+    let offset_min = ((local_ms - now_ms.div_euclid(1000) * 1000) as f64 / 60_000.0).round() as i64;
+    let sign = if offset_min < 0 { '-' } else { '+' };
+    let abs = offset_min.abs();
+    Some(format!(
+        "{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}{sign}{:02}:{:02}",
+        abs / 60,
+        abs % 60
+    ))
 }
 
 async fn web_fetch(url: &str, max_bytes: usize) -> (String, bool) {
