@@ -629,7 +629,11 @@ impl Session {
         let store = self.store();
         if store.run(run_id).ok().flatten().is_none() {
             let msg = format!("unknown run {run_id} in this session");
-            return self.reply(ws, info, error_event(&msg, "unknown_run", None));
+            return self.reply(
+                ws,
+                info,
+                error_event(&msg, "unknown_run", Some(run_id.into())),
+            );
         }
         let mut encoder = Encoder::new(info.dialect(), salt());
         for json in store.events(run_id).unwrap_or_default() {

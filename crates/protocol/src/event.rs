@@ -108,6 +108,7 @@ pub struct ToolSpec {
     pub input_schema: Value,
     /// weft extension for client-side tools: a read-only tool runs without asking for approval.
     #[serde(skip_serializing_if = "core::ops::Not::not")]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
     pub read_only: bool,
 }
 
@@ -502,9 +503,11 @@ pub enum Event {
         iteration_count: Option<u64>,
         /// Whether the run paused after a `pause_after` tool (cueso `paused`).
         #[serde(skip_serializing_if = "core::ops::Not::not")]
+        #[cfg_attr(feature = "tsify", tsify(optional))]
         paused: bool,
         /// Tool names called in the last iteration (cueso `final.tool_calls`).
         #[serde(skip_serializing_if = "Vec::is_empty")]
+        #[cfg_attr(feature = "tsify", tsify(optional))]
         tool_calls: Vec<String>,
     },
     /// Something failed: a request, or a whole run (then it is the run's last event).

@@ -26,13 +26,14 @@ const MAX_HELD_FRAMES: usize = 4096;
 
 /// Everything reassembled so far.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null))]
 pub struct Transcript {
     /// User and assistant messages, in order.
     pub messages: Vec<Message>,
     /// Tool calls, in the order they were first seen.
     pub tool_calls: Vec<ToolCall>,
     /// Runs, in the order they started.
+    #[cfg_attr(feature = "tsify", tsify(type = "TranscriptRun[]"))]
     pub runs: Vec<Run>,
 }
 
@@ -61,7 +62,7 @@ impl Transcript {
 
 /// One message.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null))]
 pub struct Message {
     /// Who said it.
     pub role: Role,
@@ -69,12 +70,14 @@ pub struct Message {
     pub text: String,
     /// The model's reasoning before or while writing it.
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
     pub reasoning: String,
     /// The run it belongs to.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub run_id: Option<String>,
     /// Tool calls the message made.
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
     pub tool_call_ids: Vec<String>,
     /// No more text will be added.
     pub complete: bool,
@@ -105,7 +108,7 @@ pub enum ToolStatus {
 
 /// One tool call.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null))]
 pub struct ToolCall {
     /// Call id (`call-<n>` when the server gave none).
     pub call_id: String,
@@ -126,6 +129,7 @@ pub struct ToolCall {
     pub review_message: Option<String>,
     /// Output streamed while it ran.
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
     pub output: String,
     /// Its result.
     pub result: Option<String>,
@@ -153,7 +157,11 @@ pub enum RunStatus {
 
 /// One run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[cfg_attr(
+    feature = "tsify",
+    derive(tsify::Tsify),
+    tsify(missing_as_null, rename = "TranscriptRun")
+)]
 pub struct Run {
     /// Run id, when the server gave one.
     pub run_id: Option<String>,
@@ -502,9 +510,11 @@ impl Reassembler {
                 }
                 run.paused = *paused;
             }
-            Event::Error { message, code, .. }
-                if ev.envelope.run_id.is_some() || self.is_running(&run_id) =>
-            {
+            // An error with a request `id` and no run answers a request (a bad frame, an
+            // unknown tool): it does not end the run that may be streaming meanwhile.
+            Event::Error {
+                message, code, id, ..
+            } if ev.envelope.run_id.is_some() || (id.is_none() && self.is_running(&run_id)) => {
                 self.close_message(&run_id);
                 let run = self.ensure_run(&run_id, None);
                 run.status = if code.as_deref() == Some("cancelled") {

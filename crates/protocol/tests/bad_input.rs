@@ -210,3 +210,24 @@ fn a_frame_that_fails_changes_nothing() {
         .unwrap();
     assert_eq!(r.transcript().messages[0].text, "Hello");
 }
+
+#[test]
+fn a_request_error_during_a_run_does_not_end_the_run() {
+    let mut r = Reassembler::new(Dialect::Loom);
+    r.push_frame(br#"{"type":"run_stream_event","id":"r1","event":{"type":"run_start","run_id":"r1","event_id":1}}"#)
+        .unwrap();
+    // The reply to a bad tool_show sent meanwhile: an error with the request's id, no run.
+    r.push_frame(br#"{"type":"error","id":"req-7","error":"tool not found: nope"}"#)
+        .unwrap();
+    let run = r.transcript().run("r1").unwrap();
+    assert_eq!(run.status, weft_protocol::reassembler::RunStatus::Running);
+    // The run's own error ends it.
+    r.push_frame(
+        br#"{"type":"error","id":"r1","error":"cancelled","code":"cancelled","event_id":2}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        r.transcript().run("r1").unwrap().status,
+        weft_protocol::reassembler::RunStatus::Cancelled
+    );
+}

@@ -1,0 +1,783 @@
+//! `Client`: the JavaScript class that carries out what [`Connection`] decides.
+//!
+//! The shell owns the socket, the one timer, the promises and the callbacks; every decision is
+//! the core's. Calls into the core borrow it briefly and queue [`Output`]s; [`Shared::drive`]
+//! then carries them out one by one with no borrow held, so an app callback that calls back
+//! into the client (starts a run from `onEvent`, closes from `onStatus`) only queues more work
+//! behind the current item — callbacks never re-enter a borrowed state and always see outputs
+//! in order (STYLE 9).
+
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+use std::rc::{Rc, Weak};
+
+use js_sys::{Function, Promise};
+use serde_json::Value;
+use tsify::Ts;
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
+use weft_protocol::event::ToolSpec;
+use weft_protocol::Transcript;
+
+use crate::backoff::Backoff;
+use crate::connection::{endpoint_url, subprotocols, Config, Connection, Output, Reply, RunHandle};
+use crate::error::{describe, report, Error};
+use crate::listeners::{Listeners, Slot};
+use crate::marshal;
+use crate::reassembler::parse_dialect;
+use crate::run::{Run, RunState};
+use crate::socket::Socket;
+use crate::types::{
+    ApprovalAnswer, ClientOptions, Reconnect, RunOptions, ToolDefinition, UserMessagesOptions,
+};
+
+/// A connection to a weft server (or any server of the four dialects) for one session.
+///
+/// ```js
+/// const client = new Client({ url: "wss://weft.example.com", dialect: "loom", sessionId });
+/// await client.connect();
+/// const run = client.run({ message: "hi" });
+/// run.onText((delta) => render(delta));
+/// const { reply } = await run.result;
+/// client.close();
+/// ```
+#[wasm_bindgen]
+#[derive(Debug)]
+pub struct Client {
+    shared: Rc<Shared>,
+}
+
+/// The state shared by the client object, its socket handlers, its timer and its runs.
+pub(crate) struct Shared {
+    core: RefCell<Connection>,
+    socket: RefCell<Option<Socket>>,
+    timer: Timer,
+    draining: Cell<bool>,
+    connect_waiters: RefCell<Vec<Deferred>>,
+    requests: RefCell<BTreeMap<String, Deferred>>,
+    runs: RefCell<BTreeMap<RunHandle, Rc<RunState>>>,
+    events: Rc<Listeners>,
+    errors: Rc<Listeners>,
+    status: Rc<Listeners>,
+    approver: Rc<Slot>,
+    tools: RefCell<BTreeMap<String, (u32, ToolSpec, Function)>>,
+    next_tool: Cell<u32>,
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared").finish_non_exhaustive()
+    }
+}
+
+/// The resolve and reject functions of a promise handed to the app.
+#[derive(Debug, Clone)]
+pub(crate) struct Deferred {
+    resolve: Function,
+    reject: Function,
+}
+
+impl Deferred {
+    /// A pending promise and the functions that settle it.
+    pub(crate) fn new() -> (Promise, Deferred) {
+        let mut slot = None;
+        let promise =
+            Promise::new(&mut |resolve, reject| slot = Some(Deferred { resolve, reject }));
+        // The executor runs synchronously inside `new Promise`, so the slot is filled; fall back
+        // to inert functions rather than panic if a host ever broke that.
+        let d = slot.unwrap_or_else(|| Deferred {
+            resolve: JsValue::UNDEFINED.unchecked_into(),
+            reject: JsValue::UNDEFINED.unchecked_into(),
+        });
+        (promise, d)
+    }
+
+    /// The resolve function alone (an iterator's `next()` never rejects).
+    pub(crate) fn resolve_fn(&self) -> Function {
+        self.resolve.clone()
+    }
+
+    pub(crate) fn resolve(&self, value: &JsValue) {
+        let _ = self.resolve.call1(&JsValue::UNDEFINED, value);
+    }
+
+    pub(crate) fn reject(&self, e: Error) {
+        let _ = self.reject.call1(&JsValue::UNDEFINED, &e.into_js());
+    }
+
+    pub(crate) fn settle(&self, result: Result<JsValue, Error>) {
+        match result {
+            Ok(v) => self.resolve(&v),
+            Err(e) => self.reject(e),
+        }
+    }
+}
+
+/// The client's one timer: set for the core's next deadline, reset when that changes.
+struct Timer {
+    callback: RefCell<Option<Closure<dyn FnMut()>>>,
+    id: RefCell<Option<JsValue>>,
+    at: Cell<Option<f64>>,
+}
+
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(js_name = setTimeout)]
+    fn set_timeout(handler: &Function, ms: f64) -> JsValue;
+    #[wasm_bindgen(js_name = clearTimeout)]
+    fn clear_timeout(id: &JsValue);
+}
+
+fn now() -> f64 {
+    js_sys::Date::now()
+}
+
+fn random() -> f64 {
+    js_sys::Math::random()
+}
+
+#[wasm_bindgen]
+impl Client {
+    /// A client for one session; nothing is opened until `connect()`. Throws
+    /// `invalid_argument` for options it cannot use (unknown dialect, a URL that is not
+    /// `ws(s)://` or `http(s)://`, a token a subprotocol cannot carry, a negative delay).
+    #[wasm_bindgen(constructor)]
+    pub fn new(options: Ts<ClientOptions>) -> Result<Client, JsValue> {
+        let o = marshal::from_ts(&options, "ClientOptions")?;
+        let dialect = parse_dialect(&o.dialect)?;
+        let ms = |v: Option<f64>, default: f64, name: &str| -> Result<f64, Error> {
+            match v {
+                None => Ok(default),
+                Some(v) if v.is_finite() && v >= 0.0 => Ok(v),
+                Some(v) => Err(Error::argument(format!(
+                    "{name} must be a number of milliseconds, 0 or more (got {v})"
+                ))),
+            }
+        };
+        let reconnect = match o.reconnect {
+            None | Some(Reconnect::Enabled(true)) => Some(Backoff::default()),
+            Some(Reconnect::Enabled(false)) => None,
+            Some(Reconnect::Backoff(b)) => {
+                let d = Backoff::default();
+                Some(Backoff {
+                    initial_ms: ms(b.initial_delay_ms, d.initial_ms, "reconnect.initialDelayMs")?,
+                    max_ms: ms(b.max_delay_ms, d.max_ms, "reconnect.maxDelayMs")?,
+                    max_attempts: b.max_attempts,
+                })
+            }
+        };
+        let cfg = Config {
+            dialect,
+            url: endpoint_url(&o.url, dialect, o.session_id.as_deref())?,
+            protocols: subprotocols(dialect, o.token.as_deref())?,
+            session_id: o.session_id,
+            reconnect,
+            heartbeat_interval_ms: ms(o.heartbeat_interval_ms, 15_000.0, "heartbeatIntervalMs")?,
+            heartbeat_timeout_ms: ms(o.heartbeat_timeout_ms, 10_000.0, "heartbeatTimeoutMs")?,
+            request_timeout_ms: ms(o.request_timeout_ms, 30_000.0, "requestTimeoutMs")?,
+            id_prefix: random_uuid().chars().take(8).collect(),
+        };
+        let shared = Rc::new_cyclic(|weak: &Weak<Shared>| {
+            let weak = weak.clone();
+            Shared {
+                core: RefCell::new(Connection::new(cfg)),
+                socket: RefCell::new(None),
+                timer: Timer {
+                    callback: RefCell::new(Some(Closure::<dyn FnMut()>::new(move || {
+                        if let Some(s) = weak.upgrade() {
+                            s.on_timer();
+                        }
+                    }))),
+                    id: RefCell::new(None),
+                    at: Cell::new(None),
+                },
+                draining: Cell::new(false),
+                connect_waiters: RefCell::new(Vec::new()),
+                requests: RefCell::new(BTreeMap::new()),
+                runs: RefCell::new(BTreeMap::new()),
+                events: Listeners::new(),
+                errors: Listeners::new(),
+                status: Listeners::new(),
+                approver: Rc::new(Slot::default()),
+                tools: RefCell::new(BTreeMap::new()),
+                next_tool: Cell::new(0),
+            }
+        });
+        Ok(Client { shared })
+    }
+
+    /// The dialect spoken.
+    #[wasm_bindgen(getter, unchecked_return_type = "Dialect")]
+    pub fn dialect(&self) -> String {
+        self.shared
+            .core
+            .try_borrow()
+            .map(|c| c.dialect().as_str())
+            .unwrap_or_default()
+            .into()
+    }
+
+    /// Opens the socket. Resolves once it is open; rejects with `connect_failed` when the first
+    /// attempt fails (wrong URL, server down, token refused) — call it again to retry — or with
+    /// `closed` after `close()`. Runs and requests made before it resolves are queued.
+    #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
+    pub fn connect(&self) -> Promise {
+        let (promise, d) = Deferred::new();
+        self.shared.connect_waiters.borrow_mut().push(d);
+        self.shared.update(|c| c.connect());
+        promise
+    }
+
+    /// Starts a run of one user message. Returns at once; the run streams through its `Run`
+    /// handle. Throws `invalid_argument` for an empty message, `closed` after `close()`.
+    pub fn run(&self, options: Ts<RunOptions>) -> Result<Run, JsValue> {
+        let opts = marshal::from_ts(&options, "RunOptions")?;
+        let run_id = random_uuid();
+        let handle = self
+            .shared
+            .with_core(|c| c.run(opts, run_id.clone(), now()))?;
+        let state = RunState::new(handle, run_id, Rc::clone(&self.shared));
+        self.shared
+            .runs
+            .borrow_mut()
+            .insert(handle, Rc::clone(&state));
+        self.shared.drive();
+        Ok(Run::new(state))
+    }
+
+    /// Answers tool approvals with `callback(request)`, which returns (or resolves to)
+    /// `{ review, message? }`. Works in every dialect: on agentchat and cueso the client
+    /// declares itself an approver (`client_tools` with `approvals: true`) while a callback is
+    /// set. One callback answers at a time; a newer one replaces it. If the callback throws or
+    /// answers something else, the call is denied (`no-continue`) and `onError` is told.
+    /// Returns the function that removes the callback.
+    #[wasm_bindgen(js_name = onApproval, unchecked_return_type = "() => void")]
+    pub fn on_approval(
+        &self,
+        #[wasm_bindgen(
+            unchecked_param_type = "(request: ApprovalRequest) => ApprovalAnswer | Promise<ApprovalAnswer>"
+        )]
+        callback: Function,
+    ) -> Function {
+        let weak = Rc::downgrade(&self.shared);
+        let on_change: Rc<dyn Fn(bool)> = Rc::new(move |on| {
+            if let Some(s) = weak.upgrade() {
+                s.update(|c| c.set_approver(on));
+            }
+        });
+        self.shared.approver.set(callback, on_change)
+    }
+
+    /// Declares a tool this page runs itself and the handler that runs it: `handler(args)`
+    /// returns (or resolves to) the result — a string, or any value, sent as JSON. A throw or
+    /// rejection is sent as an error result. The server asks for approval first unless the
+    /// tool is `readOnly`. Registering a name again replaces the tool. Returns the function
+    /// that unregisters it.
+    #[wasm_bindgen(js_name = registerTool, unchecked_return_type = "() => void")]
+    pub fn register_tool(
+        &self,
+        spec: Ts<ToolDefinition>,
+        #[wasm_bindgen(unchecked_param_type = "(args: any) => unknown")] handler: Function,
+    ) -> Result<Function, JsValue> {
+        let def = marshal::from_ts(&spec, "ToolDefinition")?;
+        if def.name.trim().is_empty() {
+            return Err(Error::argument("registerTool(): name must not be empty").into());
+        }
+        let name = def.name.clone();
+        let spec = ToolSpec {
+            name: def.name,
+            description: def.description,
+            input_schema: def
+                .input_schema
+                .unwrap_or_else(|| serde_json::json!({ "type": "object" })),
+            read_only: def.read_only,
+        };
+        let id = self.shared.next_tool.get();
+        self.shared.next_tool.set(id.wrapping_add(1));
+        self.shared
+            .tools
+            .borrow_mut()
+            .insert(name.clone(), (id, spec, handler));
+        self.shared.declare_tools();
+        let weak = Rc::downgrade(&self.shared);
+        Ok(crate::listeners::unsubscribe_fn(move || {
+            let Some(s) = weak.upgrade() else { return };
+            let removed = {
+                let mut tools = s.tools.borrow_mut();
+                match tools.get(&name) {
+                    Some((i, _, _)) if *i == id => tools.remove(&name).is_some(),
+                    _ => false,
+                }
+            };
+            if removed {
+                s.declare_tools();
+            }
+        }))
+    }
+
+    /// Everything reassembled from every run this client has seen (its own and those other
+    /// sockets of the session started): messages, tool calls, runs. A fresh copy per call.
+    pub fn transcript(&self) -> Result<Ts<Transcript>, JsValue> {
+        let core = self
+            .shared
+            .core
+            .try_borrow()
+            .map_err(|_| Error::new("busy", "transcript() was called re-entrantly"))?;
+        Ok(marshal::to_ts(core.transcript())?)
+    }
+
+    /// The last event id of a run received with nothing missing before it.
+    #[wasm_bindgen(js_name = lastEventId)]
+    pub fn last_event_id(&self, #[wasm_bindgen(js_name = runId)] run_id: &str) -> f64 {
+        self.shared
+            .core
+            .try_borrow()
+            .map_or(0.0, |c| c.last_event_id(run_id) as f64)
+    }
+
+    /// The tools the server offers (loom only; other dialects reject with `unsupported`).
+    #[wasm_bindgen(js_name = toolsList, unchecked_return_type = "Promise<ToolDefinition[]>")]
+    pub fn tools_list(&self) -> Promise {
+        self.shared.request(|c, now| c.tools_list(now))
+    }
+
+    /// One tool's definition: a JSON object with `format` `"json"`, YAML text by default
+    /// (loom only).
+    #[wasm_bindgen(js_name = toolShow, unchecked_return_type = "Promise<unknown>")]
+    pub fn tool_show(
+        &self,
+        name: &str,
+        #[wasm_bindgen(unchecked_optional_param_type = "\"yaml\" | \"json\"")] format: Option<
+            String,
+        >,
+    ) -> Promise {
+        let json = match format.as_deref() {
+            None | Some("yaml") => false,
+            Some("json") => true,
+            Some(other) => {
+                return rejected(Error::argument(format!(
+                    "toolShow(): format must be \"yaml\" or \"json\", not {other:?}"
+                )))
+            }
+        };
+        self.shared.request(|c, now| c.tool_show(name, json, now))
+    }
+
+    /// A page of a thread's stored messages, oldest first (loom only).
+    #[wasm_bindgen(js_name = userMessages, unchecked_return_type = "Promise<UserMessagesPage>")]
+    pub fn user_messages(
+        &self,
+        #[wasm_bindgen(js_name = threadId)] thread_id: &str,
+        #[wasm_bindgen(unchecked_optional_param_type = "UserMessagesOptions")] options: Option<
+            Ts<UserMessagesOptions>,
+        >,
+    ) -> Promise {
+        let opts = match options.map(|o| marshal::from_ts(&o, "UserMessagesOptions")) {
+            None => UserMessagesOptions::default(),
+            Some(Ok(o)) => o,
+            Some(Err(e)) => return rejected(e),
+        };
+        self.shared
+            .request(|c, now| c.user_messages(thread_id, opts, now))
+    }
+
+    /// Round trip to the server, in ms. Every dialect answers it.
+    #[wasm_bindgen(unchecked_return_type = "Promise<number>")]
+    pub fn ping(&self) -> Promise {
+        self.shared.request(|c, now| c.ping(now))
+    }
+
+    /// Closes the socket for good. Runs still streaming and requests still waiting reject with
+    /// `closed`; the server goes on with the runs (a disconnect never cancels one).
+    pub fn close(&self) {
+        self.shared.update(|c| c.close());
+    }
+
+    /// Calls `callback` with every event this client applies, of any run (its own, and those
+    /// other sockets of the session started). Returns the function that unsubscribes.
+    #[wasm_bindgen(js_name = onEvent, unchecked_return_type = "() => void")]
+    pub fn on_event(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "(event: RunEvent) => void")] callback: Function,
+    ) -> Function {
+        self.shared.events.subscribe(callback)
+    }
+
+    /// Calls `callback` with problems no call of the app is waiting on: a frame that does not
+    /// decode, an approval callback that failed. Without a listener they go to the console.
+    /// Returns the function that unsubscribes.
+    #[wasm_bindgen(js_name = onError, unchecked_return_type = "() => void")]
+    pub fn on_error(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "(error: Error & { code: string }) => void")]
+        callback: Function,
+    ) -> Function {
+        self.shared.errors.subscribe(callback)
+    }
+
+    /// Calls `callback` when the connection changes state (`connecting`, `open`,
+    /// `reconnecting` with the attempt and delay, `closed` with the reason). Returns the
+    /// function that unsubscribes.
+    #[wasm_bindgen(js_name = onStatus, unchecked_return_type = "() => void")]
+    pub fn on_status(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "(status: ClientStatus) => void")] callback: Function,
+    ) -> Function {
+        self.shared.status.subscribe(callback)
+    }
+}
+
+fn rejected(e: Error) -> Promise {
+    Promise::reject(&e.into_js())
+}
+
+impl Shared {
+    /// Runs `f` on the core; an error goes back to the caller. The core is never borrowed
+    /// while JavaScript runs, so the borrow cannot fail; if it ever did, the call is refused.
+    pub(crate) fn with_core<T>(
+        &self,
+        f: impl FnOnce(&mut Connection) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        let mut core = self
+            .core
+            .try_borrow_mut()
+            .map_err(|_| Error::new("busy", "the client was called re-entrantly; call it again"))?;
+        f(&mut core)
+    }
+
+    fn request(
+        self: &Rc<Self>,
+        f: impl FnOnce(&mut Connection, f64) -> Result<String, Error>,
+    ) -> Promise {
+        let (promise, d) = Deferred::new();
+        match self.with_core(|c| f(c, now())) {
+            Ok(id) => {
+                self.requests.borrow_mut().insert(id, d);
+            }
+            Err(e) => d.reject(e),
+        }
+        self.drive();
+        promise
+    }
+
+    fn declare_tools(self: &Rc<Self>) {
+        let specs: Vec<ToolSpec> = self
+            .tools
+            .borrow()
+            .values()
+            .map(|(_, spec, _)| spec.clone())
+            .collect();
+        let _ = self.with_core(|c| {
+            c.set_tools(specs);
+            Ok(())
+        });
+        self.drive();
+    }
+
+    /// Carries out the core's outputs, in order, with nothing borrowed while JavaScript runs.
+    /// A call from inside a callback finds the loop running and leaves its outputs to it.
+    pub(crate) fn drive(self: &Rc<Self>) {
+        if self.draining.replace(true) {
+            return;
+        }
+        loop {
+            let next = self.core.try_borrow_mut().ok().and_then(|mut c| c.poll());
+            let Some(out) = next else { break };
+            self.carry_out(out);
+        }
+        self.draining.set(false);
+        self.reschedule();
+    }
+
+    fn carry_out(self: &Rc<Self>, out: Output) {
+        match out {
+            Output::Open { url, protocols } => self.open(&url, &protocols),
+            Output::Close { code, reason } => {
+                let socket = self.socket.borrow_mut().take();
+                if let Some(s) = socket {
+                    s.close(code, &reason);
+                }
+            }
+            Output::Send(frame) => {
+                if let Some(s) = self.socket.borrow().as_ref() {
+                    s.send(&frame);
+                }
+            }
+            Output::Status(status) => {
+                if !self.status.is_empty() {
+                    if let Ok(js) = marshal::to_js(&status) {
+                        self.status.emit(&js);
+                    }
+                }
+            }
+            Output::Connected => {
+                let waiters = std::mem::take(&mut *self.connect_waiters.borrow_mut());
+                for d in waiters {
+                    d.resolve(&JsValue::UNDEFINED);
+                }
+            }
+            Output::ConnectFailed(e) => {
+                let waiters = std::mem::take(&mut *self.connect_waiters.borrow_mut());
+                for d in waiters {
+                    d.reject(e.clone());
+                }
+            }
+            Output::Event { run, event } => {
+                let state = run.and_then(|h| self.runs.borrow().get(&h).cloned());
+                if self.events.is_empty() && state.is_none() {
+                    return;
+                }
+                match marshal::event(&event) {
+                    Ok(js) => {
+                        self.events.emit(&js);
+                        if let Some(state) = state {
+                            if let Some(run_id) = &event.envelope.run_id {
+                                state.set_run_id(run_id);
+                            }
+                            state.event(js);
+                        }
+                    }
+                    Err(e) => self.error(e),
+                }
+            }
+            Output::Text { run, delta } => {
+                let state = self.runs.borrow().get(&run).cloned();
+                if let Some(state) = state {
+                    state.text(&delta);
+                }
+            }
+            Output::RunDone { run, result } => {
+                let state = self.runs.borrow_mut().remove(&run);
+                if let Some(state) = state {
+                    state.finish(result.and_then(|r| marshal::to_js(&r)));
+                }
+            }
+            Output::Reply { id, result, .. } => {
+                let waiter = self.requests.borrow_mut().remove(&id);
+                if let Some(d) = waiter {
+                    d.settle(result.and_then(|r| match r {
+                        Reply::Pong(ms) => Ok(JsValue::from_f64(ms)),
+                        Reply::Tools(tools) => marshal::to_js(&tools),
+                        Reply::Tool(tool) => marshal::to_js(&tool),
+                        Reply::Messages(page) => marshal::to_js(&page),
+                    }));
+                }
+            }
+            Output::Approval(request) => self.ask_approval(request),
+            Output::ClientTool {
+                call_id,
+                name,
+                arguments,
+            } => self.run_tool(call_id, name, arguments),
+            Output::Error(e) => self.error(e),
+        }
+    }
+
+    fn open(self: &Rc<Self>, url: &str, protocols: &[String]) {
+        let (a, b, c) = (
+            Rc::downgrade(self),
+            Rc::downgrade(self),
+            Rc::downgrade(self),
+        );
+        let socket = Socket::open(
+            url,
+            protocols,
+            move || {
+                if let Some(s) = a.upgrade() {
+                    s.update(|c| c.opened(now()));
+                }
+            },
+            move |data| {
+                let Some(s) = b.upgrade() else { return };
+                match marshal::frame(&data) {
+                    Ok(bytes) => s.update(|c| c.frame(&bytes, now())),
+                    Err(e) => s.error(e.context("the server sent a frame of an unexpected kind")),
+                }
+            },
+            move |code, reason| {
+                if let Some(s) = c.upgrade() {
+                    s.update(|core| core.closed(code, &reason, now(), random()));
+                }
+            },
+        );
+        match socket {
+            // The previous socket, if any, is detached and closed as it drops.
+            Ok(socket) => drop(self.socket.replace(Some(socket))),
+            Err(thrown) => {
+                // The constructor throws synchronously for a URL or protocol it rejects.
+                let reason = describe(&thrown);
+                let _ = self.with_core(|c| {
+                    c.closed(1006, &reason, now(), random());
+                    Ok(())
+                });
+            }
+        }
+    }
+
+    /// Something happened (the socket, the clock, an app call): tell the core, then act.
+    fn update(self: &Rc<Self>, f: impl FnOnce(&mut Connection)) {
+        let _ = self.with_core(|c| {
+            f(c);
+            Ok(())
+        });
+        self.drive();
+    }
+
+    fn on_timer(self: &Rc<Self>) {
+        self.timer.id.replace(None);
+        self.timer.at.set(None);
+        self.update(|c| c.tick(now(), random()));
+    }
+
+    /// Sets the timer for the core's next deadline, unless it is already set for it.
+    fn reschedule(&self) {
+        let deadline = self.core.try_borrow().ok().and_then(|c| c.deadline());
+        if deadline == self.timer.at.get() {
+            return;
+        }
+        if let Some(id) = self.timer.id.replace(None) {
+            clear_timeout(&id);
+        }
+        self.timer.at.set(deadline);
+        if let (Some(at), Some(cb)) = (deadline, self.timer.callback.borrow().as_ref()) {
+            let id = set_timeout(cb.as_ref().unchecked_ref(), (at - now()).max(0.0));
+            self.timer.id.replace(Some(id));
+        }
+    }
+
+    fn error(&self, e: Error) {
+        let js = e.into_js();
+        if self.errors.is_empty() {
+            report(&js);
+        } else {
+            self.errors.emit(&js);
+        }
+    }
+
+    fn ask_approval(self: &Rc<Self>, request: crate::types::ApprovalRequest) {
+        let Some(callback) = self.approver.get() else {
+            // Nobody here answers: another socket of the session may.
+            return;
+        };
+        let arg = match marshal::to_js(&request) {
+            Ok(v) => v,
+            Err(e) => return self.error(e),
+        };
+        let weak = Rc::downgrade(self);
+        let call_id = request.call_id;
+        wasm_bindgen_futures::spawn_local(async move {
+            let outcome = call_async(&callback, &arg).await;
+            let Some(s) = weak.upgrade() else { return };
+            let answer = outcome
+                .map_err(|thrown| Error::from_callback("the onApproval callback", &thrown))
+                .and_then(|v| {
+                    marshal::from_ts(&Ts::<ApprovalAnswer>::new_unchecked(v), "ApprovalAnswer")
+                        .map_err(|e| e.context("onApproval"))
+                });
+            let answer = answer.unwrap_or_else(|e| {
+                let deny = ApprovalAnswer {
+                    review: "no-continue".into(),
+                    message: Some(format!(
+                        "the app's approval handler failed: {}",
+                        e.message()
+                    )),
+                };
+                s.error(e);
+                deny
+            });
+            let sent = s.with_core(|c| c.answer(call_id, answer, now()));
+            if let Err(e) = sent {
+                s.error(e);
+            }
+            s.drive();
+        });
+    }
+
+    fn run_tool(self: &Rc<Self>, call_id: String, name: String, arguments: Value) {
+        let handler = self.tools.borrow().get(&name).map(|(_, _, f)| f.clone());
+        let arg = marshal::to_js(&arguments);
+        let weak = Rc::downgrade(self);
+        wasm_bindgen_futures::spawn_local(async move {
+            let outcome = match (handler, arg) {
+                (Some(h), Ok(arg)) => call_async(&h, &arg).await.map_err(|t| describe(&t)),
+                (None, _) => Err(format!(
+                    "the tool {name} is no longer registered on this client"
+                )),
+                (_, Err(e)) => Err(e.message().into()),
+            };
+            let Some(s) = weak.upgrade() else { return };
+            let (result, is_error) = match outcome.and_then(|v| result_text(&v)) {
+                Ok(text) => (text, false),
+                Err(message) => (message, true),
+            };
+            if let Err(e) = s.with_core(|c| c.tool_result(call_id, result, is_error, now())) {
+                s.error(e);
+            }
+            s.drive();
+        });
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        if let Some(id) = self.timer.id.get_mut().take() {
+            clear_timeout(&id);
+        }
+    }
+}
+
+/// Calls an app callback and awaits its value, whether it returns one or a promise.
+async fn call_async(f: &Function, arg: &JsValue) -> Result<JsValue, JsValue> {
+    let returned = f.call1(&JsValue::UNDEFINED, arg)?;
+    JsFuture::from(Promise::resolve(&returned)).await
+}
+
+/// A tool handler's value as the result text the model reads: strings as they are, anything
+/// else as JSON.
+fn result_text(v: &JsValue) -> Result<String, String> {
+    if let Some(s) = v.as_string() {
+        return Ok(s);
+    }
+    if v.is_undefined() {
+        return Ok(String::new());
+    }
+    js_sys::JSON::stringify(v).map(String::from).map_err(|e| {
+        format!(
+            "the tool's result is not JSON-serializable: {}",
+            describe(&e)
+        )
+    })
+}
+
+/// A random UUID v4: `crypto.randomUUID()` where the platform has it (secure contexts, Node),
+/// else built from `Math.random` (run ids need uniqueness, not secrecy).
+pub(crate) fn random_uuid() -> String {
+    let crypto = js_sys::Reflect::get(&js_sys::global(), &"crypto".into()).ok();
+    if let Some(crypto) = crypto.as_ref().filter(|c| c.is_object()) {
+        let make = js_sys::Reflect::get(crypto, &"randomUUID".into())
+            .ok()
+            .and_then(|f| f.dyn_into::<Function>().ok());
+        if let Some(id) = make
+            .and_then(|f| f.call0(crypto).ok())
+            .and_then(|v| v.as_string())
+        {
+            return id;
+        }
+    }
+    let mut bytes = [0u8; 16];
+    for b in &mut bytes {
+        *b = (random() * 256.0) as u8;
+    }
+    bytes[6] = (bytes[6] & 0x0f) | 0x40;
+    bytes[8] = (bytes[8] & 0x3f) | 0x80;
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
+}

@@ -1,0 +1,94 @@
+//! Values across the boundary: frames in from JavaScript, transcripts, events and results out.
+//!
+//! Outgoing values travel as JSON text parsed by `JSON.parse`, not field by field through
+//! serde-wasm-bindgen: the shapes are exactly the protocol's JSON (the golden transcripts), a
+//! number beyond 2^53 from a server rounds as in any JS JSON consumer instead of failing the
+//! whole value, maps become plain objects, and one boundary crossing carries the whole value.
+//! The TypeScript types still come from tsify: `Ts<T>` only tags the parsed value.
+
+use js_sys::{Array, Object, Reflect, Uint8Array};
+use serde::Serialize;
+use serde_json::Value;
+use tsify::{Ts, Tsify};
+use wasm_bindgen::{JsCast, JsValue};
+use weft_protocol::event::Sequenced;
+
+use crate::error::Error;
+
+/// Any serializable value as a plain JS value.
+pub fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, Error> {
+    let text = serde_json::to_string(value)
+        .map_err(|e| Error::new("internal", format!("could not serialize a value: {e}")))?;
+    js_sys::JSON::parse(&text).map_err(|e| {
+        Error::new(
+            "internal",
+            format!("JSON.parse failed: {}", crate::error::describe(&e)),
+        )
+    })
+}
+
+/// A value typed with its tsify declaration.
+pub fn to_ts<T: Tsify + Serialize>(value: &T) -> Result<Ts<T>, Error> {
+    to_js(value).map(Ts::new_unchecked)
+}
+
+/// Reads an app-supplied value of a declared type; `what` is its TypeScript name.
+pub fn from_ts<T>(value: &Ts<T>, what: &str) -> Result<T, Error>
+where
+    T: Tsify + serde::de::DeserializeOwned,
+    <T as Tsify>::JsType: Clone,
+{
+    value.to_rust().map_err(|e| Error::from_ts(what, &e))
+}
+
+/// An event as the app sees it (`RunEvent`): the loom JSON object of the event with its
+/// envelope, plus `run_id` so a listener knows which run it belongs to.
+pub fn event(seq: &Sequenced) -> Result<JsValue, Error> {
+    let mut map = seq.to_json();
+    if let Some(run) = &seq.envelope.run_id {
+        map.entry("run_id")
+            .or_insert_with(|| Value::String(run.clone()));
+    }
+    to_js(&map)
+}
+
+/// The bytes of one frame given as a string, a `Uint8Array` or an `ArrayBuffer` (what a
+/// WebSocket hands out with `binaryType = "arraybuffer"`).
+pub fn frame(value: &JsValue) -> Result<Vec<u8>, Error> {
+    if let Some(s) = value.as_string() {
+        return Ok(s.into_bytes());
+    }
+    if let Some(bytes) = value.dyn_ref::<Uint8Array>() {
+        return Ok(bytes.to_vec());
+    }
+    if let Some(buf) = value.dyn_ref::<js_sys::ArrayBuffer>() {
+        return Ok(Uint8Array::new(buf).to_vec());
+    }
+    Err(Error::argument(format!(
+        "a frame must be a string, a Uint8Array or an ArrayBuffer, not {}",
+        type_of(value)
+    )))
+}
+
+/// `typeof value`, with `null` and arrays told apart, for error messages.
+pub fn type_of(value: &JsValue) -> String {
+    if value.is_null() {
+        return "null".into();
+    }
+    if Array::is_array(value) {
+        return "an array".into();
+    }
+    value
+        .js_typeof()
+        .as_string()
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// `{ value, done }`, what an async iterator's `next()` resolves to.
+pub fn iter_result(value: &JsValue, done: bool) -> JsValue {
+    let obj = Object::new();
+    // Defining properties on a fresh plain object cannot fail.
+    let _ = Reflect::set(&obj, &"value".into(), value);
+    let _ = Reflect::set(&obj, &"done".into(), &done.into());
+    obj.into()
+}

@@ -1,0 +1,200 @@
+//! `Reassembler`: the protocol's reassembler for apps that bring their own transport.
+//!
+//! Frames in (any dialect, text or bytes), a transcript and events out; duplicates dropped and
+//! frames after a gap held, exactly as in weft-protocol — this class only moves values across
+//! the boundary and delivers events after the Rust borrow has ended.
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::rc::Rc;
+
+use js_sys::Function;
+use tsify::Ts;
+use wasm_bindgen::prelude::*;
+use weft_protocol::event::Sequenced;
+use weft_protocol::reassembler::Pushed;
+use weft_protocol::{Dialect, Transcript};
+
+use crate::error::Error;
+use crate::listeners::Listeners;
+use crate::marshal;
+use crate::types::PushResult;
+
+/// Reassembles the frames of one dialect into a transcript, whatever carried them.
+///
+/// ```js
+/// const r = new Reassembler("cueso");
+/// const off = r.onEvent((ev) => console.log(ev.type));
+/// for (const frame of frames) r.push(frame);
+/// r.transcript().messages;
+/// ```
+#[wasm_bindgen]
+#[derive(Debug)]
+pub struct Reassembler {
+    core: RefCell<weft_protocol::Reassembler>,
+    events: Rc<Listeners>,
+    /// Applied events not yet delivered to listeners, in order.
+    pending: RefCell<VecDeque<Sequenced>>,
+    /// A delivery loop is running further up the stack: a push from inside a listener only
+    /// queues, so listeners see events in frame order, never nested.
+    delivering: Cell<bool>,
+}
+
+#[wasm_bindgen]
+impl Reassembler {
+    /// A reassembler for frames of `dialect` (`"loom"`, `"agentloop"`, `"agentchat"` or
+    /// `"cueso"`). Throws `invalid_argument` for any other name.
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        #[wasm_bindgen(unchecked_param_type = "Dialect")] dialect: &str,
+    ) -> Result<Reassembler, JsValue> {
+        let dialect = parse_dialect(dialect)?;
+        Ok(Reassembler {
+            core: RefCell::new(weft_protocol::Reassembler::new(dialect).with_events()),
+            events: Listeners::new(),
+            pending: RefCell::new(VecDeque::new()),
+            delivering: Cell::new(false),
+        })
+    }
+
+    /// The dialect it decodes.
+    #[wasm_bindgen(getter, unchecked_return_type = "Dialect")]
+    pub fn dialect(&self) -> String {
+        self.core
+            .try_borrow()
+            .map(|c| c.dialect().as_str())
+            .unwrap_or_default()
+            .into()
+    }
+
+    /// Pushes one server frame. Returns what it did: events applied, whether it was a
+    /// duplicate (dropped), and the gap it revealed (the frame is then held until the missing
+    /// frames arrive). Throws a `WeftError` with the protocol's code (`invalid_json`,
+    /// `invalid_field`, …) when the frame does not decode; the transcript is then unchanged.
+    pub fn push(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string | Uint8Array | ArrayBuffer")] frame: JsValue,
+    ) -> Result<Ts<PushResult>, JsValue> {
+        let bytes = marshal::frame(&frame).map_err(|e| e.context("push()"))?;
+        let pushed = self.apply(|core| {
+            core.push_frame(&bytes)
+                .map_err(|e| Error::from_protocol(&e, "push()"))
+        });
+        self.deliver();
+        Ok(marshal::to_ts(&push_result(pushed?))?)
+    }
+
+    /// Pushes many frames in one call (one boundary crossing instead of one per frame), in
+    /// order. Stops at the first frame that does not decode and throws naming its index; the
+    /// frames before it stay applied. The result sums `applied`, ORs `duplicate` and keeps the
+    /// last `gap`.
+    #[wasm_bindgen(js_name = pushMany)]
+    pub fn push_many(&self, frames: Vec<String>) -> Result<Ts<PushResult>, JsValue> {
+        let total = self.apply(|core| {
+            let mut total = Pushed::default();
+            for (i, frame) in frames.iter().enumerate() {
+                let p = core.push_frame(frame.as_bytes()).map_err(|e| {
+                    Error::from_protocol(&e, &format!("pushMany(): frame {i} of {}", frames.len()))
+                })?;
+                total.applied += p.applied;
+                total.duplicate |= p.duplicate;
+                if p.gap.is_some() {
+                    total.gap = p.gap;
+                }
+            }
+            Ok(total)
+        });
+        self.deliver();
+        Ok(marshal::to_ts(&push_result(total?))?)
+    }
+
+    /// Everything reassembled so far: messages, tool calls (arguments parsed once complete,
+    /// status through approval and execution) and runs (status, reply, usage). A fresh copy on
+    /// every call.
+    pub fn transcript(&self) -> Result<Ts<Transcript>, JsValue> {
+        let core = self.core.try_borrow().map_err(|_| busy())?;
+        Ok(marshal::to_ts(core.transcript())?)
+    }
+
+    /// The last event id of `runId` applied with nothing missing before it: the
+    /// `after_event_id` to resume from (0 when nothing of the run arrived).
+    #[wasm_bindgen(js_name = lastEventId)]
+    pub fn last_event_id(&self, #[wasm_bindgen(js_name = runId)] run_id: &str) -> f64 {
+        // Event ids count frames of one run; they stay far below 2^53.
+        self.core
+            .try_borrow()
+            .map_or(0.0, |c| c.last_event_id(run_id) as f64)
+    }
+
+    /// Calls `callback` with every event applied from now on, in order (after the push that
+    /// applied it has finished updating the transcript). Returns the function that unsubscribes.
+    #[wasm_bindgen(js_name = onEvent, unchecked_return_type = "() => void")]
+    pub fn on_event(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "(event: RunEvent) => void")] callback: Function,
+    ) -> Function {
+        self.events.subscribe(callback)
+    }
+}
+
+impl Reassembler {
+    /// Runs `f` on the core and queues the events it applied, releasing the borrow before
+    /// anything reaches JavaScript.
+    fn apply<T>(
+        &self,
+        f: impl FnOnce(&mut weft_protocol::Reassembler) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        let mut core = self.core.try_borrow_mut().map_err(|_| busy())?;
+        let result = f(&mut core);
+        let listening = !self.events.is_empty();
+        let mut pending = self.pending.borrow_mut();
+        while let Some(ev) = core.poll() {
+            if listening {
+                pending.push_back(ev);
+            }
+        }
+        result
+    }
+
+    /// Delivers queued events to listeners, unless a delivery further up the stack will.
+    fn deliver(&self) {
+        if self.delivering.replace(true) {
+            return;
+        }
+        loop {
+            let next = self.pending.borrow_mut().pop_front();
+            let Some(ev) = next else { break };
+            match marshal::event(&ev) {
+                Ok(js) => self.events.emit(&js),
+                Err(e) => crate::error::report(&e.into_js()),
+            }
+        }
+        self.delivering.set(false);
+    }
+}
+
+fn push_result(p: Pushed) -> PushResult {
+    PushResult {
+        applied: p.applied,
+        duplicate: p.duplicate,
+        gap: p.gap,
+    }
+}
+
+/// Parses a dialect name, with an error listing the four.
+pub fn parse_dialect(name: &str) -> Result<Dialect, Error> {
+    Dialect::parse(name).ok_or_else(|| {
+        Error::argument(format!(
+            "unknown dialect {name:?}: use \"loom\", \"agentloop\", \"agentchat\" or \"cueso\""
+        ))
+    })
+}
+
+/// The core is borrowed: only possible if JavaScript re-entered mid-call, which the SDK never
+/// lets happen; an error rather than a panic all the same.
+fn busy() -> Error {
+    Error::new(
+        "busy",
+        "the reassembler is in use by a call further up the stack; call it again after that returns",
+    )
+}

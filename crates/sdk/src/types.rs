@@ -1,0 +1,247 @@
+//! The SDK's own shapes at the boundary: options the app passes in and results it gets back.
+//!
+//! These are camelCase, as JavaScript APIs are. Shapes that *are* the wire — events, the
+//! transcript, `Gap`, `Usage`, stored messages — keep the protocol's snake_case (their tsify
+//! types come from weft-protocol), so what the app sees matches the protocol documents and the
+//! golden transcripts field for field.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tsify::Tsify;
+use weft_protocol::event::StoredMessage;
+use weft_protocol::reassembler::Gap;
+use weft_protocol::Usage;
+
+/// `new Client(options)`.
+#[derive(Debug, Clone, Deserialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct ClientOptions {
+    /// The server: `wss://host` (the dialect's endpoint path is added: `/`, `/agentloop`,
+    /// `/ws`, `/ws/chat`) or a full endpoint URL. `http(s)://` is accepted and turned into
+    /// `ws(s)://`.
+    pub url: String,
+    /// Which wire protocol to speak.
+    #[tsify(type = "Dialect")]
+    pub dialect: String,
+    /// The session (thread) to join; runs go to it unless `RunOptions.threadId` says otherwise.
+    /// Sent as the `session_id` query parameter so a reconnect reaches the same session.
+    #[serde(default)]
+    #[tsify(optional)]
+    pub session_id: Option<String>,
+    /// Auth token, sent as the WebSocket subprotocol `weft.token.<token>` (never in the URL, so
+    /// it stays out of server logs): letters, digits and ``!#$%&'*+-.^_`|~`` only.
+    #[serde(default)]
+    #[tsify(optional)]
+    pub token: Option<String>,
+    /// Reconnect after a drop and resume every unfinished run (default `true`).
+    #[serde(default)]
+    #[tsify(optional)]
+    pub reconnect: Option<Reconnect>,
+    /// How often to ping the server to detect a half-open socket, in ms (default 15000; 0
+    /// turns heartbeats off).
+    #[serde(default)]
+    #[tsify(optional)]
+    pub heartbeat_interval_ms: Option<f64>,
+    /// How long to wait for any frame after a heartbeat ping before treating the socket as
+    /// dead and reconnecting, in ms (default 10000).
+    #[serde(default)]
+    #[tsify(optional)]
+    pub heartbeat_timeout_ms: Option<f64>,
+    /// How long `ping()`, `toolsList()`, `toolShow()` and `userMessages()` wait for their reply
+    /// before rejecting with code `timeout`, in ms (default 30000).
+    #[serde(default)]
+    #[tsify(optional)]
+    pub request_timeout_ms: Option<f64>,
+}
+
+/// `reconnect`: on/off, or the backoff to use.
+#[derive(Debug, Clone, Deserialize, Tsify)]
+#[serde(untagged)]
+pub enum Reconnect {
+    /// `true` for the default backoff, `false` to stay disconnected after a drop.
+    Enabled(bool),
+    /// A tuned backoff.
+    Backoff(ReconnectOptions),
+}
+
+/// Exponential backoff with jitter between reconnect attempts.
+#[derive(Debug, Clone, Default, Deserialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct ReconnectOptions {
+    /// Delay before the first attempt, in ms (default 500); doubles with every failed attempt.
+    #[serde(default)]
+    #[tsify(optional)]
+    pub initial_delay_ms: Option<f64>,
+    /// Longest delay between attempts, in ms (default 15000).
+    #[serde(default)]
+    #[tsify(optional)]
+    pub max_delay_ms: Option<f64>,
+    /// Give up after this many failed attempts in a row (default: never). Unfinished runs then
+    /// reject with code `disconnected`.
+    #[serde(default)]
+    #[tsify(optional)]
+    pub max_attempts: Option<u32>,
+}
+
+/// `client.run(options)`.
+#[derive(Debug, Clone, Deserialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct RunOptions {
+    /// The user message.
+    pub message: String,
+    /// Which agent runs it (default `react`).
+    #[serde(default)]
+    #[tsify(optional, type = "Agent")]
+    pub agent: Option<String>,
+    /// The thread to run in (default: the client's `sessionId`).
+    #[serde(default)]
+    #[tsify(optional)]
+    pub thread_id: Option<String>,
+    /// Working folder for the agent's file tools (loom).
+    #[serde(default)]
+    #[tsify(optional)]
+    pub working_folder: Option<String>,
+    /// Adaptive graph of thoughts (loom, agent `got` only).
+    #[serde(default)]
+    #[tsify(optional)]
+    pub got_adaptive: Option<bool>,
+    /// Also stream `values`/`updates` state snapshots (loom).
+    #[serde(default)]
+    #[tsify(optional)]
+    pub verbose: Option<bool>,
+}
+
+/// What `run.result` resolves to once the run completes.
+#[derive(Debug, Clone, PartialEq, Serialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct RunResult {
+    /// The final assistant reply.
+    pub reply: String,
+    /// Usage of the run's last LLM call, when the server reported it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub usage: Option<Usage>,
+    /// Usage of the whole run.
+    pub total_usage: Usage,
+    /// The run's id (what `resume` and `cancel` name).
+    pub run_id: String,
+}
+
+/// What `reassembler.push()` did with a frame.
+#[derive(Debug, Clone, PartialEq, Serialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct PushResult {
+    /// Events applied to the transcript (frames held back by an earlier gap and released by
+    /// this one included).
+    pub applied: usize,
+    /// The frame repeated one already applied and was dropped.
+    pub duplicate: bool,
+    /// The frame skipped ahead: it is held until the missing frames arrive; send `resume` with
+    /// `gap.run_id` and `gap.after_event_id` to get them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub gap: Option<Gap>,
+}
+
+/// What `onApproval` callbacks receive: a tool call that waits for the user's decision.
+#[derive(Debug, Clone, PartialEq, Serialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalRequest {
+    /// The call (absent only from original agentloop servers, which approve the oldest
+    /// pending call).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub call_id: Option<String>,
+    /// The tool.
+    pub name: String,
+    /// Its arguments, parsed.
+    #[tsify(type = "unknown")]
+    pub arguments: Value,
+    /// The run that made the call.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub run_id: Option<String>,
+}
+
+/// What an `onApproval` callback returns.
+#[derive(Debug, Clone, Deserialize, Tsify)]
+pub struct ApprovalAnswer {
+    /// `yes` runs the call; `always` runs it and stops asking for this tool in this session;
+    /// `no-continue` refuses it and lets the model go on; `no-exit` refuses it and ends the run;
+    /// `explain` asks the model to explain the call, then asks again.
+    #[tsify(type = "Review")]
+    pub review: String,
+    /// Told to the model with a refusal (or kept with the decision otherwise).
+    #[serde(default)]
+    #[tsify(optional)]
+    pub message: Option<String>,
+}
+
+/// A tool the app runs itself (`registerTool`), or one the server offers (`toolsList`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolDefinition {
+    /// Tool name, unique within the session.
+    pub name: String,
+    /// What the tool does, for the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub description: Option<String>,
+    /// JSON Schema of the arguments object (default: any object).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[tsify(optional, type = "unknown")]
+    pub input_schema: Option<Value>,
+    /// A read-only tool runs without asking for approval; any other client tool is approved
+    /// first, like the server's own mutating tools.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[tsify(optional)]
+    pub read_only: bool,
+}
+
+/// `client.userMessages(threadId, options)`.
+#[derive(Debug, Clone, Default, Deserialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct UserMessagesOptions {
+    /// Only messages older than this message id (the `id` of a `StoredMessage`).
+    #[serde(default)]
+    #[tsify(optional)]
+    pub before: Option<u64>,
+    /// At most this many (server default 100, capped at 1000).
+    #[serde(default)]
+    #[tsify(optional)]
+    pub limit: Option<u64>,
+}
+
+/// One page of a thread's stored messages.
+#[derive(Debug, Clone, PartialEq, Serialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct UserMessagesPage {
+    /// The thread.
+    pub thread_id: String,
+    /// Messages, oldest first.
+    pub messages: Vec<StoredMessage>,
+    /// Older messages remain: ask again with `before` set to the first message's `id`.
+    pub has_more: bool,
+}
+
+/// Where the client's connection is, for `onStatus` listeners.
+#[derive(Debug, Clone, PartialEq, Serialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct ClientStatus {
+    /// `connecting` (first attempt), `open`, `reconnecting` (waiting `retryInMs` before
+    /// attempt `attempt`), or `closed` (by `close()`, a refusal, or after the last attempt).
+    #[tsify(type = "\"connecting\" | \"open\" | \"reconnecting\" | \"closed\"")]
+    pub state: &'static str,
+    /// The reconnect attempt about to be made.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub attempt: Option<u32>,
+    /// Delay before that attempt, in ms.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub retry_in_ms: Option<f64>,
+    /// Why the socket closed: its close code and reason.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub reason: Option<String>,
+}

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The published TypeScript surface of weft-sdk changes only on purpose: compares the generated
+# pkg/weft_sdk.d.ts (run scripts/build-sdk first) with the committed tests/sdk/weft_sdk.d.ts.
+#
+#   tests/sdk/check-dts.sh           fail with the diff when they differ
+#   tests/sdk/check-dts.sh --bless   accept the generated one (then review and commit the diff)
+#
+# The declarations come from doc comments and types in crates/sdk and the tsify attributes in
+# crates/protocol, so a changed doc comment there shows up here too: that is the point.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+generated=pkg/weft_sdk.d.ts
+committed=tests/sdk/weft_sdk.d.ts
+
+if [ ! -f "$generated" ]; then
+  echo "check-dts: $generated is missing; run scripts/build-sdk first" >&2
+  exit 1
+fi
+if [ "${1:-}" = "--bless" ]; then
+  cp "$generated" "$committed"
+  echo "check-dts: blessed $committed; review it with git diff"
+  exit 0
+fi
+if ! diff -u "$committed" "$generated"; then
+  echo >&2
+  echo "check-dts: the TypeScript surface of weft-sdk changed (diff above)." >&2
+  echo "check-dts: if that is intended, run tests/sdk/check-dts.sh --bless and commit it." >&2
+  exit 1
+fi
+echo "check-dts: pkg/weft_sdk.d.ts matches $committed"

@@ -1,0 +1,280 @@
+// Smoke test of the built npm package (scripts/build-sdk first): import weft-sdk through its
+// package exports in Node ≥ 22, reassemble every golden transcript of the protocol crate, and
+// drive a Client against a scripted stand-in server (the `ws` package) that replays the golden
+// frames of each dialect: streamed text, async iteration, a drop mid-run resumed without loss
+// or duplicates, an approval answered through the callback, a client-side tool, heartbeats,
+// and request correlation. (The real server's end-to-end suite comes with the worker.)
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync, readdirSync } from "node:fs";
+import { WebSocketServer } from "ws";
+import init, { Client, Reassembler } from "weft-sdk";
+
+const fixtures = new URL("../../crates/protocol/tests/fixtures/", import.meta.url);
+const DIALECTS = ["loom", "agentloop", "agentchat", "cueso"];
+
+await init();
+
+function golden(dialect, name) {
+  const frames = readFileSync(new URL(`${dialect}/${name}.jsonl`, fixtures), "utf8")
+    .split("\n")
+    .filter(Boolean);
+  const transcript = JSON.parse(
+    readFileSync(new URL(`${dialect}/${name}.transcript.json`, fixtures), "utf8"),
+  );
+  return { frames, transcript };
+}
+
+test("the package reassembles every golden transcript", () => {
+  let checked = 0;
+  for (const dialect of DIALECTS) {
+    for (const file of readdirSync(new URL(`${dialect}/`, fixtures))) {
+      if (!file.endsWith(".jsonl")) continue;
+      const { frames, transcript } = golden(dialect, file.slice(0, -".jsonl".length));
+      const one = new Reassembler(dialect);
+      for (const f of frames) one.push(f);
+      assert.deepEqual(one.transcript(), transcript, `${dialect}/${file}`);
+      const many = new Reassembler(dialect);
+      many.pushMany(frames);
+      assert.deepEqual(many.transcript(), transcript, `${dialect}/${file} (pushMany)`);
+      checked++;
+    }
+  }
+  assert.equal(checked, 24);
+});
+
+test("errors are WeftErrors with a code", () => {
+  const r = new Reassembler("loom");
+  assert.throws(() => r.push("{"), (e) => e instanceof Error && e.name === "WeftError" && e.code === "invalid_json");
+  assert.throws(() => new Reassembler("nope"), { code: "invalid_argument" });
+  assert.throws(() => new Client({ url: "ws://h", dialect: "loom", token: "a b" }), { code: "invalid_argument" });
+});
+
+// ----- a scripted server -----
+
+/** The client frame that starts a run, in each dialect, and the id it gives the run. */
+function runRequest(dialect, msg) {
+  const isRun =
+    (dialect === "loom" && msg.type === "run") ||
+    (dialect === "agentchat" && msg.type === "chat") ||
+    (dialect === "agentloop" && msg.type === "user_input") ||
+    (dialect === "cueso" && msg.type === undefined && typeof msg.message === "string");
+  return isRun ? msg.id : undefined;
+}
+
+/**
+ * Starts a server that plays `scenario` of `dialect` for every run, with the client's run id.
+ * `script.pause` maps a frame index to a predicate on client frames: the stream waits before
+ * that frame until such a frame arrives. `script.drop` is a frame index at which the first
+ * socket is cut (the rest comes after the client's resume).
+ */
+async function serve(dialect, scenario, script = {}) {
+  const { frames } = golden(dialect, scenario);
+  const original = JSON.parse(frames[0]).run_id ?? JSON.parse(frames[0]).id;
+  const received = [];
+  const protocols = [];
+  let sockets = 0;
+  const wss = new WebSocketServer({
+    host: "127.0.0.1",
+    port: 0,
+    handleProtocols: (set) => (set.has(`weft.${dialect}`) ? `weft.${dialect}` : false),
+  });
+  await new Promise((resolve) => wss.once("listening", resolve));
+  wss.on("connection", (ws, req) => {
+    const socket = ++sockets;
+    protocols.push(req.headers["sec-websocket-protocol"]);
+    let runId;
+    let waiting = null;
+    const send = (from) => {
+      for (let i = from; i < frames.length; i++) {
+        if (script.drop === i && socket === 1) return ws.terminate();
+        const wait = script.pause?.[i];
+        if (wait && !received.some(wait)) {
+          waiting = { at: i, wait };
+          return;
+        }
+        ws.send(frames[i].replaceAll(original, runId));
+      }
+    };
+    ws.on("message", (data) => {
+      const msg = JSON.parse(String(data));
+      received.push(msg);
+      if (msg.type === "ping") {
+        if (!script.silent) ws.send(JSON.stringify({ type: "pong", id: msg.id }));
+        return;
+      }
+      if (msg.type === "tools_list") {
+        ws.send(JSON.stringify({ type: "tools_list", id: msg.id, tools: [{ name: "read", input_schema: { type: "object" } }] }));
+        return;
+      }
+      const id = runRequest(dialect, msg);
+      if (id !== undefined) {
+        runId = id;
+        return send(0);
+      }
+      if (msg.type === "resume") {
+        runId = msg.run_id;
+        const from = frames.findIndex((f) => JSON.parse(f).event_id > msg.after_event_id || JSON.parse(f).event?.event_id > msg.after_event_id);
+        return send(from < 0 ? frames.length : from);
+      }
+      if (waiting && waiting.wait(msg)) {
+        const at = waiting.at;
+        waiting = null;
+        send(at);
+      }
+    });
+  });
+  const { port } = wss.address();
+  return {
+    url: `ws://127.0.0.1:${port}`,
+    received,
+    protocols,
+    sockets: () => sockets,
+    close: () =>
+      new Promise((resolve) => {
+        for (const ws of wss.clients) ws.terminate();
+        wss.close(resolve);
+      }),
+  };
+}
+
+/** A client of `server`, closed (with the server) when the test ends, even if it fails. */
+function client(t, server, dialect, options = {}) {
+  t.after(async () => {
+    c.close();
+    await server.close();
+  });
+  const c = new Client({
+    url: server.url,
+    dialect,
+    sessionId: "sess-test",
+    token: "s3cret",
+    reconnect: { initialDelayMs: 10, maxDelayMs: 50 },
+    ...options,
+  });
+  return c;
+}
+
+for (const dialect of DIALECTS) {
+  test(`${dialect}: a run streams text and events and resolves`, async (t) => {
+    const server = await serve(dialect, "plain-reply");
+    const c = client(t, server, dialect);
+    await c.connect();
+    assert.equal(server.protocols[0], `weft.${dialect}, weft.token.s3cret`);
+    const run = c.run({ message: "Hello" });
+    let text = "";
+    const off = run.onText((d) => (text += d));
+    const kinds = [];
+    for await (const ev of run.events()) kinds.push(ev.type);
+    const result = await run.result;
+    off();
+    assert.equal(text, "Hi there! How can I help?");
+    assert.equal(result.reply, "Hi there! How can I help?");
+    assert.equal(result.runId, run.runId);
+    assert.deepEqual(result.totalUsage, { prompt_tokens: 12, completion_tokens: 6, total_tokens: 18 });
+    assert.equal(kinds.at(-1), "run_end");
+    const transcript = c.transcript();
+    assert.equal(transcript.runs[0].status, "completed");
+    assert.equal(transcript.messages.at(-1).text, "Hi there! How can I help?");
+  });
+
+  test(`${dialect}: a socket cut mid-run is resumed with nothing lost or doubled`, async (t) => {
+    const { frames } = golden(dialect, "tool-call");
+    const server = await serve(dialect, "tool-call", { drop: Math.floor(frames.length / 2) });
+    const c = client(t, server, dialect);
+    const states = [];
+    c.onStatus((s) => states.push(s.state));
+    await c.connect();
+    const run = c.run({ message: "What time is it?" });
+    const ids = [];
+    run.onEvent((ev) => ids.push(ev.event_id));
+    const result = await run.result;
+    assert.equal(result.reply, "It is 10:00 UTC.");
+    assert.equal(server.sockets(), 2);
+    const resume = server.received.find((m) => m.type === "resume");
+    assert.equal(resume.run_id, run.runId);
+    assert.ok(resume.after_event_id > 0);
+    const distinct = [...new Set(ids)];
+    assert.deepEqual(ids, distinct, "no event twice");
+    assert.deepEqual(ids, [...distinct].sort((a, b) => a - b), "in order");
+    assert.deepEqual(states.slice(0, 4), ["connecting", "open", "reconnecting", "open"]);
+    const whole = new Reassembler(dialect);
+    whole.pushMany(frames.map((f) => f.replaceAll("run-tool", run.runId)));
+    assert.deepEqual(c.transcript(), whole.transcript());
+  });
+}
+
+for (const dialect of DIALECTS) {
+  test(`${dialect}: an approval is answered through the callback`, async (t) => {
+    const { frames } = golden(dialect, "approval-granted");
+    const at = frames.findIndex((f) => f.includes("approval_resolved"));
+    const approved = (m) => m.type === "approval_response";
+    const server = await serve(dialect, "approval-granted", { pause: { [at]: approved } });
+    const c = client(t, server, dialect);
+    const asked = [];
+    c.onApproval(async (req) => {
+      asked.push(req);
+      return { review: "yes" };
+    });
+    await c.connect();
+    const result = await c.run({ message: "write hello to notes.txt" }).result;
+    assert.equal(result.reply, "Wrote hello to notes.txt.");
+    assert.equal(asked.length, 1);
+    assert.equal(asked[0].callId, "call_w");
+    assert.equal(asked[0].name, "apply_patch");
+    const answer = server.received.find(approved);
+    if (dialect === "agentloop") {
+      assert.equal(answer.payload.review, "yes");
+      assert.equal(answer.payload.callId, "call_w");
+    } else {
+      assert.deepEqual(answer, { type: "approval_response", call_id: "call_w", review: "yes" });
+    }
+    const declared = server.received.find((m) => m.type === "client_tools");
+    if (dialect === "agentchat" || dialect === "cueso") {
+      assert.deepEqual(declared, { type: "client_tools", tools: [], approvals: true });
+    } else {
+      assert.equal(declared, undefined);
+    }
+  });
+}
+
+for (const dialect of DIALECTS) {
+  test(`${dialect}: a registered client tool runs once the server starts its call`, async (t) => {
+    const { frames } = golden(dialect, "tool-call");
+    // The frame that carries the tool's result waits for the client's tool_result.
+    const end = frames.findIndex((f) => f.includes("2026-11-22T10:00:00Z"));
+    const server = await serve(dialect, "tool-call", { pause: { [end]: (m) => m.type === "tool_result" } });
+    const c = client(t, server, dialect);
+    const calls = [];
+    c.registerTool({ name: "get_time", description: "The time", readOnly: true }, async (args) => {
+      calls.push(args);
+      return { now: "10:00" };
+    });
+    await c.connect();
+    await c.run({ message: "What time is it?" }).result;
+    assert.deepEqual(server.received.find((m) => m.type === "client_tools"), {
+      type: "client_tools",
+      tools: [{ name: "get_time", description: "The time", input_schema: { type: "object" }, read_only: true }],
+    });
+    assert.deepEqual(calls, [{ timezone: "UTC" }]);
+    assert.deepEqual(server.received.filter((m) => m.type === "tool_result"), [
+      { type: "tool_result", call_id: "call_1", result: '{"now":"10:00"}', is_error: false },
+    ]);
+  });
+}
+
+test("requests are correlated, and a silent server is noticed by the heartbeat", async (t) => {
+  const server = await serve("loom", "plain-reply");
+  const c = client(t, server, "loom");
+  await c.connect();
+  const [tools, rtt] = await Promise.all([c.toolsList(), c.ping()]);
+  assert.deepEqual(tools, [{ name: "read", inputSchema: { type: "object" } }]);
+  assert.ok(rtt >= 0);
+
+  const silent = await serve("cueso", "plain-reply", { silent: true });
+  const h = client(t, silent, "cueso", { heartbeatIntervalMs: 30, heartbeatTimeoutMs: 30 });
+  const reconnecting = new Promise((resolve) => h.onStatus((s) => s.state === "reconnecting" && resolve(s)));
+  await h.connect();
+  const status = await reconnecting;
+  assert.match(status.reason, /heartbeat/);
+});
