@@ -188,9 +188,9 @@ describe('loom', () => {
     c.send({ type: 'cancel', id: 'long' });
     const cancelled = await c.wait((f) => f.type === 'error' && f.id === 'long');
     assert.equal(cancelled.error, 'cancelled');
-    c.send({ type: 'run', message: 'hi', agent: 'got', id: 'g' });
+    c.send({ type: 'run', message: 'hi', agent: 'mcts', id: 'g' });
     const unavailable = await c.wait((f) => f.type === 'error' && f.code === 'agent_unavailable');
-    assert.equal(unavailable.error, 'agent not available yet: got');
+    assert.equal(unavailable.error, 'unknown agent: mcts (react, dup, tot or got)');
     c.close();
   });
 });
@@ -812,5 +812,164 @@ describe('keys', () => {
     assert.ok(everyFrame.length > 500, `only ${everyFrame.length} frames seen`);
     assert.ok(!JSON.stringify(everyFrame).includes(KEY));
     assert.ok(!server.log().includes(KEY));
+  });
+});
+
+describe('agents', () => {
+  /** Runs `message` with `agent` on a fresh loom socket; returns its events, run_end and frames. */
+  async function agentRun(agent, message, { id = `${agent}-${randomUUID()}`, extra = {}, approve = false } = {}) {
+    const c = await open('/', session());
+    c.send({ type: 'run', message, agent, id, ...extra });
+    if (approve) {
+      const ask = (await c.wait((f) => f.id === id && f.event?.type === 'tool_approval', { timeout: 30_000 })).event;
+      c.send({ type: 'approval_response', call_id: ask.call_id, review: 'yes' });
+    }
+    const end = await c.wait((f) => f.id === id && (f.type === 'run_end' || f.type === 'error'), { timeout: 60_000 });
+    const frames = loomRun(c.frames, id);
+    assertDense(frames.map((f) => f.event?.event_id ?? f.event_id));
+    const events = frames.filter((f) => f.type === 'run_stream_event').map((f) => f.event);
+    c.close();
+    return { end, events, kinds: events.map((e) => e.type), spans: events.filter((e) => e.type === 'node_enter').map((e) => e.id) };
+  }
+
+  /** Each model response streams without another's events in between (chunks … llm_complete). */
+  function assertContiguous(events) {
+    let open = null;
+    for (const e of events) {
+      if (e.type === 'message_chunk') {
+        if (open !== null) assert.equal(e.id, open, `responses interleave: ${events.map((x) => x.type).join(' ')}`);
+        open = e.id;
+      } else if (e.type === 'llm_complete') {
+        open = null;
+      } else if (!['tool_call_chunk', 'tool_call', 'usage', 'reasoning_chunk'].includes(e.type)) {
+        assert.equal(open, null, `${e.type} inside a streaming response`);
+      }
+    }
+  }
+
+  test('dup: understand, then plan → act → observe → plan, streaming every model call', async () => {
+    const { end, events, spans } = await agentRun('dup', 'What time is it?');
+    assert.equal(end.type, 'run_end', JSON.stringify(end));
+    assert.deepEqual(spans, ['understand', 'plan', 'act', 'observe', 'plan']);
+    const understanding = events.filter((e) => e.type === 'message_chunk' && e.id === 'understand').map((e) => e.content).join('');
+    assert.match(understanding, /^Core goal: What time is it\?\nKey constraints: .+\nRelevant context: nothing before this request\.$/);
+    const plan = events.filter((e) => e.type === 'message_chunk' && e.id === 'plan').map((e) => e.content).join('');
+    assert.match(plan, /^Plan: call get_time, then answer from the result\.It is \d{4}-/);
+    assert.equal(events.filter((e) => e.type === 'usage').length, 3);
+    assert.deepEqual(events.filter((e) => e.type === 'tool_end').map((e) => e.name), ['get_time']);
+    assert.match(end.reply, /^It is \d{4}-\d\d-\d\dT/);
+    assert.equal(events[0].agent, 'dup');
+  });
+
+  test('tot: expand → evaluate → act, a level deeper after the tool, then the answer', async () => {
+    const { end, events, spans } = await agentRun('tot', 'What time is it?');
+    assert.equal(end.type, 'run_end', JSON.stringify(end));
+    assert.deepEqual(spans, ['think_expand', 'think_evaluate', 'act', 'think_expand', 'think_evaluate', 'act']);
+    const expands = events.filter((e) => e.type === 'tot_expand').map((e) => e.candidates);
+    assert.deepEqual(expands, [
+      ['Use the tools to answer: What time is it?', 'Answer directly from what I already know', 'Ask the user to clarify the request'],
+      ['Answer from the tool results', 'Check the results with another tool call'],
+    ]);
+    const evaluations = events.filter((e) => e.type === 'tot_evaluate').map(({ chosen, scores }) => ({ chosen, scores }));
+    assert.deepEqual(evaluations, [{ chosen: 0, scores: [0.9, 0.6, 0.2] }, { chosen: 0, scores: [0.95, 0.3] }]);
+    assert.ok(!events.some((e) => e.type === 'tot_backtrack'));
+    assert.match(end.reply, /^It is \d{4}-/);
+  });
+
+  test('tot: a failed step backtracks to the best unexplored candidate', async () => {
+    const { end, events, spans } = await agentRun('tot', 'use read with {"path":"nowhere/missing.txt"}');
+    assert.equal(end.type, 'run_end', JSON.stringify(end));
+    assert.deepEqual(spans, ['think_expand', 'think_evaluate', 'act', 'act']);
+    const read = events.find((e) => e.type === 'tool_end');
+    assert.equal(read.is_error, true);
+    const backtrack = events.find((e) => e.type === 'tot_backtrack');
+    assert.equal(backtrack.to_depth, 0);
+    assert.match(backtrack.reason, /^the step failed: read failed: /);
+    const exits = events.filter((e) => e.type === 'node_exit' && e.id === 'act').map((e) => e.result);
+    assert.equal(typeof exits[0].Err, 'string');
+    assert.equal(exits[1], 'Ok');
+    assert.match(end.reply, /^Without tools I can't find out "use read with/);
+  });
+
+  test('got: a plan of three, two sub-tasks at once, the sink answers', async () => {
+    // The Worker runs independent sub-tasks' model calls concurrently: the scripted model has
+    // two responses open at once.
+    let most = 0;
+    const sampler = setInterval(() => { most = Math.max(most, server.llm.activeResponses); }, 1);
+    const { end, events, kinds, spans } = await agentRun('got', 'What time is it in UTC; What time is it in Asia/Tokyo')
+      .finally(() => clearInterval(sampler));
+    assert.equal(end.type, 'run_end', JSON.stringify(end));
+    assert.equal(most, 2, 'two model calls were streaming at the same time');
+    // One span per model response: two steps for each city (call, answer), one to combine.
+    assert.deepEqual(spans, ['plan_graph', ...Array(5).fill('execute_graph')]);
+    const plan = events.find((e) => e.type === 'got_plan');
+    assert.deepEqual([plan.node_count, plan.edge_count, plan.node_ids], [3, 2, ['s1', 's2', 'combine']]);
+    // Both independent nodes start before either completes; combine starts after both.
+    const at = (type, id) => events.findIndex((e) => e.type === type && e.id === id);
+    assert.ok(at('got_node_start', 's2') < at('got_node_complete', 's1'));
+    assert.ok(at('got_node_start', 'combine') > Math.max(at('got_node_complete', 's1'), at('got_node_complete', 's2')));
+    assert.deepEqual(kinds.filter((k) => k === 'got_node_complete').length, 3);
+    assertContiguous(events);
+    const zones = events.filter((e) => e.type === 'tool_call').map((e) => e.arguments.timezone).sort();
+    assert.deepEqual(zones, ['Asia/Tokyo', 'UTC']);
+    assert.match(end.reply, /^Combined: It is \d{4}-.+ It is \d{4}-/);
+    const summary = events.find((e) => e.type === 'got_node_complete' && e.id === 'combine').result_summary;
+    assert.equal(summary, end.reply.slice(0, 200));
+  });
+
+  test('got: an approval inside a node, and a failed node the others go on without', async () => {
+    const { end, events } = await agentRun('got', 'write hello to notes.txt; check the outage', { approve: true });
+    assert.equal(end.type, 'run_end', JSON.stringify(end));
+    const approval = events.find((e) => e.type === 'tool_approval');
+    assert.equal(approval.name, 'apply_patch');
+    assert.equal(events.find((e) => e.type === 'approval_resolved').review, 'yes');
+    const failed = events.filter((e) => e.type === 'got_node_failed');
+    assert.deepEqual(failed.map((e) => e.id), ['s2']);
+    assert.match(failed[0].error, /500/);
+    assert.deepEqual(events.filter((e) => e.type === 'got_node_complete').map((e) => e.id).sort(), ['combine', 's1']);
+    assertContiguous(events);
+    assert.match(end.reply, /^Combined: Done: I wrote notes\.txt\. s2 failed \(.*500.*\)\.$/);
+  });
+
+  test('got_adaptive: a complex node is expanded into a sub-graph', async () => {
+    const { end, events } = await agentRun('got', 'What time is it in UTC and what time is it in Asia/Tokyo', { extra: { got_adaptive: true } });
+    assert.equal(end.type, 'run_end', JSON.stringify(end));
+    const expand = events.find((e) => e.type === 'got_expand');
+    assert.deepEqual(expand, { ...expand, node_id: 'task', nodes_added: 2, edges_added: 0 });
+    assert.deepEqual(events.filter((e) => e.type === 'got_node_start').map((e) => e.id), ['task', 'task.p1', 'task.p2']);
+    // The judgement streamed as the node's own text.
+    const judged = events.filter((e) => e.type === 'message_chunk' && e.id === 'task').map((e) => e.content).join('');
+    assert.equal(JSON.parse(judged).complex, true);
+    assert.match(end.reply, /^What time is it in UTC\nIt is \d{4}-.+\n\nwhat time is it in Asia\/Tokyo\nIt is \d{4}-/);
+  });
+
+  test('got: a plan that is not a DAG is asked for again once', async () => {
+    const { end, events, spans } = await agentRun('got', 'make a bad plan first');
+    assert.equal(end.type, 'run_end', JSON.stringify(end));
+    assert.deepEqual(spans, ['plan_graph', 'plan_graph', 'execute_graph']);
+    const exits = events.filter((e) => e.type === 'node_exit' && e.id === 'plan_graph').map((e) => e.result);
+    assert.match(exits[0].Err, /^invalid plan: the graph has a cycle through `a`, `b`$/);
+    assert.equal(exits[1], 'Ok');
+  });
+
+  test('other dialects see the agents through the translation: agentloop messages stay whole, cueso gets the reply', async () => {
+    const sid = session();
+    const loom = await open('/', sid);
+    const agentloop = await open('/agentloop', sid);
+    const cueso = await open('/ws/chat', sid);
+    loom.send({ type: 'run', message: 'What time is it in UTC; What time is it in Asia/Tokyo', agent: 'got', id: 'fan-got' });
+    const end = await loom.wait((f) => f.type === 'run_end' && f.id === 'fan-got', { timeout: 60_000 });
+    const fin = await cueso.wait((f) => f.type === 'final');
+    assert.equal(fin.content, end.reply);
+    const done = await agentloop.wait((f) => f.type === 'loading_state' && f.payload.loading === false);
+    assert.equal(done.reply, end.reply);
+    // Every assistant message is one run of frames with one payload id, never interleaved.
+    const items = agentloop.frames.filter((f) => f.type === 'response_item' && f.payload.role === 'assistant');
+    const order = items.map((f) => f.payload.id).filter((id, i, all) => i === 0 || all[i - 1] !== id);
+    assert.equal(new Set(order).size, order.length, 'a message id came back after another message');
+    const completes = loom.frames.filter((f) => f.event?.type === 'llm_complete').map((f) => f.event.content).filter(Boolean);
+    const texts = order.map((id) => items.filter((f) => f.payload.id === id).map((f) => f.payload.content[0].text).join(''));
+    assert.deepEqual(texts, completes);
+    for (const c of [loom, agentloop, cueso]) c.close();
   });
 });

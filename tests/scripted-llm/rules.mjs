@@ -43,6 +43,116 @@ export const rules = [
     match: (ctx) => SUMMARY_ASK.test(ctx.lastUser) || SUMMARY_SYSTEM.test(ctx.system),
     respond: (ctx) => ({ text: summarize(ctx) }),
   },
+  // ---- the dup, tot and got agents (crates/agent/src/engine/prompts.rs): keyed on the fixed
+  // first sentence of each instruction, which the engine appends to the system prompt.
+  {
+    // dup `understand`: the three sections, from the request.
+    name: 'dup-understand',
+    match: (ctx) => ctx.system.includes(DUP_UNDERSTAND),
+    respond: (ctx) => ({
+      text: `Core goal: ${clip(ctx.lastUser, 120)}\nKey constraints: keep the answer short; use the tools where they help.\n` +
+        `Relevant context: ${ctx.lastUserIndex > 0 ? 'the earlier turns of this conversation' : 'nothing before this request'}.`,
+    }),
+  },
+  {
+    // dup's first `plan` (the request repeated after the understanding): "Plan: …" and then
+    // whatever the rules answer for the request itself.
+    name: 'dup-plan',
+    match: (ctx) => ctx.system.includes(DUP_PLAN) && ctx.turnResults.length === 0 && ctx.lastUser.startsWith(DUP_CUE),
+    respond: (ctx) => {
+      const plan = ctx.nextWith({ lastUser: ctx.lastUser.slice(DUP_CUE.length).trim() });
+      const names = (plan.toolCalls ?? []).map((c) => c.name);
+      return names.length ? { ...plan, text: `Plan: call ${names.join(' and ')}, then answer from the result.` } : plan;
+    },
+  },
+  {
+    // tot `think_expand`: at the start of a path, use the tools / answer directly / ask; once
+    // results are in, answer from them. Abandoned steps are not proposed again.
+    name: 'tot-expand',
+    match: (ctx) => ctx.system.includes(TOT_EXPAND),
+    respond: (ctx) => {
+      const k = Number(ctx.system.match(/propose exactly (\d+)/)?.[1] ?? 3);
+      const abandoned = abandonedSteps(ctx.system);
+      const request = userRequest(ctx);
+      const all = ctx.turnResults.length
+        ? ['Answer from the tool results', 'Check the results with another tool call']
+        : [`Use the tools to answer: ${request}`, 'Answer directly from what I already know', 'Ask the user to clarify the request'];
+      const candidates = all.filter((c) => !abandoned.includes(c)).slice(0, Math.max(1, k));
+      return { text: JSON.stringify({ candidates }) };
+    },
+  },
+  {
+    // tot `think_evaluate`: fixed scores per kind of step; "dead end" in the request scores
+    // everything after the first step low, to show a backtrack on scores.
+    name: 'tot-evaluate',
+    match: (ctx) => ctx.system.includes(TOT_EVALUATE),
+    respond: (ctx) => {
+      const candidates = [...ctx.system.matchAll(/^\d+\. (.+)$/gm)].map((m) => m[1]);
+      const deadEnd = /\bdead end\b/i.test(userRequest(ctx)) && ctx.turnResults.length > 0;
+      const scores = candidates.map((c) => (deadEnd ? 0.1 : scoreStep(c)));
+      return { text: JSON.stringify({ scores }) };
+    },
+  },
+  {
+    // tot `act`: carries out the step; "Answer from the tool results" falls through to the
+    // `tool-results` rule.
+    name: 'tot-act',
+    match: (ctx) => ctx.system.includes(TOT_ACT),
+    respond: (ctx) => {
+      const step = ctx.system.slice(ctx.system.indexOf(TOT_ACT) + TOT_ACT.length).split('\n')[0].trim();
+      const tools = step.match(/^Use the tools to answer: ([\s\S]+)$/);
+      if (tools) return ctx.nextWith({ lastUser: tools[1] });
+      if (/^Answer directly/.test(step)) return { text: answerWithoutTools(userRequest(ctx)) };
+      if (/^Ask the user/.test(step)) return { text: 'Could you tell me more about what you need?' };
+      return null;
+    },
+  },
+  {
+    // got `plan_graph`: one node per part of the request split at ";", and a `combine` node
+    // after them when there are several. A part mentioning an "outage" gets a node whose
+    // model call fails (see `got-node`); "bad plan" gets a cyclic plan first.
+    name: 'got-plan',
+    match: (ctx) => ctx.system.includes(GOT_PLAN),
+    respond: (ctx) => {
+      const request = userRequest(ctx);
+      if (/\bbad plan\b/i.test(request) && !ctx.system.includes('previous plan was rejected')) {
+        return { text: JSON.stringify({ nodes: [{ id: 'a', task: 'first', deps: ['b'] }, { id: 'b', task: 'second', deps: ['a'] }] }) };
+      }
+      const parts = request.split(/\s*;\s*/).map((x) => x.trim()).filter(Boolean);
+      if (parts.length <= 1) return { text: JSON.stringify({ nodes: [{ id: 'task', task: request, deps: [] }] }) };
+      const nodes = parts.map((task, i) => ({ id: `s${i + 1}`, task, deps: [] }));
+      nodes.push({ id: 'combine', task: 'Combine the results into one answer', deps: nodes.map((n) => n.id) });
+      return { text: JSON.stringify({ nodes }) };
+    },
+  },
+  {
+    // got (adaptive) judgement: a task with " and " is complex, split at each " and ".
+    name: 'got-judge',
+    match: (ctx) => ctx.system.includes(GOT_JUDGE),
+    respond: (ctx) => {
+      const { task } = subTask(ctx.lastUser);
+      const parts = task.split(/\s+and\s+/i).map((x) => x.trim()).filter(Boolean);
+      if (parts.length < 2) return { text: JSON.stringify({ complex: false }) };
+      return { text: JSON.stringify({ complex: true, nodes: parts.map((p, i) => ({ id: `p${i + 1}`, task: p, deps: [] })) }) };
+    },
+  },
+  {
+    // got sub-task: with inputs, combines them; a task mentioning an "outage" fails (HTTP
+    // 500); otherwise whatever the rules answer for the task alone. After tool results the
+    // `tool-results` rule answers.
+    name: 'got-node',
+    match: (ctx) => ctx.system.includes(GOT_NODE) && ctx.turnResults.length === 0,
+    respond: (ctx) => {
+      const { task, inputs } = subTask(ctx.lastUser);
+      if (/\boutage\b/i.test(task)) return { fault: '500' };
+      if (inputs.length) {
+        return {
+          text: `Combined: ${inputs.map((i) => (i.result.startsWith('FAILED: ') ? `${i.id} failed (${i.result.slice(8)}).` : i.result)).join(' ')}`,
+        };
+      }
+      return ctx.nextWith({ lastUser: task });
+    },
+  },
   {
     // "loop forever": calls get_time again after every result, to exercise iteration caps.
     name: 'loop',
@@ -208,31 +318,84 @@ export function buildContext(conv) {
   };
 }
 
-/** Run the rule table (extra rules first) and return the plan, with `rule` naming who answered. */
+/**
+ * Run the rule table (extra rules first) and return the plan, with `rule` naming who answered.
+ * In `respond`, `ctx.next()` asks the rules after this one; `ctx.nextWith({ lastUser })` asks
+ * them about a changed context (an agent's step quoting the request).
+ */
 export function planReply(ctx, extraRules = []) {
   const table = [...extraRules, ...rules];
-  const from = (start) => {
+  const from = (start, c) => {
     for (let i = start; i < table.length; i++) {
       const rule = table[i];
       let m;
       if (rule.match instanceof RegExp) {
-        if (ctx.turnResults.length > 0) continue;
+        if (c.turnResults.length > 0) continue;
         rule.match.lastIndex = 0;
-        m = rule.match.exec(ctx.lastUser);
+        m = rule.match.exec(c.lastUser);
       } else {
-        m = rule.match(ctx);
+        m = rule.match(c);
       }
       if (!m) continue;
-      const plan = rule.respond({ ...ctx, next: () => from(i + 1) }, m);
+      const plan = rule.respond({ ...c, next: () => from(i + 1, c), nextWith: (o) => from(i + 1, { ...c, ...o }) }, m);
       if (!plan) continue;
       return { ...plan, rule: plan.rule ? `${rule.name}+${plan.rule}` : rule.name };
     }
-    return { text: `You said: ${ctx.lastUser}`, rule: 'echo' };
+    return { text: `You said: ${c.lastUser}`, rule: 'echo' };
   };
-  return from(0);
+  return from(0, ctx);
 }
 
 // ---- helpers used by the rules -------------------------------------------------------------
+
+// The fixed first sentences of the agents' instructions (crates/agent/src/engine/prompts.rs).
+export const DUP_UNDERSTAND = 'Understand the problem first.';
+export const DUP_PLAN = 'Plan, act, observe.';
+export const DUP_CUE = 'With that understanding, carry out my request: ';
+export const TOT_EXPAND = 'Tree of thoughts: propose next steps.';
+export const TOT_EVALUATE = 'Tree of thoughts: score the candidates.';
+export const TOT_ACT = 'Tree of thoughts: carry out this step: ';
+export const GOT_PLAN = 'Graph of thoughts: plan sub-tasks.';
+export const GOT_JUDGE = 'Graph of thoughts: judge a sub-task.';
+export const GOT_NODE = 'Graph of thoughts: you are doing one sub-task';
+
+/** The user's own request: the last user turn (agents' steps add no user turns of their own). */
+function userRequest(ctx) {
+  return ctx.lastUser.startsWith(DUP_CUE) ? ctx.lastUser.slice(DUP_CUE.length).trim() : ctx.lastUser;
+}
+
+/** The steps a tot expand prompt lists as tried and abandoned. */
+function abandonedSteps(system) {
+  const at = system.indexOf('tried and abandoned');
+  if (at < 0) return [];
+  return [...system.slice(at).matchAll(/^- (.+)$/gm)].map((m) => m[1].trim());
+}
+
+/** How promising the scripted tot finds a step. */
+function scoreStep(step) {
+  if (/^Answer from the tool results/.test(step)) return 0.95;
+  if (/^Use the tools/.test(step)) return 0.9;
+  if (/^Answer directly/.test(step)) return 0.6;
+  if (/^Check the results|^Try the tools/.test(step)) return 0.3;
+  if (/^Ask the user/.test(step)) return 0.2;
+  return 0.5;
+}
+
+/** A direct answer without tools: arithmetic it can do, else an honest "can't tell". */
+function answerWithoutTools(request) {
+  const expression = extractExpression(request);
+  const value = expression === null ? null : evaluate(expression);
+  if (value !== null) return `Without tools: ${expression} = ${value}.`;
+  return `Without tools I can't find out "${clip(request, 80)}", so I can't say for sure.`;
+}
+
+/** A got sub-task turn: "Sub-task <id>: <task>", then the request, then "- <id> (<task>): <result>" inputs. */
+function subTask(text) {
+  const task = text.match(/^Sub-task [^:\n]+: (.*)$/m)?.[1]?.trim() ?? text.trim();
+  const at = text.indexOf('\nResults it builds on:');
+  const inputs = at < 0 ? [] : [...text.slice(at).matchAll(/^- (\S+) \((.*?)\): (.*)$/gm)].map((m) => ({ id: m[1], task: m[2], result: m[3] }));
+  return { task, inputs };
+}
 
 function clip(text, n) {
   const flat = text.replace(/\s+/g, ' ').trim();

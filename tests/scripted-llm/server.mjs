@@ -292,6 +292,14 @@ async function handle(req, res, opts, state) {
   }
   const activeFault = fault ?? messageFault;
   const plan = planReply(ctx, opts.rules);
+  // A rule may answer with an HTTP fault itself (`{ fault: '500' }`): e.g. one sub-task of an
+  // agent's plan failing, where a keyword in the message would fail every request quoting it.
+  if (plan.fault && HTTP_FAULTS.has(String(plan.fault))) {
+    const e = p.faultError(String(plan.fault), { model: String(model ?? ''), key: p.apiKey(req, url), requestId });
+    sendError(res, p, e, { ...baseHeaders, 'x-scripted-rule': plan.rule });
+    log(e.status, ` (fault-${plan.fault} from rule ${plan.rule})`);
+    return;
+  }
   const out = shapeOutput(plan, parsed.conv, { maxTokens: parsed.maxTokens, reasoning: parsed.reasoning });
   const headerDelay = Number.parseInt(req.headers['x-scripted-delay-ms'] ?? '', 10);
   const delay = Math.min(MAX_DELAY, Math.max(0, Number.isFinite(headerDelay) ? headerDelay : opts.delayMs));

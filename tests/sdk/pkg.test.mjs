@@ -3,7 +3,8 @@
 // drive a Client against a scripted stand-in server (the `ws` package) that replays the golden
 // frames of each dialect: streamed text, async iteration, a drop mid-run resumed without loss
 // or duplicates, an approval answered through the callback, a client-side tool, heartbeats,
-// and request correlation. (The real server's end-to-end suite comes with the worker.)
+// and request correlation. The same against the real server, in headless Chromium:
+// browser.test.mjs.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync, readdirSync } from "node:fs";

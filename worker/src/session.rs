@@ -3,8 +3,11 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
+use std::task::{Poll, Waker};
 
-use futures_util::StreamExt;
+use futures_util::future::LocalBoxFuture;
+use futures_util::stream::FuturesUnordered;
+use futures_util::{FutureExt, StreamExt};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use wasm_bindgen::JsCast;
@@ -73,6 +76,8 @@ pub struct Session {
     driving: Cell<bool>,
     /// `cancel` arrived while an LLM stream was in flight.
     cancel: Cell<bool>,
+    /// Wakes the drive loop while it waits on model calls: an effect was queued, or a cancel.
+    waker: RefCell<Option<Waker>>,
     /// Frame counters per (run, dialect), with the last canonical event id each encoded.
     encoders: RefCell<HashMap<(String, Dialect), (u64, Encoder)>>,
 }
@@ -96,6 +101,7 @@ impl DurableObject for Session {
             pending: RefCell::new(VecDeque::new()),
             driving: Cell::new(false),
             cancel: Cell::new(false),
+            waker: RefCell::new(None),
             encoders: RefCell::new(HashMap::new()),
         }
     }
@@ -463,8 +469,8 @@ impl Session {
             );
             return self.reply(ws, info, error_event(&msg, "wrong_session", run.id));
         }
-        if run.agent != Agent::React {
-            let msg = format!("agent not available yet: {}", run.agent.as_str());
+        if let Agent::Unknown(name) = &run.agent {
+            let msg = format!("unknown agent: {name} (react, dup, tot or got)");
             return self.reply(ws, info, error_event(&msg, "agent_unavailable", run.id));
         }
         if self.busy() {
@@ -526,6 +532,7 @@ impl Session {
             thread_id: run.thread_id.clone(),
             verbose: run.verbose.unwrap_or(false),
             working_folder: folder,
+            got_adaptive: run.got_adaptive.unwrap_or(false),
         };
         let mut engine_run = Run::new(config, self.tool_infos(), state, &start);
         engine_run.set_clock(js_sys::Date::now() as i64);
@@ -616,8 +623,9 @@ impl Session {
             return self.reply(ws, info, error_event(&msg, "no_active_run", None));
         }
         if self.driving.get() {
-            // An LLM stream is in flight: it stops at its next chunk.
+            // The drive loop is waiting (on model streams, a tool): it cancels when it wakes.
             self.cancel.set(true);
+            self.wake();
             return;
         }
         self.feed(ws, info, Input::Cancel).await;
@@ -651,17 +659,56 @@ impl Session {
     // --- driving a run -------------------------------------------------------------------
 
     /// Carries out the active run's events and effects until it waits for something outside.
+    ///
+    /// Model calls run concurrently: a GoT run may have several outstanding (one per running
+    /// sub-task, at most `got_max_parallel`), each a future in `calls`, feeding its stream into
+    /// the run under its own call id. The other effects are carried out one at a time, in
+    /// order, between polls of the calls; a call's input or a socket's (an approval, a client
+    /// tool's result) that queues an effect wakes the loop. Once the run is over, calls still
+    /// streaming are dropped, so nothing of it reaches a later run.
     async fn drive(&self) {
         if self.driving.replace(true) {
             return; // the loop already running picks up the new outputs
         }
+        let mut calls: FuturesUnordered<LocalBoxFuture<'_, ()>> = FuturesUnordered::new();
         loop {
             self.drain_run();
+            if self.cancel.replace(false) {
+                self.handle(Input::Cancel);
+            }
+            if self.run.borrow().as_ref().is_none_or(Run::is_finished) && !calls.is_empty() {
+                calls = FuturesUnordered::new();
+            }
             let next = self.pending.borrow_mut().pop_front();
-            let Some(effect) = next else { break };
-            self.effect(effect).await;
+            if let Some(effect) = next {
+                match effect {
+                    Effect::CallLlm { call, request } => {
+                        calls.push(self.call_llm(call, request).boxed_local());
+                    }
+                    other => self.effect(other).await,
+                }
+                continue;
+            }
+            if calls.is_empty() {
+                break;
+            }
+            let queued = futures_util::future::poll_fn(|cx| {
+                if !self.pending.borrow().is_empty() || self.cancel.get() {
+                    return Poll::Ready(());
+                }
+                *self.waker.borrow_mut() = Some(cx.waker().clone());
+                Poll::Pending
+            });
+            futures_util::future::select(calls.next(), queued).await;
         }
         self.driving.set(false);
+    }
+
+    fn wake(&self) {
+        let waker = self.waker.borrow_mut().take();
+        if let Some(w) = waker {
+            w.wake();
+        }
     }
 
     /// Publishes the run's queued events and queues its effects.
@@ -670,23 +717,32 @@ impl Session {
             let out = self.run.borrow_mut().as_mut().and_then(Run::poll);
             match out {
                 Some(Output::Event(ev)) => self.publish(ev),
-                Some(Output::Effect(e)) => self.pending.borrow_mut().push_back(e),
+                Some(Output::Effect(e)) => {
+                    self.pending.borrow_mut().push_back(e);
+                    self.wake();
+                }
                 None => return,
             }
         }
     }
 
-    fn handle(&self, input: Input) {
-        if let Some(run) = self.run.borrow_mut().as_mut() {
-            run.set_clock(js_sys::Date::now() as i64);
-            let _ = run.handle(input);
-        }
+    /// Feeds the active run; false when it refused the input (for a model stream: stop
+    /// reading, the run no longer waits for that call).
+    fn handle(&self, input: Input) -> bool {
+        let accepted = match self.run.borrow_mut().as_mut() {
+            Some(run) => {
+                run.set_clock(js_sys::Date::now() as i64);
+                run.handle(input).is_ok()
+            }
+            None => false,
+        };
         self.drain_run();
+        accepted
     }
 
     async fn effect(&self, effect: Effect) {
         match effect {
-            Effect::CallLlm(request) => self.call_llm(request).await,
+            Effect::CallLlm { call, request } => self.call_llm(call, request).await,
             Effect::RunTool {
                 call_id,
                 name,
@@ -841,7 +897,9 @@ impl Session {
         }
     }
 
-    async fn call_llm(&self, request: weft_agent::provider::ChatRequest) {
+    /// Streams model call `call` into the run; returns when it ends, fails, is cancelled, or
+    /// the run stops taking its input.
+    async fn call_llm(&self, call: u64, request: weft_agent::provider::ChatRequest) {
         let config = &self.settings.provider;
         let http = config.build_request(&request);
         let headers = Headers::new();
@@ -861,7 +919,7 @@ impl Session {
             Ok(r) => r,
             Err(e) => {
                 let err = network_error(provider, &format!("could not reach the model: {e}"));
-                return self.handle(Input::LlmFailed(err));
+                return self.failed(call, err);
             }
         };
         if response.status_code() != 200 {
@@ -874,14 +932,14 @@ impl Session {
                 pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())),
                 body.as_bytes(),
             );
-            return self.handle(Input::LlmFailed(err));
+            return self.failed(call, err);
         }
         let mut stream = match response.stream() {
             Ok(s) => s,
             Err(e) => {
                 let err =
                     network_error(provider, &format!("could not read the model's answer: {e}"));
-                return self.handle(Input::LlmFailed(err));
+                return self.failed(call, err);
             }
         };
         let mut decoder = config.decoder();
@@ -895,43 +953,53 @@ impl Session {
                     let secs = idle.as_secs_f64();
                     let err =
                         network_error(provider, &format!("the model sent nothing for {secs} s"));
-                    return self.handle(Input::LlmFailed(err));
+                    return self.failed(call, err);
                 }
             };
             if self.cancel.replace(false) {
-                return self.handle(Input::Cancel);
+                self.handle(Input::Cancel);
+                return;
             }
             let bytes = match chunk {
                 Ok(b) => b,
                 Err(e) => {
                     let err =
                         network_error(provider, &format!("the connection broke mid-stream ({e})"));
-                    return self.handle(Input::LlmFailed(err));
+                    return self.failed(call, err);
                 }
             };
             let pushed = decoder.push(&bytes);
             while let Some(delta) = decoder.poll() {
-                self.handle(Input::Llm(delta));
+                if !self.handle(Input::Llm { call, delta }) {
+                    return;
+                }
             }
             if let Err(e) = pushed {
-                return self.handle(Input::LlmFailed(e));
+                return self.failed(call, e);
             }
             if self.run.borrow().as_ref().is_none_or(Run::is_finished) {
                 return;
             }
         }
         if self.cancel.replace(false) {
-            return self.handle(Input::Cancel);
+            self.handle(Input::Cancel);
+            return;
         }
         match decoder.finish() {
             Ok(()) => {
                 while let Some(delta) = decoder.poll() {
-                    self.handle(Input::Llm(delta));
+                    if !self.handle(Input::Llm { call, delta }) {
+                        return;
+                    }
                 }
-                self.handle(Input::LlmEnd);
+                self.handle(Input::LlmEnd { call });
             }
-            Err(e) => self.handle(Input::LlmFailed(e)),
+            Err(e) => self.failed(call, e),
         }
+    }
+
+    fn failed(&self, call: u64, error: ProviderError) {
+        self.handle(Input::LlmFailed { call, error });
     }
 }
 

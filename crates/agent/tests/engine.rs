@@ -64,6 +64,7 @@ fn start(message: &str) -> Start {
         thread_id: None,
         verbose: false,
         working_folder: None,
+        got_adaptive: false,
     }
 }
 
@@ -96,8 +97,8 @@ impl Host {
             match run.poll() {
                 Some(Output::Event(e)) => self.events.push(e),
                 Some(Output::Effect(effect)) => match effect {
-                    Effect::CallLlm(req) => {
-                        self.requests.push(req);
+                    Effect::CallLlm { call, request } => {
+                        self.requests.push(request);
                         let path = self
                             .streams
                             .pop_front()
@@ -108,7 +109,7 @@ impl Host {
                             Some(n) => {
                                 let _ = d.push(&body[..n]);
                                 while let Some(delta) = d.poll() {
-                                    run.handle(Input::Llm(delta)).unwrap();
+                                    run.handle(Input::Llm { call, delta }).unwrap();
                                 }
                                 run.handle(Input::Cancel).unwrap();
                                 continue;
@@ -120,14 +121,14 @@ impl Host {
                             if run.is_finished() {
                                 break;
                             }
-                            run.handle(Input::Llm(delta)).unwrap();
+                            run.handle(Input::Llm { call, delta }).unwrap();
                         }
                         if run.is_finished() {
                             continue;
                         }
                         match pushed.and_then(|()| d.finish()) {
-                            Ok(()) => run.handle(Input::LlmEnd).unwrap(),
-                            Err(e) => run.handle(Input::LlmFailed(e)).unwrap(),
+                            Ok(()) => run.handle(Input::LlmEnd { call }).unwrap(),
+                            Err(error) => run.handle(Input::LlmFailed { call, error }).unwrap(),
                         }
                     }
                     Effect::RunTool {

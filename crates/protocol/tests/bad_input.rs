@@ -231,3 +231,42 @@ fn a_request_error_during_a_run_does_not_end_the_run() {
         weft_protocol::reassembler::RunStatus::Cancelled
     );
 }
+
+#[test]
+fn a_refused_request_during_a_run_does_not_end_the_run_in_any_dialect() {
+    use weft_protocol::{Encoder, Sequenced, Sequencer};
+    for d in Dialect::ALL {
+        let mut seq = Sequencer::new(Some("s".into()), "r1");
+        let mut enc = Encoder::new(d, 1);
+        let mut r = Reassembler::new(d);
+        let start = seq.stamp(Event::RunStart {
+            run_id: Some("r1".into()),
+            message: Some("count".into()),
+            agent: None,
+        });
+        for f in enc.encode(&start) {
+            r.push_frame(f.as_bytes()).unwrap();
+        }
+        // A second `run` sent meanwhile is refused: the error names that request (loom in its
+        // `id`, the others in the extension field `request_id`), not the streaming run.
+        let busy = Sequenced::bare(Event::Error {
+            message: "a run is already in progress (r1)".into(),
+            code: Some("busy".into()),
+            id: Some("r2".into()),
+            details: None,
+        });
+        let frames = enc.encode(&busy);
+        assert_eq!(frames.len(), 1, "{d}");
+        if d != Dialect::Loom {
+            let frame: serde_json::Value = serde_json::from_str(&frames[0]).unwrap();
+            assert_eq!(frame["request_id"], "r2", "{d}: {frame}");
+        }
+        r.push_frame(frames[0].as_bytes()).unwrap();
+        let run = r.transcript().run("r1").unwrap();
+        assert_eq!(
+            run.status,
+            weft_protocol::reassembler::RunStatus::Running,
+            "{d}"
+        );
+    }
+}

@@ -318,6 +318,23 @@ proptest! {
     }
 
     #[test]
+    fn every_dialect_says_which_request_an_error_answers(
+        message in text(),
+        code in opt(word()),
+        id in word(),
+    ) {
+        // An error outside a run (a refused `run`, a stale approval): the client must learn
+        // which of its requests failed, or a refused run would wait forever.
+        let ev = weft_protocol::Sequenced::bare(Event::Error { message, code, id: Some(id), details: None });
+        for d in Dialect::ALL {
+            let frames = Encoder::new(d, 1).encode(&ev);
+            prop_assert_eq!(frames.len(), 1, "{}", d);
+            let back = d.decode_server(frames[0].as_bytes(), Limits::default()).unwrap();
+            prop_assert_eq!(&back[0].event, &ev.event, "{} {}", d, frames[0]);
+        }
+    }
+
+    #[test]
     fn commands_come_back_from_their_frames(
         message in "[a-z]\\PC{0,20}",
         agent in prop::sample::select(vec!["react", "dup", "tot", "got"]),

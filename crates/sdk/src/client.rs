@@ -711,7 +711,7 @@ impl Shared {
                 Ok(text) => (text, false),
                 Err(message) => (message, true),
             };
-            if let Err(e) = s.with_core(|c| c.tool_result(call_id, result, is_error, now())) {
+            if let Err(e) = s.with_core(|c| c.tool_result(call_id, result, is_error)) {
                 s.error(e);
             }
             s.drive();

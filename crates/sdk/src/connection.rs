@@ -734,10 +734,15 @@ impl Connection {
         });
         let frame_id = self.new_id("approval");
         let frame = self.encode(&cmd, &frame_id, "onApproval")?;
-        if let Some(call_id) = call_id {
-            self.unacked_approvals.insert(call_id, frame.clone());
+        match call_id {
+            Some(call_id) => {
+                self.unacked_approvals.insert(call_id, frame.clone());
+                self.send_unacked(frame);
+            }
+            // An original agentloop server approves its oldest pending call: nothing to
+            // acknowledge it by, so it waits in the outbox like any request.
+            None => self.send(frame, Tag::None, now),
         }
-        self.send(frame, Tag::None, now);
         Ok(())
     }
 
@@ -747,7 +752,6 @@ impl Connection {
         call_id: String,
         result: String,
         is_error: bool,
-        now: f64,
     ) -> Result<(), Error> {
         self.usable("registerTool")?;
         let cmd = Command::ToolResult(ToolResult {
@@ -757,7 +761,7 @@ impl Connection {
         });
         let frame = self.encode(&cmd, &call_id, "registerTool")?;
         self.unacked_results.insert(call_id, frame.clone());
-        self.send(frame, Tag::None, now);
+        self.send_unacked(frame);
         Ok(())
     }
 
@@ -839,6 +843,15 @@ impl Connection {
             self.out.push_back(Output::Send(frame));
         } else {
             self.outbox.push_back((frame, tag));
+        }
+    }
+
+    /// Sends an answer kept until the server acknowledges it: now if a socket is open; else
+    /// [`Connection::opened`] sends it with the other unacknowledged answers (putting it in the
+    /// outbox as well would send it twice).
+    fn send_unacked(&mut self, frame: String) {
+        if self.phase == Phase::Open {
+            self.out.push_back(Output::Send(frame));
         }
     }
 

@@ -7,7 +7,7 @@
 //! | `tool_call` | `tool_call` (+ `call_id`) |
 //! | `tool_end` | `tool_result` (+ `call_id`) |
 //! | `llm_complete` with text | `agent_message`: one per completed assistant message |
-//! | `error` | `error` (+ `code`) |
+//! | `error` | `error` (+ `code`, and `request_id` when it answers a request outside a run) |
 //! | `usage`, `tool_approval`, `approval_resolved`, `run_end`, `pong` | weft extension frames |
 //! | everything else | not sent |
 //!
@@ -186,11 +186,12 @@ pub(crate) fn encode(out: &mut Out<'_>) {
         Event::Error {
             message,
             code,
+            id,
             details,
-            ..
         } => {
             let mut ext = stamp(out);
             ext.code = code.as_deref();
+            ext.request_id = id.as_deref();
             ext.details = details.as_ref();
             out.push(&WithExt {
                 body: ServerEvent::Error { error: message },
@@ -244,7 +245,7 @@ pub(crate) fn decode_server(obj: &Map<String, Value>) -> Result<Vec<Sequenced>, 
         "error" => Event::Error {
             message: f.req("error")?,
             code: ext.code.clone(),
-            id: None,
+            id: ext.request_id.clone(),
             details: ext.details.clone(),
         },
         _ => return Ok(vec![extension::decode_event_frame(obj)?]),

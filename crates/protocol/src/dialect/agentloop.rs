@@ -12,7 +12,7 @@
 //! | `llm_complete` | `agent_finished` (it follows every model response) |
 //! | `context_info`, `context_compacted` | the same names |
 //! | `run_end` | `loading_state {loading: false}` (+ `reply`, `usage`, `total_usage`) — the turn's last frame |
-//! | `error` | `error`, then `loading_state {loading: false}` when it ends a run |
+//! | `error` | `error` (+ `code`, and `request_id` when it answers a request outside a run), then `loading_state {loading: false}` when it ends a run |
 //! | `usage`, `approval_resolved`, `pong` | weft extension frames |
 //! | everything else | not sent |
 //!
@@ -560,11 +560,12 @@ pub(crate) fn encode(out: &mut Out<'_>) {
         Event::Error {
             message,
             code,
+            id,
             details,
-            ..
         } => {
             let mut ext = stamp(out);
             ext.code = code.as_deref();
+            ext.request_id = id.as_deref();
             push(
                 out,
                 "error",
@@ -672,7 +673,7 @@ pub(crate) fn decode_server(obj: &Map<String, Value>) -> Result<Vec<Sequenced>, 
             Event::Error {
                 message,
                 code: ext.code.clone(),
-                id: None,
+                id: ext.request_id.clone(),
                 details,
             }
         }

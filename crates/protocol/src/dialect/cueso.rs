@@ -8,7 +8,7 @@
 //! | `llm_complete` | `message_complete` (`finish_reason` `tool_use` or `end_turn`) |
 //! | `tool_end` | `tool_result` (`error: true` when it failed) |
 //! | `run_end` | `final` (+ `usage`, `total_usage`) |
-//! | `error` | `error` (+ `code`) |
+//! | `error` | `error` (+ `code`, and `request_id` when it answers a request outside a run) |
 //! | `reasoning_chunk`, `usage`, `tool_approval`, `approval_resolved`, `user_message`, `pong` | weft extension frames |
 //! | everything else | not sent |
 //!
@@ -275,10 +275,11 @@ pub(crate) fn encode(out: &mut Out<'_>) {
         Event::Error {
             message,
             code,
+            id,
             details,
-            ..
         } => {
             ext.code = code.as_deref();
+            ext.request_id = id.as_deref();
             ext.details = details.as_ref();
             ServerEvent::Error { message }
         }
@@ -344,7 +345,7 @@ pub(crate) fn decode_server(obj: &Map<String, Value>) -> Result<Vec<Sequenced>, 
         "error" => Event::Error {
             message: f.req("message")?,
             code: ext.code.clone(),
-            id: None,
+            id: ext.request_id.clone(),
             details: ext.details.clone(),
         },
         _ => return Ok(vec![extension::decode_event_frame(obj)?]),

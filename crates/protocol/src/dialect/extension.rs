@@ -257,6 +257,11 @@ pub struct Ext<'a> {
     /// Structured error details.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub details: Option<&'a Value>,
+    /// On an `error` that answers a request outside a run (a refused `run`, a stale
+    /// approval): that request's id, so the client can tell which call failed (loom carries
+    /// it in the error's own `id`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<&'a str>,
 }
 
 /// The extension fields as read back from a frame.
@@ -275,6 +280,7 @@ pub(crate) struct ExtIn {
     pub(crate) total_usage: Option<Usage>,
     pub(crate) code: Option<String>,
     pub(crate) details: Option<Value>,
+    pub(crate) request_id: Option<String>,
 }
 
 impl ExtIn {
@@ -298,6 +304,7 @@ impl ExtIn {
             total_usage: f.opt_object("total_usage", Usage::read)?,
             code: f.opt("code")?,
             details: f.opt("details")?,
+            request_id: f.opt("request_id")?,
         })
     }
 

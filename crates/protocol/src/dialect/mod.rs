@@ -18,6 +18,27 @@
 //! Every run frame carries the weft extension fields `run_id` and `event_id`. `event_id` counts
 //! the frames of one run *in that dialect*, from 1, so every client sees a dense sequence and can
 //! tell a real gap (resume from it) from an event its dialect does not carry.
+//!
+//! # The dup, tot and got agents in the other dialects
+//!
+//! Decision: their plan events (`tot_expand`, `tot_evaluate`, `tot_backtrack`, `got_plan`,
+//! `got_node_start`, `got_node_complete`, `got_node_failed`, `got_expand`) are carried by loom
+//! only; agentloop, agentchat and cueso get these agents' work through the same translation as
+//! react's — every model response as text (agentloop `response_item` messages, agentchat
+//! `agent_message`, cueso `content_delta`/`message_complete`, the structured answers of the
+//! plan steps included), the tool calls, results and approvals, and the reply. Why not map them
+//! to agentloop `reasoning` items (or extension frames): the `Reassembler` would then show the
+//! plan as the model's reasoning in one dialect and not in the others, where a run must
+//! rebuild to the same transcript from every dialect; and clients of the original agentloop
+//! would render the plan as model thoughts it is not. A client that wants the tree or the
+//! graph speaks loom. This keeps every encoder as it was (the golden transcripts are
+//! unchanged).
+//!
+//! The agents keep each model response's events contiguous and, for a GoT sub-task, in a node
+//! span of its own (`execute_graph`), even while sub-tasks run side by side: agentloop keys a
+//! message's id on its span, cueso's `content_delta` and agentchat's `agent_message` have no
+//! message id at all, so interleaved responses could not be told apart (see the engine's docs
+//! in `weft-agent`).
 
 pub mod agentchat;
 pub mod agentloop;

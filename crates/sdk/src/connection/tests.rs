@@ -510,6 +510,38 @@ fn an_acknowledged_answer_is_not_sent_again() {
 }
 
 #[test]
+fn an_answer_given_while_disconnected_goes_out_once_on_the_next_socket() {
+    for dialect in Dialect::ALL {
+        let mut c = connected(dialect);
+        c.set_approver(true);
+        c.run(opts("write it"), RUN.into(), 0.0).unwrap();
+        drain(&mut c);
+        feed(&mut c, &frames(dialect, RUN, approval_run()));
+        // The network drops while the user decides; the answer and a tool result come
+        // before the next socket opens.
+        c.closed(1006, "", 1.0, 0.0);
+        drain(&mut c);
+        let yes = ApprovalAnswer {
+            review: "yes".into(),
+            message: None,
+        };
+        c.answer(Some("call_w".into()), yes, 2.0).unwrap();
+        c.tool_result("call_t".into(), "42".into(), false).unwrap();
+        assert!(sent(&drain(&mut c)).is_empty(), "{dialect}: no socket");
+        c.tick(10_000.0, 0.0);
+        drain(&mut c);
+        c.opened(10_000.0);
+        let out = sent(&drain(&mut c));
+        let answers = out
+            .iter()
+            .filter(|f| f["type"] == "approval_response")
+            .count();
+        let results = out.iter().filter(|f| f["type"] == "tool_result").count();
+        assert_eq!((answers, results), (1, 1), "{dialect}: {out:?}");
+    }
+}
+
+#[test]
 fn a_bad_review_is_an_argument_error() {
     let mut c = connected(Dialect::Loom);
     let e = c
@@ -572,7 +604,7 @@ fn a_client_tool_runs_once_when_the_server_starts_it() {
             arguments: json!({"cmd": "ls"}),
         }]
     );
-    c.tool_result("call_s".into(), "a.txt".into(), false, 0.0)
+    c.tool_result("call_s".into(), "a.txt".into(), false)
         .unwrap();
     assert_eq!(
         sent(&drain(&mut c)),
@@ -676,6 +708,52 @@ fn a_run_refused_before_it_starts_rejects() {
     );
     let out = drain(&mut c);
     assert!(matches!(done(&out)[..], [Err(e)] if e.code() == "busy"));
+}
+
+#[test]
+fn a_run_refused_while_another_streams_rejects_in_every_dialect() {
+    for d in Dialect::ALL {
+        let mut c = connected(d);
+        let first = c.run(opts("count"), RUN.into(), 0.0).unwrap();
+        let second = c.run(opts("me too"), "run-b".into(), 0.0).unwrap();
+        drain(&mut c);
+        let mut run = frames(d, RUN, plain_run(RUN));
+        let end = run.pop().unwrap();
+        let mut out = feed(&mut c, &run);
+        // The server refuses the second run while the first streams, naming the request.
+        let busy = Sequenced::bare(Event::Error {
+            message: "a run is already in progress (run-a)".into(),
+            code: Some("busy".into()),
+            id: Some("run-b".into()),
+            details: None,
+        });
+        out.extend(feed(&mut c, &Encoder::new(d, 7).encode(&busy)));
+        out.extend(feed(&mut c, &[end]));
+        let settled: Vec<(RunHandle, Result<String, String>)> = out
+            .iter()
+            .filter_map(|o| match o {
+                Output::RunDone { run, result } => Some((
+                    *run,
+                    result
+                        .as_ref()
+                        .map(|r| r.reply.clone())
+                        .map_err(|e| format!("{}: {}", e.code(), e.message())),
+                )),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            settled,
+            [
+                (
+                    second,
+                    Err("busy: a run is already in progress (run-a)".into())
+                ),
+                (first, Ok("Hi there!".into())),
+            ],
+            "{d}"
+        );
+    }
 }
 
 #[test]
