@@ -526,19 +526,7 @@ impl Run {
             .map(|n| std::mem::take(&mut n.response))
             .unwrap_or_default();
         self.account(response.usage);
-        let names: Vec<String> = response.calls.iter().map(|c| c.name.clone()).collect();
-        let finish = response.finish.clone().unwrap_or_else(|| {
-            if names.is_empty() {
-                "stop".into()
-            } else {
-                "tool_calls".into()
-            }
-        });
-        self.emit(Event::LlmComplete {
-            content: response.text.clone(),
-            tool_calls: names,
-            finish_reason: FinishReason::from(finish.as_str()),
-        });
+        self.emit_complete(&response);
         self.close_node_span(id, NodeResult::Ok);
         response
     }

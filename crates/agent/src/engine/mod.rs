@@ -1252,6 +1252,24 @@ impl Run {
         }
     }
 
+    /// Emits `llm_complete` for a finished response: its reason, or one inferred from whether
+    /// it called tools.
+    fn emit_complete(&mut self, response: &Response) {
+        let names: Vec<String> = response.calls.iter().map(|c| c.name.clone()).collect();
+        let finish = response.finish.clone().unwrap_or_else(|| {
+            if names.is_empty() {
+                "stop".into()
+            } else {
+                "tool_calls".into()
+            }
+        });
+        self.emit(Event::LlmComplete {
+            content: response.text.clone(),
+            tool_calls: names,
+            finish_reason: FinishReason::from(finish.as_str()),
+        });
+    }
+
     fn account_usage(&mut self) {
         let usage = self.response.usage;
         self.account(usage);
@@ -1337,19 +1355,7 @@ impl Run {
         self.session.iterations += 1;
         self.account_usage();
         let response = std::mem::take(&mut self.response);
-        let names: Vec<String> = response.calls.iter().map(|c| c.name.clone()).collect();
-        let finish = response.finish.clone().unwrap_or_else(|| {
-            if names.is_empty() {
-                "stop".into()
-            } else {
-                "tool_calls".into()
-            }
-        });
-        self.emit(Event::LlmComplete {
-            content: response.text.clone(),
-            tool_calls: names,
-            finish_reason: FinishReason::from(finish.as_str()),
-        });
+        self.emit_complete(&response);
         if record {
             self.session.history.push(ChatMessage::Assistant {
                 content: response.text.clone(),
