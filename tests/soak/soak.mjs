@@ -1,0 +1,275 @@
+#!/usr/bin/env node
+// `npm run soak`: what the server and its clients survive — load, faults, bad input, restarts
+// and security probes — against the real Worker under `wrangler dev` and the scripted LLM,
+// with figures printed at the end and RELIABILITY.md rewritten. `--short` is the version
+// `npm test` runs (same checks, small counts). Every generator targets 127.0.0.1 only, is
+// bounded in count and time, and stops by itself.
+
+import { writeFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+
+import { Conn } from '../e2e/client.mjs';
+import { startServer } from '../e2e/server.mjs';
+import { corpus, MUTATION_NAMES } from './corpus.mjs';
+
+const KEY = 'sk-soak-never-leak-9f8e7d6c5b4a';
+const TOKEN = 'soak-token';
+const DIALECT_PATHS = { loom: '/', agentloop: '/agentloop', agentchat: '/ws', cueso: '/ws/chat' };
+
+export const FULL = { sessions: 200, approvalSessions: 20, tokens: 500, faultRuns: 100, killRuns: 100, restarts: 10, badPerDialect: 1000 };
+export const SHORT = { sessions: 12, approvalSessions: 3, tokens: 60, faultRuns: 8, killRuns: 6, restarts: 1, badPerDialect: 120 };
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Runs `count` tasks with at most `width` at once. */
+async function pool(count, width, task) {
+  const results = new Array(count);
+  let next = 0;
+  await Promise.all(Array.from({ length: Math.min(width, count) }, async () => {
+    while (next < count) {
+      const i = next++;
+      results[i] = await task(i);
+    }
+  }));
+  return results;
+}
+
+function runFrames(frames, runId) {
+  return frames.filter((f) => f.id === runId && ['run_stream_event', 'run_end', 'error'].includes(f.type));
+}
+const eventIdOf = (f) => f.event?.event_id ?? f.event_id;
+
+/** Checks one loom run's frames: ids 1..n, no duplicate, text equal to the reply. */
+function checkRun(frames, runId) {
+  const fs = runFrames(frames, runId);
+  const ids = fs.map(eventIdOf);
+  const dense = ids.every((id, i) => id === i + 1);
+  const end = fs.find((f) => f.type === 'run_end');
+  const text = fs.filter((f) => f.event?.type === 'message_chunk').map((f) => f.event.content).join('');
+  return { frames: fs.length, dense, duplicates: ids.length - new Set(ids).size, ended: !!end, textMatches: !!end && text === end.reply, reply: end?.reply };
+}
+
+export async function soak(sizes, { log = console.log } = {}) {
+  const started = Date.now();
+  const server = await startServer({
+    delayMs: 3,
+    useKey: KEY,
+    vars: { WEFT_AUTH_TOKEN: TOKEN, RATE_LIMIT_PER_MINUTE: '1000000', LLM_IDLE_TIMEOUT_MS: '2000' },
+  });
+  const everyFrame = [];
+  Conn.onFrame = (f) => everyFrame.push(f);
+  const open = (path, sid, opts) => Conn.open(`${server.url}${path}?session_id=${sid}&token=${TOKEN}`, undefined, opts);
+  const rows = [];
+  const record = (area, what, tried, held, detail) => {
+    rows.push({ area, what, tried, held, ok: held === tried, detail });
+    log(`${held === tried ? 'ok  ' : 'FAIL'} ${area}: ${what}: ${held}/${tried}${detail ? ` (${detail})` : ''}`);
+  };
+  try {
+    // ---- load ------------------------------------------------------------------------------
+    const memBefore = process.memoryUsage().rss;
+    const loadStart = Date.now();
+    const want = Array.from({ length: sizes.tokens }, (_, i) => i + 1).join(' ');
+    const loads = await pool(sizes.sessions, sizes.sessions, async (i) => {
+      const c = await open('/', `soak-load-${i}-${randomUUID()}`);
+      c.send({ type: 'run', message: `count to ${sizes.tokens}`, agent: 'react', id: `load-${i}` });
+      await c.wait((f) => f.type === 'run_end' || (f.type === 'error' && f.id === `load-${i}`), { timeout: 300_000 });
+      const r = checkRun(c.frames, `load-${i}`);
+      c.close();
+      return r.dense && r.duplicates === 0 && r.textMatches && r.reply === want ? r.frames : -1;
+    });
+    const loadSecs = (Date.now() - loadStart) / 1000;
+    const loadFrames = loads.filter((n) => n > 0).reduce((a, b) => a + b, 0);
+    record('load', `${sizes.sessions} concurrent sessions streaming ${sizes.tokens} tokens, each reassembled exactly (ids contiguous, no duplicate, no gap)`,
+      sizes.sessions, loads.filter((n) => n > 0).length, `${Math.round(loadFrames / loadSecs)} frames/s over ${loadSecs.toFixed(1)} s`);
+    const approvals = await pool(sizes.approvalSessions, sizes.approvalSessions, async (i) => {
+      const c = await open('/', `soak-approve-${i}-${randomUUID()}`);
+      c.send({ type: 'run', message: `write soak ${i} to soak-${i}.txt`, agent: 'react', id: `ap-${i}` });
+      const ask = (await c.wait((f) => f.event?.type === 'tool_approval', { timeout: 120_000 })).event;
+      c.send({ type: 'approval_response', call_id: ask.call_id, review: 'yes' });
+      await c.wait((f) => f.type === 'run_end', { timeout: 120_000 });
+      const r = checkRun(c.frames, `ap-${i}`);
+      const toolEnd = c.frames.find((f) => f.event?.type === 'tool_end')?.event;
+      c.close();
+      return r.dense && r.duplicates === 0 && toolEnd && !toolEnd.is_error;
+    });
+    record('load', `${sizes.approvalSessions} sessions with a tool call and an approval alongside`, sizes.approvalSessions, approvals.filter(Boolean).length);
+
+    // ---- provider faults ---------------------------------------------------------------------
+    const FAULTS = ['401', '429', '500', 'cut', 'malformed', 'stall', 'stream-error'];
+    let clear = 0;
+    let intact = 0;
+    await pool(sizes.faultRuns, 8, async (i) => {
+      const fault = FAULTS[i % FAULTS.length];
+      const sid = `soak-fault-${i}-${randomUUID()}`;
+      const c = await open('/', sid);
+      c.send({ type: 'run', message: `story ${i} fault-${fault}`, agent: 'react', id: `f-${i}` });
+      const err = await c.wait((f) => (f.type === 'error' || f.type === 'run_end') && f.id === `f-${i}`, { timeout: 60_000 });
+      if (err.type === 'error' && err.code === 'provider' && err.error.length > 10) clear += 1;
+      c.send({ type: 'run', message: 'after the fault', agent: 'react', id: `g-${i}` });
+      const ok = await c.wait((f) => f.type === 'run_end' && f.id === `g-${i}`, { timeout: 60_000 });
+      c.send({ type: 'user_messages', id: 'h', thread_id: sid });
+      const h = await c.wait((f) => f.type === 'user_messages');
+      if (ok.reply === 'You said: after the fault' && h.messages.filter((m) => m.role === 'user').length === 2) intact += 1;
+      c.close();
+    });
+    record('faults', `provider ${FAULTS.join('/')} across runs: a clear error`, sizes.faultRuns, clear);
+    record('faults', 'after each fault: history intact and the next run works', sizes.faultRuns, intact);
+
+    // ---- sockets killed at random points, then resumed -------------------------------------------
+    let exact = 0;
+    let lost = 0;
+    let doubled = 0;
+    await pool(sizes.killRuns, 8, async (i) => {
+      const sid = `soak-kill-${i}-${randomUUID()}`;
+      const a = await open('/', sid);
+      const runId = `k-${i}`;
+      a.send({ type: 'run', message: 'count to 80', agent: 'react', id: runId });
+      const at = 2 + ((i * 7919) % 70);
+      await a.wait((f) => (eventIdOf(f) ?? 0) >= at || f.type === 'run_end', { timeout: 60_000 });
+      a.kill();
+      const seen = runFrames(a.frames, runId);
+      const last = seen.length ? eventIdOf(seen[seen.length - 1]) : 0;
+      const b = await open('/', sid);
+      b.send({ type: 'resume', run_id: runId, after_event_id: last });
+      await b.wait((f) => f.type === 'run_end' && f.id === runId, { timeout: 60_000 });
+      const all = [...seen, ...runFrames(b.frames, runId)];
+      const r = checkRun(all, runId);
+      const ids = all.map(eventIdOf);
+      lost += ids.length ? ids[ids.length - 1] - new Set(ids).size : 0;
+      doubled += r.duplicates;
+      if (r.dense && r.textMatches) exact += 1;
+      b.close();
+    });
+    record('faults', 'socket killed at a random point, then resumed: the reply exact', sizes.killRuns, exact, `frames lost ${lost}, doubled ${doubled}`);
+
+    // ---- wrangler dev killed and restarted during runs and approval waits -------------------------
+    let survived = 0;
+    for (let i = 0; i < sizes.restarts; i++) {
+      const sid = `soak-restart-${i}-${randomUUID()}`;
+      const c = await open('/', sid);
+      c.send({ type: 'run', message: `write r${i} to restart-${i}.txt`, agent: 'react', id: `rs-${i}` });
+      const ask = (await c.wait((f) => f.event?.type === 'tool_approval', { timeout: 60_000 })).event;
+      const seen = runFrames(c.frames, `rs-${i}`).length;
+      const d = await open('/', `soak-restart-run-${i}-${randomUUID()}`);
+      d.send({ type: 'run', message: 'count to 300', agent: 'react', id: `long-${i}` });
+      await d.wait((f) => f.event?.type === 'message_chunk', { timeout: 60_000 });
+      c.kill();
+      d.kill();
+      await server.restart();
+      const c2 = await open('/', sid);
+      c2.send({ type: 'approval_response', call_id: ask.call_id, review: 'yes' });
+      c2.send({ type: 'resume', run_id: `rs-${i}`, after_event_id: seen });
+      const end = await c2.wait((f) => f.type === 'run_end' && f.id === `rs-${i}`, { timeout: 60_000 });
+      c2.send({ type: 'user_messages', id: 'h', thread_id: sid });
+      const h = await c2.wait((f) => f.type === 'user_messages');
+      if (end.reply.includes(`restart-${i}.txt`) && h.messages.length >= 1) survived += 1;
+      c2.close();
+    }
+    record('restart', 'wrangler dev killed during a run and an approval wait: the run completes after the approval, history intact', sizes.restarts, survived);
+
+    // ---- bad input ---------------------------------------------------------------------------------
+    for (const [dialect, path] of Object.entries(DIALECT_PATHS)) {
+      const frames = corpus(dialect, sizes.badPerDialect, 7);
+      const c = await open(path, `soak-bad-${dialect}-${randomUUID()}`);
+      for (const { frame } of frames) c.ws.send(frame);
+      await c.wait(() => c.frames.length >= frames.length, { timeout: 120_000 }).catch(() => {});
+      const answered = c.frames.slice(0, frames.length).filter((f) => f.type === 'error' && typeof f.code === 'string').length;
+      const valid = {
+        loom: { type: 'run', message: 'still serving?', agent: 'react' },
+        agentloop: { id: randomUUID(), type: 'user_input', payload: { input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'still serving?' }] }] } },
+        agentchat: { type: 'chat', message: 'still serving?' },
+        cueso: { message: 'still serving?' },
+      }[dialect];
+      c.send(valid);
+      const serving = await c.wait((f) => ['run_end', 'final', 'agent_message'].includes(f.type) || (f.type === 'loading_state' && f.payload?.loading === false), { timeout: 60_000 })
+        .then(() => true, () => false);
+      record('bad input', `${dialect}: ${frames.length} malformed frames (${MUTATION_NAMES.join(', ')}), each answered with an error`, frames.length, answered);
+      record('bad input', `${dialect}: the socket still serves a valid run afterwards`, 1, serving ? 1 : 0);
+      c.close();
+    }
+    const health = await fetch(`${server.http}/healthz`).then((r) => r.ok, () => false);
+    const crashes = (server.log().match(/panicked|Uncaught|RuntimeError: unreachable/g) ?? []).length;
+    record('bad input', 'worker alive afterwards, no panic or uncaught error in its log', 1, health && crashes === 0 ? 1 : 0, `${crashes} crash lines`);
+
+    // ---- security ------------------------------------------------------------------------------------
+    const victim = `soak-victim-${randomUUID()}`;
+    const v = await open('/', victim);
+    v.send({ type: 'run', message: 'write secret to secret.txt', agent: 'react', id: 'victim-run' });
+    const vAsk = (await v.wait((f) => f.event?.type === 'tool_approval')).event;
+    const attacker = await open('/', `soak-attacker-${randomUUID()}`);
+    const probes = [
+      [{ type: 'resume', run_id: 'victim-run', after_event_id: 0 }, (f) => f.type === 'error' && f.code === 'unknown_run'],
+      [{ type: 'approval_response', call_id: vAsk.call_id, review: 'yes' }, (f) => f.type === 'error'],
+      [{ type: 'cancel', id: 'victim-run' }, (f) => f.type === 'error' && f.code === 'no_active_run'],
+      [{ type: 'tool_result', call_id: vAsk.call_id, result: 'forged' }, (f) => f.type === 'error'],
+      [{ type: 'user_messages', id: 'peek', thread_id: victim }, (f) => f.type === 'user_messages' && f.messages.length === 0],
+    ];
+    let refused = 0;
+    for (const [frame, ok] of probes) {
+      const from = attacker.frames.length;
+      attacker.send(frame);
+      const reply = await attacker.wait(() => attacker.frames.length > from).then(() => attacker.frames[from]);
+      if (ok(reply)) refused += 1;
+    }
+    await sleep(300);
+    const stillWaiting = !v.frames.some((f) => f.event?.type === 'approval_resolved' || f.event?.type === 'tool_start');
+    record('security', 'another session cannot resume, approve, cancel, answer tools of or read a live session', probes.length, refused + 0,
+      stillWaiting ? 'the victim run still waits: nothing ran' : 'THE VICTIM RUN MOVED');
+    record('security', 'a forged approval in another session ran nothing', 1, stillWaiting ? 1 : 0);
+    const traversal = ['../x', '/etc/passwd', 'a/../../b', 'a\u0000b', 'C:\\\\x'];
+    let confined = 0;
+    v.send({ type: 'approval_response', call_id: vAsk.call_id, review: 'no-exit' });
+    await v.wait((f) => f.type === 'run_end' && f.id === 'victim-run');
+    for (const [j, p] of traversal.entries()) {
+      v.send({ type: 'run', message: `use read with ${JSON.stringify({ path: p })}`, agent: 'react', id: `tr-${j}` });
+      await v.wait((f) => (f.type === 'run_end' || f.type === 'error') && f.id === `tr-${j}`);
+      const end = v.frames.find((f) => f.id === `tr-${j}` && f.event?.type === 'tool_end')?.event;
+      if (end?.is_error && /invalid path|outside|not allowed|control/i.test(end.result)) confined += 1;
+    }
+    record('security', 'workspace path traversal (../, absolute, NUL, drive letters) refused', traversal.length, confined);
+    const unauth = await Promise.all([
+      Conn.open(`${server.url}/?session_id=x`).then(() => false, (e) => /401/.test(e.message)),
+      Conn.open(`${server.url}/ws/chat?session_id=x&token=wrong`).then(() => false, (e) => /401/.test(e.message)),
+      fetch(`${server.http}/v1/chat/completions`, { method: 'POST', body: '{}' }).then((r) => r.status === 401),
+    ]);
+    record('security', 'auth enforced on every endpoint (WebSocket, proxy)', unauth.length, unauth.filter(Boolean).length);
+    const leaked = JSON.stringify(everyFrame).includes(KEY) || server.log().includes(KEY);
+    record('security', `the provider key appears in none of the ${everyFrame.length} frames captured, nor the server log`, 1, leaked ? 0 : 1);
+    v.close();
+    attacker.close();
+    const memAfter = process.memoryUsage().rss;
+    rows.push({ area: 'figures', what: 'harness memory (RSS) before / after', tried: 0, held: 0, ok: true, detail: `${(memBefore / 2 ** 20).toFixed(0)} MiB / ${(memAfter / 2 ** 20).toFixed(0)} MiB` });
+  } finally {
+    Conn.onFrame = undefined;
+    await server.stop();
+  }
+  return { rows, seconds: (Date.now() - started) / 1000 };
+}
+
+export function reliabilityMarkdown({ rows, seconds }, sizes, label) {
+  const lines = [
+    '# Reliability',
+    '',
+    `What the weft server and its clients were put through, and what held. Regenerated by \`npm run soak\`${label ? ` (${label})` : ''}`,
+    `against the real Worker under \`wrangler dev\` and the scripted LLM, on ${new Date().toISOString().slice(0, 10)}, in ${seconds.toFixed(0)} s.`,
+    '',
+    `Sizes: ${Object.entries(sizes).map(([k, v]) => `${k} ${v}`).join(', ')}.`,
+    '',
+    '| area | what was tried | held | result |',
+    '|---|---|---|---|',
+    ...rows.map((r) => `| ${r.area} | ${r.what}${r.detail ? ` — ${r.detail}` : ''} | ${r.tried ? `${r.held}/${r.tried}` : ''} | ${r.tried ? (r.ok ? 'held' : '**failed**') : ''} |`),
+    '',
+  ];
+  return lines.join('\n');
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const short = process.argv.includes('--short');
+  const sizes = short ? SHORT : FULL;
+  const result = await soak(sizes);
+  const failed = result.rows.filter((r) => !r.ok);
+  console.log(`\nsoak: ${result.rows.length - failed.length}/${result.rows.length} held in ${result.seconds.toFixed(0)} s`);
+  if (!short) writeFileSync(fileURLToPath(new URL('../../RELIABILITY.md', import.meta.url)), reliabilityMarkdown(result, sizes));
+  process.exit(failed.length ? 1 : 0);
+}
