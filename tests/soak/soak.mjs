@@ -5,6 +5,7 @@
 // `npm test` runs (same checks, small counts). Every generator targets 127.0.0.1 only, is
 // bounded in count and time, and stops by itself.
 
+import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
@@ -21,6 +22,16 @@ export const FULL = { sessions: 200, approvalSessions: 20, tokens: 500, faultRun
 export const SHORT = { sessions: 12, approvalSessions: 3, tokens: 60, faultRuns: 8, killRuns: 6, restarts: 1, badPerDialect: 120 };
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Resident memory of the workerd processes (the Worker's runtime under wrangler dev), in MiB. */
+function workerdRss() {
+  try {
+    const out = execFileSync('ps', ['-C', 'workerd', '-o', 'rss='], { encoding: 'utf8' });
+    return out.split('\n').map((l) => Number(l.trim())).filter((n) => n > 0).reduce((a, b) => a + b, 0) / 1024;
+  } catch {
+    return NaN;
+  }
+}
 
 /** Runs `count` tasks with at most `width` at once. */
 async function pool(count, width, task) {
@@ -55,7 +66,13 @@ export async function soak(sizes, { log = console.log } = {}) {
   const server = await startServer({
     delayMs: 3,
     useKey: KEY,
-    vars: { WEFT_AUTH_TOKEN: TOKEN, RATE_LIMIT_PER_MINUTE: '1000000', LLM_IDLE_TIMEOUT_MS: '2000' },
+    vars: {
+      WEFT_AUTH_TOKEN: TOKEN,
+      // Above the bad-input corpus per socket, below the flood.
+      RATE_LIMIT_PER_MINUTE: String(sizes.badPerDialect + 200),
+      LLM_IDLE_TIMEOUT_MS: '2000',
+      ALLOWED_ORIGINS: 'http://allowed.example',
+    },
   });
   const everyFrame = [];
   Conn.onFrame = (f) => everyFrame.push(f);
@@ -67,7 +84,7 @@ export async function soak(sizes, { log = console.log } = {}) {
   };
   try {
     // ---- load ------------------------------------------------------------------------------
-    const memBefore = process.memoryUsage().rss;
+    const memBefore = workerdRss();
     const loadStart = Date.now();
     const want = Array.from({ length: sizes.tokens }, (_, i) => i + 1).join(' ');
     const loads = await pool(sizes.sessions, sizes.sessions, async (i) => {
@@ -234,12 +251,43 @@ export async function soak(sizes, { log = console.log } = {}) {
       fetch(`${server.http}/v1/chat/completions`, { method: 'POST', body: '{}' }).then((r) => r.status === 401),
     ]);
     record('security', 'auth enforced on every endpoint (WebSocket, proxy)', unauth.length, unauth.filter(Boolean).length);
+    const replayed = await (async () => {
+      const sid = `soak-replay-${randomUUID()}`;
+      const c = await open('/', sid);
+      c.send({ type: 'run', message: 'write once to once.txt', agent: 'react', id: 'once' });
+      const ask = (await c.wait((f) => f.event?.type === 'tool_approval')).event;
+      c.send({ type: 'approval_response', call_id: ask.call_id, review: 'yes' });
+      await c.wait((f) => f.type === 'run_end' && f.id === 'once');
+      const from = c.frames.length;
+      c.send({ type: 'approval_response', call_id: ask.call_id, review: 'yes' });
+      const reply = await c.wait(() => c.frames.length > from).then(() => c.frames[from]);
+      const starts = c.frames.filter((f) => f.event?.type === 'tool_start').length;
+      c.close();
+      return reply.type === 'error' && starts === 1;
+    })();
+    record('security', 'a replayed approval is refused and the tool ran once', 1, replayed ? 1 : 0);
+    const evil = await Conn.open(`${server.url}/ws/chat?session_id=o&token=${TOKEN}`, undefined, { headers: { Origin: 'http://evil.example' } });
+    const closed = await evil.waitClose();
+    const proxyOrigin = await fetch(`${server.http}/v1/chat/completions`, {
+      method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, origin: 'http://evil.example', 'content-type': 'application/json' }, body: '{"messages":[{"role":"user","content":"x"}]}',
+    }).then((r) => r.status);
+    record('security', 'origin enforced on every endpoint (WebSocket closed 4003, proxy 403)', 2, (closed.code === 4003 ? 1 : 0) + (proxyOrigin === 403 ? 1 : 0));
+    const flooder = await open('/ws', `soak-flood-${randomUUID()}`);
+    const calm = await open('/ws', `soak-calm-${randomUUID()}`);
+    const floodCount = sizes.badPerDialect + 400;
+    for (let i = 0; i < floodCount; i++) flooder.send({ type: 'ping', id: `f${i}` });
+    const limited = await flooder.wait((f) => f.code === 'rate_limited', { timeout: 60_000 }).then(() => true, () => false);
+    calm.send({ type: 'chat', message: 'unbothered?' });
+    const calmOk = await calm.wait((f) => f.type === 'agent_message', { timeout: 30_000 }).then((f) => f.message === 'You said: unbothered?', () => false);
+    record('security', `a flood of ${floodCount} frames from one socket is rate-limited; another session is unaffected`, 2, (limited ? 1 : 0) + (calmOk ? 1 : 0));
+    flooder.close();
+    calm.close();
     const leaked = JSON.stringify(everyFrame).includes(KEY) || server.log().includes(KEY);
     record('security', `the provider key appears in none of the ${everyFrame.length} frames captured, nor the server log`, 1, leaked ? 0 : 1);
     v.close();
     attacker.close();
-    const memAfter = process.memoryUsage().rss;
-    rows.push({ area: 'figures', what: 'harness memory (RSS) before / after', tried: 0, held: 0, ok: true, detail: `${(memBefore / 2 ** 20).toFixed(0)} MiB / ${(memAfter / 2 ** 20).toFixed(0)} MiB` });
+    const memAfter = workerdRss();
+    rows.push({ area: 'figures', what: 'worker (workerd) memory before the load / after everything', tried: 0, held: 0, ok: true, detail: `${memBefore.toFixed(0)} MiB / ${memAfter.toFixed(0)} MiB` });
   } finally {
     Conn.onFrame = undefined;
     await server.stop();
