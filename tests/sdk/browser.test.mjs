@@ -625,6 +625,43 @@ describe('loom requests', () => {
   });
 });
 
+describe('agentloop requests', () => {
+  test('contextInfo() and compact(): the window, a compaction every socket of the session sees, and its refusals', async () => {
+    const out = await page.evaluate(async () => {
+      const sessionId = crypto.randomUUID();
+      const al = weft.client('agentloop', { sessionId });
+      const loom = weft.client('loom', { sessionId });
+      const seen = [];
+      loom.onEvent((e) => e.type === 'context_compacted' && seen.push(e));
+      await Promise.all([al.connect(), loom.connect()]);
+      const settle = (p) => p.then((value) => ({ value }), (e) => ({ error: weft.error(e) }));
+      const empty = await settle(al.compact());
+      await weft.go(loom, 'What time is it?');
+      const before = await al.contextInfo();
+      const streaming = loom.run({ message: 'count to 200' });
+      await new Promise((r) => setTimeout(r, 100));
+      const busy = await settle(al.compact());
+      await streaming.result;
+      const compacted = await al.compact();
+      const after = await al.contextInfo();
+      const onLoom = await settle(loom.contextInfo());
+      return { empty, before, busy, compacted, after, seen, onLoom, runs: al.transcript().runs.map((r) => [r.status, r.error]) };
+    });
+    assert.deepEqual(out.empty.error, { isError: true, name: 'WeftError', code: 'empty_transcript', message: 'Cannot compact empty transcript' });
+    assert.equal(out.before.strategy, 'ThresholdContextManager');
+    assert.equal(out.before.transcriptLength, 4);
+    assert.ok(out.before.tokenCount > 0 && out.before.usagePercent > 0 && out.before.maxTokens > out.before.tokenCount);
+    assert.equal(out.busy.error.code, 'busy');
+    assert.deepEqual(out.runs.slice(1), [['completed', null], ['completed', null]], 'the refusal failed no run');
+    assert.ok(out.compacted.newTokenCount < out.compacted.oldTokenCount, JSON.stringify(out.compacted));
+    assert.equal(out.after.transcriptLength, 1);
+    assert.equal(out.after.tokenCount, out.compacted.newTokenCount);
+    assert.deepEqual(out.seen.map((e) => [e.old_token_count, e.new_token_count]), [[out.compacted.oldTokenCount, out.compacted.newTokenCount]]);
+    assert.equal(out.onLoom.error.code, 'unsupported');
+    assert.match(out.onLoom.error.message, /contextInfo\(\) is not available on the loom dialect; only the agentloop dialect serves it/);
+  });
+});
+
 test('the page saw no uncaught error', () => {
   assert.deepEqual(pageErrors, []);
 });

@@ -139,6 +139,33 @@ export type NodeResult = "Ok" | { Err: string };
 export type RunStatus = "running" | "completed" | "failed" | "cancelled";
 
 /**
+ * How full the session's context window is: what `contextInfo()` resolves to (the
+ * `context_info` events of a run carry the same numbers in snake_case).
+ */
+export interface ContextInfo {
+    /**
+     * Estimated tokens of the session's history (system prompt and tools included).
+     */
+    tokenCount: number;
+    /**
+     * `tokenCount` as a percentage of `maxTokens`.
+     */
+    usagePercent: number;
+    /**
+     * Items in the history.
+     */
+    transcriptLength: number;
+    /**
+     * The model's context window.
+     */
+    maxTokens: number;
+    /**
+     * The compaction strategy's name.
+     */
+    strategy: string;
+}
+
+/**
  * One message.
  */
 export interface Message {
@@ -324,6 +351,28 @@ export interface Usage {
      * `prompt_tokens + completion_tokens`, as the provider reported it.
      */
     total_tokens: number;
+}
+
+/**
+ * What `compact()` resolves to once the server has summarised the older turns.
+ */
+export interface CompactResult {
+    /**
+     * Estimated tokens before.
+     */
+    oldTokenCount: number;
+    /**
+     * Estimated tokens after.
+     */
+    newTokenCount: number;
+    /**
+     * How much smaller, in percent.
+     */
+    reductionPercent: number;
+    /**
+     * The compaction strategy's name.
+     */
+    strategy: string;
 }
 
 /**
@@ -555,8 +604,9 @@ export interface ClientOptions {
      */
     heartbeatTimeoutMs?: number;
     /**
-     * How long `ping()`, `toolsList()`, `toolShow()` and `userMessages()` wait for their reply
-     * before rejecting with code `timeout`, in ms (default 30000).
+     * How long `ping()`, `toolsList()`, `toolShow()`, `userMessages()`, `contextInfo()` and
+     * `compact()` wait for their reply before rejecting with code `timeout`, in ms (default
+     * 30000).
      */
     requestTimeoutMs?: number;
 }
@@ -588,11 +638,26 @@ export class Client {
      */
     close(): void;
     /**
+     * Summarises the session's older turns now, so later runs send fewer tokens (agentloop
+     * only; other dialects reject with `unsupported`). Resolves with the token counts before
+     * and after; rejects with the server's code when there is nothing to compact
+     * (`empty_transcript`) or a run is streaming (`busy`). Every socket of the session sees the
+     * `context_compacted` event. A client of another dialect can open an agentloop `Client`
+     * on the same `sessionId` for this.
+     */
+    compact(): Promise<CompactResult>;
+    /**
      * Opens the socket. Resolves once it is open; rejects with `connect_failed` when the first
      * attempt fails (wrong URL, server down, token refused) — call it again to retry — or with
      * `closed` after `close()`. Runs and requests made before it resolves are queued.
      */
     connect(): Promise<void>;
+    /**
+     * How full the session's context window is: estimated tokens of its history, the window,
+     * the percentage (agentloop only; other dialects reject with `unsupported`). Runs report
+     * the same as `context_info` events in loom and agentloop.
+     */
+    contextInfo(): Promise<ContextInfo>;
     /**
      * The last event id of a run received with nothing missing before it.
      */
@@ -797,7 +862,9 @@ export interface InitOutput {
     readonly __wbg_run_free: (a: number, b: number) => void;
     readonly __wbg_runevents_free: (a: number, b: number) => void;
     readonly client_close: (a: number) => void;
+    readonly client_compact: (a: number) => any;
     readonly client_connect: (a: number) => any;
+    readonly client_contextInfo: (a: number) => any;
     readonly client_dialect: (a: number) => [number, number];
     readonly client_lastEventId: (a: number, b: number, c: number) => number;
     readonly client_new: (a: any) => [number, number, number];
@@ -831,7 +898,7 @@ export interface InitOutput {
     readonly wasm_bindgen__convert__closures_____invoke__h01c668c2fdc2cd34: (a: number, b: number, c: any, d: any) => void;
     readonly wasm_bindgen__convert__closures_____invoke__h0512c4bedd76366e: (a: number, b: number, c: any) => [number, number];
     readonly wasm_bindgen__convert__closures_____invoke__h1e9640b6eedc90ef: (a: number, b: number, c: any) => void;
-    readonly wasm_bindgen__convert__closures_____invoke__h1e9640b6eedc90ef_36: (a: number, b: number, c: any) => void;
+    readonly wasm_bindgen__convert__closures_____invoke__h1e9640b6eedc90ef_38: (a: number, b: number, c: any) => void;
     readonly wasm_bindgen__convert__closures_____invoke__ha91dad286a750c50: (a: number, b: number, c: any) => void;
     readonly wasm_bindgen__convert__closures_____invoke__h9986775a45a52eb1: (a: number, b: number) => void;
     readonly __wbindgen_malloc: (a: number, b: number) => number;

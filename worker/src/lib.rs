@@ -13,7 +13,11 @@
 //! | any of them with `Sec-WebSocket-Protocol: weft.<dialect>` | that dialect |
 //! | `POST /v1/chat/completions` | OpenAI-compatible streaming proxy to the configured provider |
 //! | `GET /healthz` | `ok` |
-//! | `GET /` | the demo page |
+//! | `GET /` and any other `GET` / `HEAD` | the demo app (`www/`, built by `scripts/build-www`), served from the `ASSETS` binding |
+//!
+//! `wrangler.toml` routes every request to this code first (`run_worker_first`), so a WebSocket
+//! upgrade on `/` still reaches the session; what is not a route here goes to the assets. When
+//! the app is not built, `GET /` answers with a small page listing the endpoints.
 
 pub mod proxy;
 pub mod session;
@@ -46,7 +50,11 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
     if !upgrade {
         return match (req.method(), path.as_str()) {
             (Method::Get, "/healthz") => Response::ok("ok"),
-            (Method::Get, "/") => Response::from_html(DEMO_PAGE),
+            (Method::Get | Method::Head, _) => match assets(&env, req).await? {
+                Some(response) => Ok(response),
+                None if path == "/" => Response::from_html(DEMO_PAGE),
+                None => Response::error("not found", 404),
+            },
             (Method::Options, "/v1/chat/completions") => {
                 cors(&settings, &req, Response::empty()?.with_status(204))
             }
@@ -129,6 +137,16 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
         .id_from_name(&session_id)?
         .get_stub()?;
     stub.fetch_with_request(forwarded).await
+}
+
+/// The demo app's file for `req`, from the static assets (`[assets]` in wrangler.toml); `None`
+/// when there is no `ASSETS` binding or no such file (the app is not built).
+async fn assets(env: &Env, req: Request) -> Result<Option<Response>> {
+    let Ok(assets) = env.assets("ASSETS") else {
+        return Ok(None);
+    };
+    let response = assets.fetch_request(req).await?;
+    Ok((response.status_code() != 404).then_some(response))
 }
 
 /// The auth check, before anything else happens (`WEFT_AUTH_TOKEN`: query `token=`, subprotocol

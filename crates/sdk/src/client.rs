@@ -382,6 +382,25 @@ impl Client {
             .request(|c, now| c.user_messages(thread_id, opts, now))
     }
 
+    /// How full the session's context window is: estimated tokens of its history, the window,
+    /// the percentage (agentloop only; other dialects reject with `unsupported`). Runs report
+    /// the same as `context_info` events in loom and agentloop.
+    #[wasm_bindgen(js_name = contextInfo, unchecked_return_type = "Promise<ContextInfo>")]
+    pub fn context_info(&self) -> Promise {
+        self.shared.request(|c, now| c.context_info(now))
+    }
+
+    /// Summarises the session's older turns now, so later runs send fewer tokens (agentloop
+    /// only; other dialects reject with `unsupported`). Resolves with the token counts before
+    /// and after; rejects with the server's code when there is nothing to compact
+    /// (`empty_transcript`) or a run is streaming (`busy`). Every socket of the session sees the
+    /// `context_compacted` event. A client of another dialect can open an agentloop `Client`
+    /// on the same `sessionId` for this.
+    #[wasm_bindgen(unchecked_return_type = "Promise<CompactResult>")]
+    pub fn compact(&self) -> Promise {
+        self.shared.request(|c, now| c.compact(now))
+    }
+
     /// Round trip to the server, in ms. Every dialect answers it.
     #[wasm_bindgen(unchecked_return_type = "Promise<number>")]
     pub fn ping(&self) -> Promise {
@@ -561,6 +580,8 @@ impl Shared {
                         Reply::Tools(tools) => marshal::to_js(&tools),
                         Reply::Tool(tool) => marshal::to_js(&tool),
                         Reply::Messages(page) => marshal::to_js(&page),
+                        Reply::Context(info) => marshal::to_js(&info),
+                        Reply::Compacted(result) => marshal::to_js(&result),
                     }));
                 }
             }

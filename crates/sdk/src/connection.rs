@@ -33,8 +33,8 @@ use weft_protocol::{Agent, Command, Dialect, Event, Limits, Reassembler, Review,
 use crate::backoff::Backoff;
 use crate::error::Error;
 use crate::types::{
-    ApprovalAnswer, ApprovalRequest, ClientStatus, RunOptions, RunResult, ToolDefinition,
-    UserMessagesOptions, UserMessagesPage,
+    ApprovalAnswer, ApprovalRequest, ClientStatus, CompactResult, ContextInfo, RunOptions,
+    RunResult, ToolDefinition, UserMessagesOptions, UserMessagesPage,
 };
 
 /// The app's handle on one run it started (stable even before the server names the run).
@@ -79,6 +79,10 @@ pub enum RequestKind {
     ToolShow,
     /// `userMessages()`.
     UserMessages,
+    /// `contextInfo()`.
+    ContextInfo,
+    /// `compact()`.
+    Compact,
 }
 
 /// A reply, decoded for the request that asked for it.
@@ -92,6 +96,10 @@ pub enum Reply {
     Tool(Value),
     /// `userMessages()`.
     Messages(UserMessagesPage),
+    /// `contextInfo()`.
+    Context(ContextInfo),
+    /// `compact()`.
+    Compacted(CompactResult),
 }
 
 /// Work for the shell, in the order it must be done.
@@ -706,6 +714,41 @@ impl Connection {
         )
     }
 
+    /// `contextInfo()` (agentloop `get_context_info`). The reply names no request: it is the
+    /// next `context_info` outside a run.
+    pub fn context_info(&mut self, now: f64) -> Result<String, Error> {
+        let id = self.new_id("context");
+        let cmd = Command::ContextInfo {
+            id: Some(id.clone()),
+        };
+        self.request(
+            cmd,
+            id,
+            RequestKind::ContextInfo,
+            String::new(),
+            "contextInfo()",
+            now,
+        )
+    }
+
+    /// `compact()` (agentloop `manual_compact`). The server answers with a compaction of its
+    /// own, which names no request either: its `context_compacted` (or `error`) is the first
+    /// event of a run the app did not start (see [`Connection::compaction`]).
+    pub fn compact(&mut self, now: f64) -> Result<String, Error> {
+        let id = self.new_id("compact");
+        let cmd = Command::Compact {
+            id: Some(id.clone()),
+        };
+        self.request(
+            cmd,
+            id,
+            RequestKind::Compact,
+            String::new(),
+            "compact()",
+            now,
+        )
+    }
+
     /// The app's decision on an approval request, sent in the dialect's own message.
     pub fn answer(
         &mut self,
@@ -819,7 +862,13 @@ impl Connection {
             .encode_request(&cmd, &id)
             .map_err(|e| match e {
                 weft_protocol::Error::Unsupported { .. } => {
-                    Error::unsupported(method, self.cfg.dialect, "only the loom dialect serves it")
+                    let only = match kind {
+                        RequestKind::ContextInfo | RequestKind::Compact => {
+                            "only the agentloop dialect serves it"
+                        }
+                        _ => "only the loom dialect serves it",
+                    };
+                    Error::unsupported(method, self.cfg.dialect, only)
                 }
                 e => Error::from_protocol(&e, method),
             })?;
@@ -948,8 +997,64 @@ impl Connection {
                     || self.heartbeats.contains(id)
                     || self.unstarted_run(id).is_some()
             }
+            Event::ContextInfo { .. } => self.oldest_sent(RequestKind::ContextInfo).is_some(),
+            // A weft server's error outside any run that names no request: the refusal of a
+            // `compact()` (`busy`), not the end of the run streaming meanwhile.
+            Event::Error { id: None, .. } => {
+                self.weft_server && self.oldest_sent(RequestKind::Compact).is_some()
+            }
             _ => false,
         }
+    }
+
+    /// The request of this kind sent first and still waiting: what a reply that names no
+    /// request answers.
+    fn oldest_sent(&self, kind: RequestKind) -> Option<String> {
+        self.requests
+            .iter()
+            .filter(|(_, r)| r.kind == kind && r.sent)
+            .min_by(|a, b| a.1.sent_at.total_cmp(&b.1.sent_at))
+            .map(|(id, _)| id.clone())
+    }
+
+    /// A pending `compact()` answered by this event: the `context_compacted` or `error` that
+    /// opens a run the app did not start (the server compacts in a run of its own, whose first
+    /// event is the outcome; a compaction in the middle of a run is not an answer). A refusal
+    /// outside any run (`busy`) is a reply ([`Connection::reply`]).
+    fn compaction(&mut self, run: Option<RunHandle>, ev: &Sequenced) {
+        let first = run.is_none() && ev.envelope.event_id.is_none_or(|id| id <= 1);
+        let result = match &ev.event {
+            Event::ContextCompacted {
+                old_token_count,
+                new_token_count,
+                reduction_percent,
+                strategy,
+            } if first => Ok(Reply::Compacted(CompactResult {
+                old_token_count: *old_token_count,
+                new_token_count: *new_token_count,
+                reduction_percent: *reduction_percent,
+                strategy: strategy.clone(),
+            })),
+            Event::Error {
+                message,
+                code,
+                id: None,
+                ..
+            } if first => Err(Error::new(
+                code.as_deref().unwrap_or("server_error"),
+                message.clone(),
+            )),
+            _ => return,
+        };
+        let Some(id) = self.oldest_sent(RequestKind::Compact) else {
+            return;
+        };
+        self.requests.remove(&id);
+        self.out.push_back(Output::Reply {
+            id,
+            kind: RequestKind::Compact,
+            result,
+        });
     }
 
     fn unstarted_run(&self, run_id: &str) -> Option<RunHandle> {
@@ -966,6 +1071,14 @@ impl Connection {
             | Event::ToolShow { id, .. }
             | Event::UserMessages { id, .. }
             | Event::Error { id: Some(id), .. } => id.clone(),
+            Event::ContextInfo { .. } => match self.oldest_sent(RequestKind::ContextInfo) {
+                Some(id) => id,
+                None => return,
+            },
+            Event::Error { id: None, .. } => match self.oldest_sent(RequestKind::Compact) {
+                Some(id) => id,
+                None => return,
+            },
             _ => return,
         };
         if self.heartbeats.remove(&id) {
@@ -1025,6 +1138,19 @@ impl Connection {
                 messages,
                 has_more: has_more.unwrap_or(false),
             })),
+            Event::ContextInfo {
+                token_count,
+                usage_percent,
+                transcript_length,
+                max_tokens,
+                strategy,
+            } => Ok(Reply::Context(ContextInfo {
+                token_count,
+                usage_percent,
+                transcript_length,
+                max_tokens,
+                strategy,
+            })),
             _ => return,
         };
         self.out.push_back(Output::Reply {
@@ -1041,6 +1167,7 @@ impl Connection {
         }
         let run = self.run_of(&ev);
         let delta = run.and_then(|h| self.text_delta(h, &ev.event));
+        self.compaction(run, &ev);
         let mut then = Vec::new();
         match &ev.event {
             Event::ToolApproval {

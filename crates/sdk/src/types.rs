@@ -47,8 +47,9 @@ pub struct ClientOptions {
     #[serde(default)]
     #[tsify(optional)]
     pub heartbeat_timeout_ms: Option<f64>,
-    /// How long `ping()`, `toolsList()`, `toolShow()` and `userMessages()` wait for their reply
-    /// before rejecting with code `timeout`, in ms (default 30000).
+    /// How long `ping()`, `toolsList()`, `toolShow()`, `userMessages()`, `contextInfo()` and
+    /// `compact()` wait for their reply before rejecting with code `timeout`, in ms (default
+    /// 30000).
     #[serde(default)]
     #[tsify(optional)]
     pub request_timeout_ms: Option<f64>,
@@ -222,6 +223,37 @@ pub struct UserMessagesPage {
     pub messages: Vec<StoredMessage>,
     /// Older messages remain: ask again with `before` set to the first message's `id`.
     pub has_more: bool,
+}
+
+/// How full the session's context window is: what `contextInfo()` resolves to (the
+/// `context_info` events of a run carry the same numbers in snake_case).
+#[derive(Debug, Clone, PartialEq, Serialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextInfo {
+    /// Estimated tokens of the session's history (system prompt and tools included).
+    pub token_count: u64,
+    /// `tokenCount` as a percentage of `maxTokens`.
+    pub usage_percent: f64,
+    /// Items in the history.
+    pub transcript_length: u64,
+    /// The model's context window.
+    pub max_tokens: u64,
+    /// The compaction strategy's name.
+    pub strategy: String,
+}
+
+/// What `compact()` resolves to once the server has summarised the older turns.
+#[derive(Debug, Clone, PartialEq, Serialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactResult {
+    /// Estimated tokens before.
+    pub old_token_count: u64,
+    /// Estimated tokens after.
+    pub new_token_count: u64,
+    /// How much smaller, in percent.
+    pub reduction_percent: f64,
+    /// The compaction strategy's name.
+    pub strategy: String,
 }
 
 /// Where the client's connection is, for `onStatus` listeners.

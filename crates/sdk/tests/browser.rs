@@ -385,6 +385,10 @@ async fn methods_a_dialect_cannot_serve_reject_naming_it() {
         "invalid_argument",
     );
     assert!(msg.contains("xml"), "{msg}");
+    for p in [c.context_info(), c.compact()] {
+        let msg = weft_error(&rejection(p).await, "unsupported");
+        assert!(msg.contains("cueso") && msg.contains("agentloop"), "{msg}");
+    }
     c.close();
 }
 

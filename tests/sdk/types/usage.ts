@@ -1,7 +1,7 @@
 // Type-checks the published declarations the way an app uses them (tsc -p tests/sdk/types):
 // every option, callback, event and transcript field of the README example, in strict mode.
 // Never run, only compiled.
-import init, { Client, Reassembler, type RunEvent, type Transcript, type ApprovalAnswer, type RunResult } from "weft-sdk";
+import init, { Client, Reassembler, type RunEvent, type Transcript, type ApprovalAnswer, type RunResult, type ContextInfo, type CompactResult } from "weft-sdk";
 
 async function main(render: (s: string) => void) {
   await init();
@@ -28,6 +28,9 @@ async function main(render: (s: string) => void) {
   console.log(tools[0].inputSchema, await client.toolShow("read"), await client.toolShow("read", "json"));
   const page = await client.userMessages("t", { before: 10, limit: 5 });
   console.log(page.hasMore, page.messages[0]?.content, await client.userMessages("t"), await client.ping());
+  const info: ContextInfo = await client.contextInfo();
+  const compacted: CompactResult = await client.compact();
+  console.log(info.tokenCount / info.maxTokens, info.usagePercent, compacted.newTokenCount, compacted.reductionPercent);
   client.close();
   off();
   const r = new Reassembler("cueso");

@@ -1037,3 +1037,207 @@ fn after_always_the_tool_runs_without_asking_again() {
     let out = feed(&mut c, &frames(Dialect::Cueso, second, events));
     assert_eq!(tool_calls(&out).len(), 1);
 }
+
+/// The frames a weft server sends outside any run (a reply to one socket).
+fn bare(dialect: Dialect, event: Event) -> Vec<String> {
+    Encoder::new(dialect, 7).encode(&Sequenced::bare(event))
+}
+
+fn context_event(tokens: u64) -> Event {
+    Event::ContextInfo {
+        token_count: tokens,
+        usage_percent: 1.5,
+        transcript_length: 4,
+        max_tokens: 8000,
+        strategy: "ThresholdContextManager".into(),
+    }
+}
+
+fn compacted_event() -> Event {
+    Event::ContextCompacted {
+        old_token_count: 900,
+        new_token_count: 300,
+        reduction_percent: 66.7,
+        strategy: "ThresholdContextManager".into(),
+    }
+}
+
+fn replies(out: &[Output]) -> Vec<(&RequestKind, &Result<Reply, Error>)> {
+    out.iter()
+        .filter_map(|o| match o {
+            Output::Reply { kind, result, .. } => Some((kind, result)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn context_info_is_answered_by_the_next_context_info_outside_a_run() {
+    let mut c = connected(Dialect::Agentloop);
+    c.run(opts("Hello"), RUN.into(), 0.0).unwrap();
+    drain(&mut c);
+    let id = c.context_info(0.0).unwrap();
+    let out = sent(&drain(&mut c));
+    assert_eq!(out, vec![json!({"id": id, "type": "get_context_info"})]);
+
+    // A run's own context_info is the run's, not the answer.
+    let run = frames(
+        Dialect::Agentloop,
+        RUN,
+        vec![
+            Event::RunStart {
+                run_id: Some(RUN.into()),
+                message: Some("Hello".into()),
+                agent: None,
+            },
+            context_event(100),
+        ],
+    );
+    let out = feed(&mut c, &run);
+    assert!(replies(&out).is_empty(), "{out:?}");
+    assert!(event_kinds(&out).contains(&"context_info".to_string()));
+
+    let out = feed(&mut c, &bare(Dialect::Agentloop, context_event(870)));
+    assert_eq!(
+        out,
+        vec![Output::Reply {
+            id,
+            kind: RequestKind::ContextInfo,
+            result: Ok(Reply::Context(ContextInfo {
+                token_count: 870,
+                usage_percent: 1.5,
+                transcript_length: 4,
+                max_tokens: 8000,
+                strategy: "ThresholdContextManager".into(),
+            })),
+        }]
+    );
+}
+
+#[test]
+fn compact_resolves_with_the_compaction_run_and_rejects_with_its_error() {
+    let mut c = connected(Dialect::Agentloop);
+    let id = c.compact(0.0).unwrap();
+    let out = sent(&drain(&mut c));
+    assert_eq!(out, vec![json!({"id": id, "type": "manual_compact"})]);
+
+    // The server compacts in a run of its own: its first event is the outcome, and every
+    // listener of the client sees it too.
+    let out = feed(
+        &mut c,
+        &frames(Dialect::Agentloop, "compact-1", vec![compacted_event()]),
+    );
+    assert_eq!(
+        replies(&out),
+        vec![(
+            &RequestKind::Compact,
+            &Ok(Reply::Compacted(CompactResult {
+                old_token_count: 900,
+                new_token_count: 300,
+                reduction_percent: 66.7,
+                strategy: "ThresholdContextManager".into(),
+            }))
+        )]
+    );
+    assert_eq!(event_kinds(&out), ["context_compacted"]);
+
+    // Nothing to compact: the compaction run's only event is an error.
+    c.compact(0.0).unwrap();
+    drain(&mut c);
+    let empty = Event::Error {
+        message: "Cannot compact empty transcript".into(),
+        code: Some("empty_transcript".into()),
+        id: None,
+        details: None,
+    };
+    let out = feed(
+        &mut c,
+        &frames(Dialect::Agentloop, "compact-2", vec![empty]),
+    );
+    assert!(
+        matches!(&replies(&out)[..], [(RequestKind::Compact, Err(e))] if e.code() == "empty_transcript"),
+        "{out:?}"
+    );
+
+    // A run is streaming: the refusal belongs to no run, and that run goes on.
+    c.run(opts("Hello"), RUN.into(), 0.0).unwrap();
+    drain(&mut c);
+    let run = frames(Dialect::Agentloop, RUN, plain_run(RUN));
+    feed(&mut c, &run[..2]);
+    c.compact(0.0).unwrap();
+    drain(&mut c);
+    let busy = Event::Error {
+        message: "a run is in progress; compact after it ends".into(),
+        code: Some("busy".into()),
+        id: None,
+        details: None,
+    };
+    let out = feed(&mut c, &bare(Dialect::Agentloop, busy));
+    assert!(
+        matches!(&replies(&out)[..], [(RequestKind::Compact, Err(e))] if e.code() == "busy"),
+        "{out:?}"
+    );
+    let out = feed(&mut c, &run[2..]);
+    assert!(done(&out)[0].is_ok(), "the refusal did not fail the run");
+    assert_eq!(
+        c.transcript().run(RUN).unwrap().status,
+        RunStatus::Completed
+    );
+}
+
+#[test]
+fn a_compaction_inside_a_run_does_not_answer_compact() {
+    let mut c = connected(Dialect::Agentloop);
+    c.compact(0.0).unwrap();
+    drain(&mut c);
+    // Another socket's run compacts before its model call: not the answer.
+    let other = frames(
+        Dialect::Agentloop,
+        "run-other",
+        vec![
+            Event::RunStart {
+                run_id: Some("run-other".into()),
+                message: Some("Hello".into()),
+                agent: None,
+            },
+            compacted_event(),
+        ],
+    );
+    let out = feed(&mut c, &other);
+    assert!(replies(&out).is_empty(), "{out:?}");
+    // Nor does an app's own run compacting.
+    c.run(opts("Hello"), RUN.into(), 0.0).unwrap();
+    drain(&mut c);
+    let own = frames(
+        Dialect::Agentloop,
+        RUN,
+        vec![
+            Event::RunStart {
+                run_id: Some(RUN.into()),
+                message: Some("Hello".into()),
+                agent: None,
+            },
+            compacted_event(),
+        ],
+    );
+    let out = feed(&mut c, &own);
+    assert!(replies(&out).is_empty(), "{out:?}");
+}
+
+#[test]
+fn context_info_and_compact_are_agentloop_only() {
+    for dialect in [Dialect::Loom, Dialect::Agentchat, Dialect::Cueso] {
+        let mut c = connected(dialect);
+        for e in [
+            c.context_info(0.0).unwrap_err(),
+            c.compact(0.0).unwrap_err(),
+        ] {
+            assert_eq!(e.code(), "unsupported");
+            assert!(
+                e.message().contains(dialect.as_str()) && e.message().contains("agentloop"),
+                "{e}"
+            );
+        }
+        assert!(drain(&mut c).is_empty(), "nothing was sent");
+    }
+}
