@@ -1,0 +1,335 @@
+// The page of the client benchmark (tests/bench/client.mjs drives it through playwright-core).
+// Bundled by esbuild with the peers as published on npm; weft-sdk is loaded at run time from
+// /sdk/ (the package as built), as a web app would.
+//
+// One dataset = one synthetic assistant stream, encoded by weft's own encoders in every dialect
+// (/data/<set>/<dialect>.jsonl, one frame a line, runs = messages). From the loom frames the
+// page derives the same stream as AI SDK UI-message-stream chunks (objects, and SSE text as the
+// AI SDK's server sends it), and as Cloudflare Agents `cf_agent_use_chat_response` frames.
+// Every contestant consumes its form of the stream to a complete transcript; `measure` returns
+// the elapsed milliseconds and a summary of what it built, so the runner can check they agree.
+
+import { Chat } from '@ai-sdk/react';
+import { WebSocketChatTransport } from 'agents/chat/transport';
+import { DefaultChatTransport, readUIMessageStream } from 'ai';
+
+const sets = new Map();
+let weft;
+
+const now = () => performance.now();
+const gc = () => { if (typeof globalThis.gc === 'function') globalThis.gc(); };
+
+async function init(sdk = '/sdk/') {
+  weft = await import(`${sdk}index.mjs`);
+  await weft.default();
+  return { sdk: true };
+}
+
+function lines(text) {
+  const out = text.split('\n');
+  if (out.length && out[out.length - 1] === '') out.pop();
+  return out;
+}
+
+// loom frames → AI SDK UI message chunks, one array per message (run).
+function uiChunks(loomFrames) {
+  const messages = [];
+  let chunks = null;
+  let textId = null;
+  let n = 0;
+  const closeText = () => {
+    if (textId) chunks.push({ type: 'text-end', id: textId });
+    textId = null;
+  };
+  for (const frame of loomFrames) {
+    const f = JSON.parse(frame);
+    if (f.type === 'run_end') {
+      closeText();
+      chunks.push({ type: 'finish', finishReason: 'stop' });
+      messages.push(chunks);
+      chunks = null;
+      continue;
+    }
+    const ev = f.event;
+    if (!ev) continue;
+    switch (ev.type) {
+      case 'run_start':
+        chunks = [{ type: 'start', messageId: `msg-${ev.run_id}` }];
+        break;
+      case 'node_enter':
+        if (ev.id === 'think') chunks.push({ type: 'start-step' });
+        break;
+      case 'message_chunk':
+        if (!textId) {
+          textId = `txt-${n++}`;
+          chunks.push({ type: 'text-start', id: textId });
+        }
+        chunks.push({ type: 'text-delta', id: textId, delta: ev.content });
+        break;
+      case 'tool_call_chunk':
+        closeText();
+        if (ev.arguments_delta === '') chunks.push({ type: 'tool-input-start', toolCallId: ev.call_id, toolName: ev.name });
+        else chunks.push({ type: 'tool-input-delta', toolCallId: ev.call_id, inputTextDelta: ev.arguments_delta });
+        break;
+      case 'tool_call':
+        chunks.push({ type: 'tool-input-available', toolCallId: ev.call_id, toolName: ev.name, input: ev.arguments });
+        break;
+      case 'tool_end':
+        chunks.push({ type: 'tool-output-available', toolCallId: ev.call_id, output: ev.result });
+        break;
+      case 'node_exit':
+        if (ev.id === 'act') chunks.push({ type: 'finish-step' });
+        break;
+      default:
+        break;
+    }
+  }
+  return messages;
+}
+
+/** The SSE body the AI SDK's `toUIMessageStreamResponse` sends for one message, as bytes. */
+function sseBytes(chunks) {
+  let text = '';
+  for (const c of chunks) text += `data: ${JSON.stringify(c)}\n\n`;
+  text += 'data: [DONE]\n\n';
+  return new TextEncoder().encode(text);
+}
+
+const SSE_PIECE = 16 * 1024;
+
+async function load(name, dialects) {
+  const set = { frames: {}, bytes: {} };
+  for (const d of dialects) {
+    const text = await (await fetch(`/data/${name}/${d}.jsonl`)).text();
+    set.frames[d] = lines(text);
+    set.bytes[d] = text.length - set.frames[d].length;
+  }
+  set.ui = uiChunks(set.frames.loom);
+  set.sse = set.ui.map(sseBytes);
+  set.uiChunkCount = set.ui.reduce((a, m) => a + m.length, 0);
+  set.sseBytes = set.sse.reduce((a, b) => a + b.length, 0);
+  set.cfStrings = set.ui.map((m) => m.map((c) => JSON.stringify(c)));
+  sets.set(name, set);
+  gc();
+  return {
+    frames: Object.fromEntries(dialects.map((d) => [d, set.frames[d].length])),
+    bytes: set.bytes,
+    messages: set.ui.length,
+    uiChunks: set.uiChunkCount,
+    sseBytes: set.sseBytes,
+  };
+}
+
+function drop(name) {
+  sets.delete(name);
+  gc();
+}
+
+// ---- summaries: what each contestant built ------------------------------------------------
+
+function summarizeWeft(t) {
+  let text = 0;
+  for (const m of t.messages) if (m.role === 'assistant') text += m.text.length;
+  let parsed = 0;
+  let args = 0;
+  for (const c of t.tool_calls) {
+    if (c.arguments !== null && typeof c.arguments === 'object') parsed++;
+    args += c.arguments_text.length;
+  }
+  return { text, toolCalls: t.tool_calls.length, parsedArgs: parsed, argsText: args, messages: t.messages.length };
+}
+
+function summarizeUi(messages) {
+  let text = 0;
+  let calls = 0;
+  let parsed = 0;
+  let assistant = 0;
+  for (const m of messages) {
+    if (m.role !== 'assistant') continue;
+    assistant++;
+    for (const p of m.parts) {
+      if (p.type === 'text') text += p.text.length;
+      else if (p.type.startsWith('tool-') || p.type === 'dynamic-tool') {
+        calls++;
+        if (p.input && typeof p.input === 'object') parsed++;
+      }
+    }
+  }
+  return { text, toolCalls: calls, parsedArgs: parsed, messages: assistant };
+}
+
+// ---- contestants -----------------------------------------------------------------------------
+
+/** The floor: JSON.parse of every frame, text and arguments appended to strings. */
+function floor(dialect, frames) {
+  let text = '';
+  const args = new Map();
+  const add = (id, s) => args.set(id, (args.get(id) ?? '') + s);
+  const t0 = now();
+  for (const frame of frames) {
+    const f = JSON.parse(frame);
+    switch (dialect) {
+      case 'loom': {
+        const ev = f.event;
+        if (!ev) break;
+        if (ev.type === 'message_chunk') text += ev.content;
+        else if (ev.type === 'tool_call_chunk') add(ev.call_id, ev.arguments_delta);
+        break;
+      }
+      case 'cueso':
+        if (f.type === 'content_delta') text += f.content;
+        else if (f.type === 'tool_call_delta' && f.tool_call.input_json) add(f.tool_call.id, f.tool_call.input_json);
+        break;
+      case 'agentloop': {
+        const p = f.payload;
+        if (f.type !== 'response_item' || !p) break;
+        if (p.type === 'message' && p.role === 'assistant') for (const c of p.content) text += c.text;
+        else if (p.type === 'function_call') add(p.call_id, p.arguments);
+        break;
+      }
+      case 'agentchat':
+        if (f.type === 'agent_message') text += f.message;
+        else if (f.type === 'tool_call') add(f.call_id, f.tool_args);
+        break;
+      default:
+        throw new Error(`floor: unknown dialect ${dialect}`);
+    }
+  }
+  const ms = now() - t0;
+  let argsText = 0;
+  for (const v of args.values()) argsText += v.length;
+  return { ms, units: frames.length, summary: { text: text.length, toolCalls: args.size, argsText } };
+}
+
+function weftPush(dialect, frames) {
+  const t0 = now();
+  const r = new weft.Reassembler(dialect);
+  for (const f of frames) r.push(f);
+  const t = r.transcript();
+  const ms = now() - t0;
+  r.free();
+  return { ms, units: frames.length, summary: summarizeWeft(t) };
+}
+
+const BATCH = 1000;
+
+function weftPushMany(dialect, frames) {
+  const t0 = now();
+  const r = new weft.Reassembler(dialect);
+  for (let i = 0; i < frames.length; i += BATCH) r.pushMany(frames.slice(i, i + BATCH));
+  const t = r.transcript();
+  const ms = now() - t0;
+  r.free();
+  return { ms, units: frames.length, summary: summarizeWeft(t) };
+}
+
+function objectStream(chunks) {
+  let i = 0;
+  return new ReadableStream({
+    pull(c) {
+      if (i < chunks.length) c.enqueue(chunks[i++]);
+      else c.close();
+    },
+  });
+}
+
+function byteStream(bytes) {
+  let i = 0;
+  return new ReadableStream({
+    pull(c) {
+      if (i < bytes.length) {
+        c.enqueue(bytes.subarray(i, i + SSE_PIECE));
+        i += SSE_PIECE;
+      } else c.close();
+    },
+  });
+}
+
+async function drain(stream) {
+  let last;
+  for await (const m of readUIMessageStream({ stream, onError: (e) => { throw e; } })) last = m;
+  return last;
+}
+
+/** AI SDK `readUIMessageStream` on UI message chunk objects, one stream per message. */
+async function aiObjects(set) {
+  const out = [];
+  const t0 = now();
+  for (const chunks of set.ui) out.push(await drain(objectStream(chunks)));
+  const ms = now() - t0;
+  return { ms, units: set.uiChunkCount, summary: summarizeUi(out) };
+}
+
+/** The same from SSE bytes, parsed as the AI SDK's DefaultChatTransport does. */
+async function aiSse(set) {
+  const transport = new DefaultChatTransport();
+  const out = [];
+  const t0 = now();
+  for (const bytes of set.sse) out.push(await drain(transport.processResponseStream(byteStream(bytes))));
+  const ms = now() - t0;
+  return { ms, units: set.uiChunkCount, summary: summarizeUi(out) };
+}
+
+/** A stand-in for the socket `useAgent` gives `useAgentChat`: frames are dispatched into it. */
+class Socket extends EventTarget {
+  constructor() {
+    super();
+    this.onSend = null;
+  }
+  send(text) {
+    this.onSend?.(JSON.parse(text));
+    return true;
+  }
+}
+
+/**
+ * Cloudflare Agents' client: the `WebSocketChatTransport` that `useAgentChat` (agents/chat/react,
+ * re-exported by @cloudflare/ai-chat/react) creates, under the AI SDK `Chat` that its `useChat`
+ * runs — one conversation, one user message per assistant message, the server's frames
+ * dispatched as socket messages. Timed from the first frame to the settled message, per message.
+ */
+async function cfAgents(set) {
+  const socket = new Socket();
+  const transport = new WebSocketChatTransport({ agent: socket, activeRequestIds: new Set() });
+  const chat = new Chat({ id: 'bench', transport });
+  let ms = 0;
+  let units = 0;
+  for (let m = 0; m < set.cfStrings.length; m++) {
+    const sent = new Promise((resolve) => { socket.onSend = resolve; });
+    const done = chat.sendMessage({ text: `message ${m}` });
+    const request = await sent;
+    // The server's frames for this request (built before the clock starts).
+    const bodies = set.cfStrings[m];
+    const frames = new Array(bodies.length + 1);
+    for (let i = 0; i < bodies.length; i++) {
+      frames[i] = JSON.stringify({ body: bodies[i], done: false, id: request.id, seq: i, type: 'cf_agent_use_chat_response' });
+    }
+    frames[bodies.length] = JSON.stringify({ body: '', done: true, id: request.id, type: 'cf_agent_use_chat_response' });
+    const t0 = now();
+    for (const data of frames) socket.dispatchEvent(new MessageEvent('message', { data }));
+    await done;
+    ms += now() - t0;
+    units += frames.length;
+  }
+  if (chat.error) throw chat.error;
+  return { ms, units, summary: summarizeUi(chat.messages) };
+}
+
+async function measure(contestant, name) {
+  const set = sets.get(name);
+  if (!set) throw new Error(`dataset ${name} is not loaded`);
+  gc();
+  const [kind, dialect] = contestant.split(':');
+  switch (kind) {
+    case 'floor': return floor(dialect, set.frames[dialect]);
+    case 'weft-push': return weftPush(dialect, set.frames[dialect]);
+    case 'weft-pushMany': return weftPushMany(dialect, set.frames[dialect]);
+    case 'ai-objects': return aiObjects(set);
+    case 'ai-sse': return aiSse(set);
+    case 'cf-agents': return cfAgents(set);
+    default: throw new Error(`unknown contestant ${contestant}`);
+  }
+}
+
+window.bench = { init, load, drop, measure };
+window.benchReady = true;

@@ -1,0 +1,247 @@
+#!/usr/bin/env node
+// `npm run bench`: weft against its peers, measured in the same run on the same machine. Prints a
+// table and rewrites BENCHMARKS.md at the repository root (medians with min–max over the runs,
+// ratios computed pair by pair within a repetition, machine, versions and commands recorded).
+// Raw results go to tests/bench/.out/results.json; `--report-only` rewrites the report from it.
+//
+//   node tests/bench/run.mjs [--runs 5] [--sections client,bundle,server,native]
+//                            [--quick] [--out FILE] [--json FILE] [--report-only]
+//
+// --quick is the smoke run (`npm run bench:smoke`, tests/bench/smoke.mjs): a tiny input (the golden
+// fixtures of crates/protocol as the stream), one run, pkg/ as built, no Rust build, no weft
+// Worker (the peers' worker only), no report at the root unless --out says where.
+
+import { execFileSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, freemem, release, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+
+import { bundleSizes, workerUpload } from './bundle.mjs';
+import { clientBench } from './client.mjs';
+import { generate, nativeBinary, sdkPackage } from './lib/build.mjs';
+import { benchDir, log, root, run, targetDir, toolchainEnv } from './lib/env.mjs';
+import { report } from './lib/report.mjs';
+import { wasmProfile } from './lib/wasm-profile.mjs';
+import { serverBench } from './server.mjs';
+
+const DIALECTS = ['loom', 'agentloop', 'agentchat', 'cueso'];
+
+function parseArgs(argv) {
+  const o = { runs: 5, sections: ['client', 'bundle', 'server', 'native'], quick: false, out: join(root, 'BENCHMARKS.md'), json: join(benchDir, '.out/results.json'), reportOnly: false };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const v = () => argv[++i];
+    if (a === '--runs') o.runs = Number(v());
+    else if (a === '--sections') o.sections = v().split(',');
+    else if (a === '--quick') o.quick = true;
+    else if (a === '--out') o.out = v();
+    else if (a === '--json') o.json = v();
+    else if (a === '--report-only') o.reportOnly = true;
+    else if (a === '--merge') o.merge = true;
+    else throw new Error(`unknown argument ${a}`);
+  }
+  if (o.quick) o.runs = Math.min(o.runs, 1);
+  return o;
+}
+
+function tryRun(cmd, args, opts) {
+  try { return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], ...opts }).trim(); } catch { return null; }
+}
+
+function pkgVersion(name) {
+  for (const base of [join(benchDir, 'node_modules'), join(root, 'node_modules')]) {
+    const p = join(base, name, 'package.json');
+    if (existsSync(p)) return JSON.parse(readFileSync(p, 'utf8')).version;
+  }
+  return null;
+}
+
+function machine() {
+  const cpu = cpus();
+  const env = toolchainEnv();
+  return {
+    date: new Date().toISOString(),
+    cpu: `${cpu[0]?.model ?? '?'} × ${cpu.length}`,
+    memory: `${(totalmem() / 2 ** 30).toFixed(1)} GiB (${(freemem() / 2 ** 30).toFixed(1)} GiB free at start)`,
+    os: `${process.platform} ${release()}`,
+    load: tryRun('cat', ['/proc/loadavg'])?.split(' ').slice(0, 3).join(' '),
+    node: process.version,
+    rustc: tryRun('rustc', ['--version'], { env }),
+    wrangler: pkgVersion('wrangler'),
+    esbuild: pkgVersion('esbuild'),
+    playwright: pkgVersion('playwright-core'),
+    weft: `${tryRun('git', ['rev-parse', '--short', 'HEAD'], { cwd: root }) ?? '?'}${tryRun('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: root }) ? ' (with uncommitted changes)' : ''}`,
+    peers: Object.fromEntries(['ai', '@ai-sdk/react', '@ai-sdk/openai', 'agents', '@cloudflare/ai-chat', '@langchain/langgraph-sdk', 'react', 'react-dom', 'zod']
+      .map((n) => [n, pkgVersion(n)])),
+  };
+}
+
+/** The tiny input of --quick: the golden fixtures of every dialect, one stream. */
+function goldenDataset(dir) {
+  const fixtures = join(root, 'crates/protocol/tests/fixtures');
+  for (const d of DIALECTS) {
+    mkdirSync(join(dir, 'tiny'), { recursive: true });
+    const text = ['plain-reply', 'tool-call', 'approval-granted'].map((n) => readFileSync(join(fixtures, d, `${n}.jsonl`), 'utf8').trim()).join('\n');
+    writeFileSync(join(dir, 'tiny', `${d}.jsonl`), `${text}\n`);
+  }
+}
+
+async function main() {
+  const o = parseArgs(process.argv.slice(2));
+  if (o.reportOnly) {
+    const results = JSON.parse(readFileSync(o.json, 'utf8'));
+    const { markdown, table } = report(results);
+    writeFileSync(o.out, markdown);
+    process.stdout.write(`${table}\n`);
+    log(`report rewritten: ${o.out}`);
+    return;
+  }
+  const work = mkdtempSync(join(tmpdir(), 'weft-bench-'));
+  const results = { quick: o.quick, runs: o.runs, machine: machine(), commands: [], sections: {} };
+  const cmd = (c) => results.commands.push(c);
+  const t0 = performance.now();
+  try {
+    // What to measure: the SDK as published (or pkg/ as built, for --quick).
+    let sdk = null;
+    if (o.sections.includes('client') || o.sections.includes('bundle')) {
+      log(o.quick ? 'using pkg/ as built' : 'building weft-sdk (release, wasm-opt -Oz) into a folder of the bench');
+      sdk = await sdkPackage(o.quick ? 'pkg' : 'build', join(work, 'sdk'));
+      cmd(`weft-sdk: ${sdk.how}`);
+    }
+    let bin = null;
+    if (!o.quick && (o.sections.includes('client') || o.sections.includes('native'))) {
+      log('building tests/bench/native (release)');
+      bin = await nativeBinary({ release: true });
+      cmd(`cargo build --release --locked --manifest-path tests/bench/native/Cargo.toml (CARGO_TARGET_DIR=${targetDir().replace(root, '.')})`);
+    }
+
+    // 1. client stream processing
+    if (o.sections.includes('client')) {
+      const data = join(work, 'data');
+      const main = [...DIALECTS.flatMap((d) => [`floor:${d}`, `weft-push:${d}`, `weft-pushMany:${d}`]), 'ai-objects', 'ai-sse', 'cf-agents'];
+      const growth = ['floor:loom', 'weft-push:loom', 'weft-pushMany:loom', 'floor:cueso', 'weft-push:cueso', 'weft-pushMany:cueso', 'ai-objects', 'ai-sse', 'cf-agents'];
+      let datasets;
+      const meta = {};
+      if (o.quick) {
+        goldenDataset(data);
+        datasets = [{ name: 'tiny', contestants: main }];
+      } else {
+        const full = { steps: 2000, stepsPerMessage: 10 };
+        meta.full = await generate(bin, join(data, 'full'), full);
+        cmd(`weft-bench gen --steps ${full.steps} --steps-per-message ${full.stepsPerMessage} --deltas 100 --fragments 10`);
+        datasets = [{ name: 'full', contestants: main, kind: 'main' }];
+        for (const s of [10, 100, 200]) {
+          meta[`growth-${s}`] = await generate(bin, join(data, `growth-${s}`), { steps: 200, stepsPerMessage: s });
+          cmd(`weft-bench gen --steps 200 --steps-per-message ${s} --deltas 100 --fragments 10`);
+          datasets.push({ name: `growth-${s}`, contestants: growth, kind: 'growth', steps: s });
+        }
+      }
+      log('client: headless Chromium');
+      const r = await clientBench({
+        sdkDir: sdk.dir,
+        namedSdkDir: sdk.named,
+        dataDir: data,
+        datasets,
+        dialects: DIALECTS,
+        runs: o.runs,
+        profile: o.quick ? null : { dataset: 'full', contestants: ['weft-push:loom', 'weft-pushMany:loom'] },
+      });
+      results.sections.client = { ...r, meta, datasets: datasets.map(({ name, kind, steps }) => ({ name, kind, steps })) };
+      cmd(`headless Chromium ${r.browser} (playwright-core), page tests/bench/client/page.mjs bundled by esbuild; ${o.runs} runs after one warm-up, order rotated per run`);
+    }
+
+    // 2. bundle sizes
+    if (o.sections.includes('bundle')) {
+      log('bundle: esbuild');
+      const b = { apps: await bundleSizes({ sdkDir: sdk.dir }) };
+      cmd('esbuild --bundle --minify --format=esm --platform=browser --target=es2022 tests/bench/bundle/<app> (React apps: react, react-dom external; also with them); gzip level 9, brotli quality 11');
+      if (!o.quick) {
+        b.weftWasm = wasmProfile(join(sdk.named, 'weft_sdk_bg.wasm'), 15);
+        const env = { CARGO_TARGET_DIR: targetDir() };
+        b.worker = await workerUpload(join(root, 'worker'), join(work, 'dry-weft'), env);
+        cmd('cd worker && npx wrangler deploy --dry-run --outdir <tmp> (environment of scripts/env.sh; no network needed)');
+        b.peersWorker = await workerUpload(join(benchDir, 'peers'), join(work, 'dry-peers'), env);
+        cmd('cd tests/bench/peers && npx wrangler deploy --dry-run --outdir <tmp>');
+        // Where the Worker's bytes go: its raw cargo output through wasm-opt -Oz -g (names kept).
+        const raw = join(targetDir(), 'wasm32-unknown-unknown/release/weft_worker.wasm');
+        if (existsSync(raw)) {
+          const named = join(work, 'worker-named.wasm');
+          try {
+            await run(join(root, 'node_modules/.bin/wasm-opt'), ['-Oz', '-g', '--strip-dwarf', '--enable-bulk-memory', '--enable-nontrapping-float-to-int',
+            '--enable-sign-ext', '--enable-reference-types', '--enable-multivalue', '--enable-mutable-globals', '--enable-exception-handling', raw, '-o', named]);
+            b.workerWasm = wasmProfile(named, 15);
+          } catch (e) {
+            b.workerWasm = { error: String(e.message).slice(0, 300) };
+          }
+        }
+      }
+      results.sections.bundle = b;
+    }
+
+    // 3. the server
+    if (o.sections.includes('server')) {
+      const opts = o.quick
+        ? { runs: 1, tokens: 50, concurrency: 2, paceMs: 5, paceTokens: 5, systems: ['cf-agents', 'relay', 'direct'] }
+        : { runs: o.runs, tokens: 2000, concurrency: 50, paceMs: 20, paceTokens: 100, profileSessions: 10 };
+      results.sections.server = { opts, ...(await serverBench(opts)) };
+      cmd(`wrangler dev (worker/ and tests/bench/peers/), scripted LLM in-process: "long reply ${opts.tokens}" with no delay, 1 and ${opts.concurrency} sessions; paced ${opts.paceMs} ms/token × ${opts.paceTokens}`);
+    }
+
+    // 4. native
+    if (o.sections.includes('native') && !o.quick) {
+      const data = join(work, 'data', 'full');
+      if (!existsSync(join(data, 'loom.jsonl'))) await generate(bin, data, { steps: 2000, stepsPerMessage: 10 });
+      const providers = join(work, 'providers');
+      mkdirSync(providers, { recursive: true });
+      await providerBodies(providers);
+      const r = await run(bin, ['native', '--frames', data, '--providers', providers, '--runs', String(o.runs), '--min-ms', '300']);
+      results.sections.native = JSON.parse(r.stdout);
+      cmd(`weft-bench native --runs ${o.runs} --min-ms 300 (frames of the client stream; provider bodies from the scripted LLM, "long reply 20000", and a recorded OpenAI Responses stream)`);
+    }
+  } finally {
+    results.seconds = (performance.now() - t0) / 1000;
+    // --merge: keep the sections of the previous results that this run did not measure.
+    if (o.merge && existsSync(o.json)) {
+      const prev = JSON.parse(readFileSync(o.json, 'utf8'));
+      for (const [k, v] of Object.entries(prev.sections ?? {})) if (!(k in results.sections)) results.sections[k] = v;
+      results.commands = [...new Set([...(prev.commands ?? []), ...results.commands])];
+      results.seconds += prev.seconds ?? 0;
+    }
+    mkdirSync(join(o.json, '..'), { recursive: true });
+    writeFileSync(o.json, JSON.stringify(results));
+    rmSync(work, { recursive: true, force: true });
+  }
+  const { markdown, table } = report(results);
+  writeFileSync(o.out, markdown);
+  process.stdout.write(`${table}\n`);
+  log(`done in ${results.seconds.toFixed(0)} s; wrote ${o.out} and ${o.json}`);
+}
+
+/** Streamed bodies of each provider for the native decoders, from the scripted LLM. */
+async function providerBodies(dir) {
+  const { startScriptedLlm } = await import('../scripted-llm/server.mjs');
+  const llm = await startScriptedLlm({ port: 0 });
+  const text = 'long reply 20000';
+  try {
+    const reqs = {
+      'openai.long-reply.sse': [`${llm.url}/v1/chat/completions`, { authorization: 'Bearer x' }, { model: 'gpt-4o-mini', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: text }] }],
+      'anthropic.long-reply.sse': [`${llm.url}/v1/messages`, { 'x-api-key': 'x', 'anthropic-version': '2023-06-01' }, { model: 'claude-haiku-4-5', max_tokens: 64000, stream: true, messages: [{ role: 'user', content: text }] }],
+      'gemini.long-reply.sse': [`${llm.url}/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse`, { 'x-goog-api-key': 'x' }, { contents: [{ role: 'user', parts: [{ text }] }] }],
+    };
+    for (const [name, [url, headers, body]] of Object.entries(reqs)) {
+      const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+      if (!r.ok) throw new Error(`${name}: HTTP ${r.status} ${await r.text()}`);
+      writeFileSync(join(dir, name), Buffer.from(await r.arrayBuffer()));
+    }
+  } finally {
+    await llm.close();
+  }
+  // The OpenAI Responses API is not in the scripted LLM: its recorded stream, repeated.
+  const rec = join(root, 'crates/agent/tests/fixtures/providers/openai/responses-text.gpt-4o.sse');
+  if (existsSync(rec)) cpSync(rec, join(dir, 'openai-responses.recorded.sse'));
+}
+
+main().catch((e) => {
+  process.stderr.write(`bench: FAILED: ${e?.stack ?? e}\n`);
+  process.exit(1);
+});
