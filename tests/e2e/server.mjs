@@ -24,7 +24,8 @@ function freePort() {
   });
 }
 
-function toolchainEnv(extra) {
+/** The environment worker-build and wrangler need on this kind of machine (scripts/env.sh). */
+export function toolchainEnv(extra) {
   const bin = join(root, 'node_modules/.bin');
   const home = process.env.HOME ?? '/root';
   return {

@@ -8,21 +8,10 @@ import { fileURLToPath } from 'node:url';
 export const root = fileURLToPath(new URL('../../..', import.meta.url));
 export const benchDir = fileURLToPath(new URL('..', import.meta.url));
 
-export function toolchainEnv(extra = {}) {
-  const bin = join(root, 'node_modules/.bin');
-  const home = process.env.HOME ?? '/root';
-  return {
-    ...process.env,
-    PATH: `${bin}:${home}/.cargo/bin:${process.env.PATH}`,
-    WASM_BINDGEN_BIN: `${home}/.cargo/bin/wasm-bindgen`,
-    WASM_OPT_BIN: join(bin, 'wasm-opt'),
-    ESBUILD_BIN: join(bin, 'esbuild'),
-    WRANGLER_SEND_METRICS: 'false',
-    CLOUDFLARE_CF_FETCH_ENABLED: 'false',
-    CI: 'true',
-    ...extra,
-  };
-}
+// The same environment the end-to-end harness uses (scripts/env.sh's, for node).
+import { toolchainEnv } from '../../e2e/server.mjs';
+
+export { toolchainEnv };
 
 /** The cargo target directory the bench builds into (CARGO_TARGET_DIR, else the repo's). */
 export function targetDir() {
