@@ -24,49 +24,35 @@ pub(crate) const ANTHROPIC_VERSION: &str = "2023-06-01";
 /// Consecutive messages of one role are merged into one message of several blocks, as the API
 /// expects: tool results answering one assistant turn go back as one user message.
 pub(crate) fn build_request(config: &ProviderConfig, request: &ChatRequest) -> HttpRequest {
-    let mut messages: Vec<(&str, Vec<Value>)> = Vec::new();
-    for message in &request.messages {
-        let (role, blocks) = match message {
-            ChatMessage::User { content } => ("user", text_block(content)),
-            ChatMessage::Assistant {
-                content,
-                tool_calls,
-            } => {
-                let mut blocks = text_block(content);
-                for call in tool_calls {
-                    blocks.push(json!({
-                        "type": "tool_use",
-                        "id": call.id,
-                        "name": call.name,
-                        "input": arguments_object(&call.arguments),
-                    }));
-                }
-                ("assistant", blocks)
+    let turns = request.messages.iter().map(|message| match message {
+        ChatMessage::User { content } => ("user", text_block(content)),
+        ChatMessage::Assistant {
+            content,
+            tool_calls,
+        } => {
+            let mut blocks = text_block(content);
+            for call in tool_calls {
+                blocks.push(json!({
+                    "type": "tool_use",
+                    "id": call.id,
+                    "name": call.name,
+                    "input": arguments_object(&call.arguments),
+                }));
             }
-            ChatMessage::Tool(result) => {
-                let mut block = Map::new();
-                block.insert("type".into(), "tool_result".into());
-                block.insert("tool_use_id".into(), result.call_id.as_str().into());
-                block.insert("content".into(), result.content.as_str().into());
-                if result.is_error {
-                    block.insert("is_error".into(), true.into());
-                }
-                ("user", alloc::vec![Value::Object(block)])
+            ("assistant", blocks)
+        }
+        ChatMessage::Tool(result) => {
+            let mut block = Map::new();
+            block.insert("type".into(), "tool_result".into());
+            block.insert("tool_use_id".into(), result.call_id.as_str().into());
+            block.insert("content".into(), result.content.as_str().into());
+            if result.is_error {
+                block.insert("is_error".into(), true.into());
             }
-        };
-        if blocks.is_empty() {
-            // The API rejects a message without content.
-            continue;
+            ("user", alloc::vec![Value::Object(block)])
         }
-        match messages.last_mut() {
-            Some((last_role, last_blocks)) if *last_role == role => last_blocks.extend(blocks),
-            _ => messages.push((role, blocks)),
-        }
-    }
-    let messages: Vec<Value> = messages
-        .into_iter()
-        .map(|(role, blocks)| json!({"role": role, "content": blocks}))
-        .collect();
+    });
+    let messages = super::merge_turns(turns, "content");
 
     let mut body = Map::new();
     body.insert("model".into(), config.model_for(request).into());

@@ -25,56 +25,43 @@ const PROVIDER: Provider = Provider::Gemini;
 /// `parametersJsonSchema`, which takes the JSON Schema as is (the older `parameters` field
 /// accepts only an OpenAPI subset and rejects e.g. `additionalProperties`).
 pub(crate) fn build_request(config: &ProviderConfig, request: &ChatRequest) -> HttpRequest {
-    let mut contents: Vec<(&str, Vec<Value>)> = Vec::new();
-    for message in &request.messages {
-        let (role, parts) = match message {
-            ChatMessage::User { content } => ("user", alloc::vec![json!({"text": content})]),
-            ChatMessage::Assistant {
-                content,
-                tool_calls,
-            } => {
-                let mut parts = Vec::new();
-                if !content.is_empty() {
-                    parts.push(json!({"text": content}));
-                }
-                for call in tool_calls {
-                    let mut part = Map::new();
-                    part.insert(
-                        "functionCall".into(),
-                        json!({"name": call.name, "args": arguments_object(&call.arguments)}),
-                    );
-                    if let Some(signature) = &call.signature {
-                        part.insert("thoughtSignature".into(), signature.as_str().into());
-                    }
-                    parts.push(Value::Object(part));
-                }
-                ("model", parts)
+    let turns = request.messages.iter().map(|message| match message {
+        ChatMessage::User { content } => ("user", alloc::vec![json!({"text": content})]),
+        ChatMessage::Assistant {
+            content,
+            tool_calls,
+        } => {
+            let mut parts = Vec::new();
+            if !content.is_empty() {
+                parts.push(json!({"text": content}));
             }
-            ChatMessage::Tool(result) => {
-                // Gemini's documented keys: `output` for a result, `error` for a failure.
-                let key = if result.is_error { "error" } else { "output" };
-                let mut response = Map::new();
-                response.insert(key.into(), result.content.as_str().into());
-                (
-                    "user",
-                    alloc::vec![json!({
-                        "functionResponse": {"name": result.name, "response": response},
-                    })],
-                )
+            for call in tool_calls {
+                let mut part = Map::new();
+                part.insert(
+                    "functionCall".into(),
+                    json!({"name": call.name, "args": arguments_object(&call.arguments)}),
+                );
+                if let Some(signature) = &call.signature {
+                    part.insert("thoughtSignature".into(), signature.as_str().into());
+                }
+                parts.push(Value::Object(part));
             }
-        };
-        if parts.is_empty() {
-            continue;
+            ("model", parts)
         }
-        match contents.last_mut() {
-            Some((last_role, last_parts)) if *last_role == role => last_parts.extend(parts),
-            _ => contents.push((role, parts)),
+        ChatMessage::Tool(result) => {
+            // Gemini's documented keys: `output` for a result, `error` for a failure.
+            let key = if result.is_error { "error" } else { "output" };
+            let mut response = Map::new();
+            response.insert(key.into(), result.content.as_str().into());
+            (
+                "user",
+                alloc::vec![json!({
+                    "functionResponse": {"name": result.name, "response": response},
+                })],
+            )
         }
-    }
-    let contents: Vec<Value> = contents
-        .into_iter()
-        .map(|(role, parts)| json!({"role": role, "parts": parts}))
-        .collect();
+    });
+    let contents = super::merge_turns(turns, "parts");
 
     let mut body = Map::new();
     body.insert("contents".into(), Value::Array(contents));

@@ -213,6 +213,34 @@ impl fmt::Debug for ProviderConfig {
 }
 
 /// The headers every provider gets: JSON in, an event stream out.
+/// Merges consecutive turns of one role into one message, as Anthropic and Gemini require (tool
+/// results answering one assistant turn go back as one user message), drops turns with nothing
+/// in them (both APIs reject an empty message), and writes each as `{"role": r, <key>: items}`.
+pub(crate) fn merge_turns<'a>(
+    turns: impl IntoIterator<Item = (&'a str, Vec<serde_json::Value>)>,
+    key: &str,
+) -> Vec<serde_json::Value> {
+    let mut merged: Vec<(&str, Vec<serde_json::Value>)> = Vec::new();
+    for (role, items) in turns {
+        if items.is_empty() {
+            continue;
+        }
+        match merged.last_mut() {
+            Some((last_role, last_items)) if *last_role == role => last_items.extend(items),
+            _ => merged.push((role, items)),
+        }
+    }
+    merged
+        .into_iter()
+        .map(|(role, items)| {
+            let mut m = serde_json::Map::new();
+            m.insert("role".into(), role.into());
+            m.insert(key.into(), serde_json::Value::Array(items));
+            serde_json::Value::Object(m)
+        })
+        .collect()
+}
+
 fn json_headers() -> Vec<(String, String)> {
     alloc::vec![
         (
