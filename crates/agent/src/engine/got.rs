@@ -48,7 +48,7 @@ use weft_protocol::event::NodeResult;
 use weft_protocol::{Event, FinishReason};
 
 use super::{clip, prompts, Effect, Phase, Response, Run, Stream};
-use crate::provider::{ChatMessage, ChatRequest, ToolResult};
+use crate::provider::{ChatMessage, ChatRequest, ToolDef, ToolResult};
 
 /// Longest node id accepted from a plan: ids go into every event of the node.
 const MAX_ID_CHARS: usize = 64;
@@ -432,33 +432,24 @@ impl Run {
     /// Adaptive: asks whether the node is too complex.
     fn judge(&mut self, id: &str) {
         let system = self.system_with(&prompts::got_judge(self.max_nodes() as u32));
-        let (model, max_tokens) = (self.config.model.clone(), self.config.max_tokens);
-        let Some(node) = self.graph().node_mut(id) else {
-            return;
-        };
-        node.state = NodeState::Judging;
-        node.response = Response::default();
-        node.span = false;
-        let req = ChatRequest {
-            model,
-            system: Some(system),
-            messages: node.messages.clone(),
-            tools: Vec::new(),
-            max_tokens,
-            temperature: None,
-        };
-        self.call_llm(Some(id.into()), req);
+        self.node_call(id, NodeState::Judging, system, Vec::new());
     }
 
     /// One `think` step of the node's sub-task.
     fn node_think(&mut self, id: &str) {
         let system = self.system_with(prompts::GOT_NODE);
         let tools = self.tool_defs();
+        self.effect(Effect::Checkpoint);
+        self.node_call(id, NodeState::Thinking, system, tools);
+    }
+
+    /// Starts a model call of one node over its own conversation, in `state`.
+    fn node_call(&mut self, id: &str, state: NodeState, system: String, tools: Vec<ToolDef>) {
         let (model, max_tokens) = (self.config.model.clone(), self.config.max_tokens);
         let Some(node) = self.graph().node_mut(id) else {
             return;
         };
-        node.state = NodeState::Thinking;
+        node.state = state;
         node.response = Response::default();
         node.span = false;
         let req = ChatRequest {
@@ -469,7 +460,6 @@ impl Run {
             max_tokens,
             temperature: None,
         };
-        self.effect(Effect::Checkpoint);
         self.call_llm(Some(id.into()), req);
     }
 
