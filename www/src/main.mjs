@@ -810,8 +810,8 @@ function layout() {
 
 function toggleTheme() {
   const root = document.documentElement;
-  const dark = root.dataset.theme ? root.dataset.theme === 'dark' : matchMedia('(prefers-color-scheme: dark)').matches;
-  root.dataset.theme = dark ? 'light' : 'dark';
+  root.dataset.chosen = 'yes'; // stop following the system (theme.js)
+  root.dataset.theme = root.dataset.theme === 'dark' ? 'light' : 'dark';
   prefs.set('theme', root.dataset.theme);
 }
 
