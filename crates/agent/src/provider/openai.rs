@@ -59,12 +59,7 @@ pub(crate) fn build_request(config: &ProviderConfig, request: &ChatRequest) -> H
             ChatMessage::Tool(result) => json!({
                 "role": "tool",
                 "tool_call_id": result.call_id,
-                // The API has no error flag; say it in the content so the model can tell.
-                "content": if result.is_error {
-                    format!("Error: {}", result.content)
-                } else {
-                    result.content.clone()
-                },
+                "content": result.content_marking_errors(),
             }),
         });
     }

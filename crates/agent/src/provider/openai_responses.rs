@@ -44,11 +44,7 @@ pub(crate) fn build_request(config: &ProviderConfig, request: &ChatRequest) -> H
             ChatMessage::Tool(result) => input.push(json!({
                 "type": "function_call_output",
                 "call_id": result.call_id,
-                "output": if result.is_error {
-                    format!("Error: {}", result.content)
-                } else {
-                    result.content.clone()
-                },
+                "output": result.content_marking_errors(),
             })),
         }
     }

@@ -116,6 +116,18 @@ pub struct ToolResult {
     pub is_error: bool,
 }
 
+impl ToolResult {
+    /// The content for APIs without an error flag on tool results (OpenAI chat and Responses):
+    /// a failure says so in the text, so the model can tell it from an odd result.
+    pub(crate) fn content_marking_errors(&self) -> String {
+        if self.is_error {
+            format!("Error: {}", self.content)
+        } else {
+            self.content.clone()
+        }
+    }
+}
+
 /// A tool the model may call.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolDef {
