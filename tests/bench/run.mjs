@@ -5,7 +5,7 @@
 // Raw results go to tests/bench/.out/results.json; `--report-only` rewrites the report from it.
 //
 //   node tests/bench/run.mjs [--runs 5] [--sections client,bundle,server,native]
-//                            [--quick] [--out FILE] [--json FILE] [--report-only]
+//                            [--quick] [--out FILE] [--json FILE] [--report-only] [--only REGEX]
 //
 // --quick is the smoke run (`npm run bench:smoke`, tests/bench/smoke.mjs): a tiny input (the golden
 // fixtures of crates/protocol as the stream), one run, pkg/ as built, no Rust build, no weft
@@ -38,6 +38,7 @@ function parseArgs(argv) {
     else if (a === '--json') o.json = v();
     else if (a === '--report-only') o.reportOnly = true;
     else if (a === '--merge') o.merge = true;
+    else if (a === '--only') o.only = new RegExp(v());
     else throw new Error(`unknown argument ${a}`);
   }
   if (o.quick) o.runs = Math.min(o.runs, 1);
@@ -120,6 +121,8 @@ async function main() {
       const data = join(work, 'data');
       const main = [...DIALECTS.flatMap((d) => [`floor:${d}`, `weft-push:${d}`, `weft-pushMany:${d}`]), 'ai-objects', 'ai-sse', 'cf-agents'];
       const growth = ['floor:loom', 'weft-push:loom', 'weft-pushMany:loom', 'floor:cueso', 'weft-push:cueso', 'weft-pushMany:cueso', 'ai-objects', 'ai-sse', 'cf-agents'];
+      // --only <regex>: measure just the contestants it matches (while working on one of them).
+      if (o.only) for (const list of [main, growth]) list.splice(0, list.length, ...list.filter((c) => o.only.test(c)));
       let datasets;
       const meta = {};
       if (o.quick) {
@@ -136,6 +139,7 @@ async function main() {
           datasets.push({ name: `growth-${s}`, contestants: growth, kind: 'growth', steps: s });
         }
       }
+      datasets = datasets.filter((d) => d.contestants.length);
       log('client: headless Chromium');
       const r = await clientBench({
         sdkDir: sdk.dir,
@@ -183,6 +187,7 @@ async function main() {
       const opts = o.quick
         ? { runs: 1, tokens: 50, concurrency: 2, paceMs: 5, paceTokens: 5, systems: ['cf-agents', 'relay', 'direct'] }
         : { runs: o.runs, tokens: 2000, concurrency: 50, paceMs: 20, paceTokens: 100, profileSessions: 10 };
+      if (o.only) opts.systems = (opts.systems ?? ['weft', 'cf-agents', 'relay', 'direct']).filter((s) => o.only.test(s));
       results.sections.server = { opts, ...(await serverBench(opts)) };
       cmd(`wrangler dev (worker/ and tests/bench/peers/), scripted LLM in-process: "long reply ${opts.tokens}" with no delay, 1 and ${opts.concurrency} sessions; paced ${opts.paceMs} ms/token × ${opts.paceTokens}`);
     }

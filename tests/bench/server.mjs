@@ -65,7 +65,10 @@ async function startWrangler(name, cwd, vars) {
   const args = ['wrangler', 'dev', '--port', String(port), '--ip', '127.0.0.1', '--inspector-port', String(inspector),
     '--persist-to', persist, '--log-level', 'warn'];
   for (const [k, v] of Object.entries(vars)) args.push('--var', `${k}:${v}`);
-  const child = spawn('npx', args, { cwd, env: toolchainEnv(), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  // Function names stay in the Worker's wasm here (the upload strips them): the CPU profile
+  // attributes time to functions by them. The code is the same.
+  const env = { ...toolchainEnv(), WEFT_KEEP_WASM_NAMES: '1' };
+  const child = spawn('npx', args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let out = '';
   const onData = (d) => { out += d; if (out.length > 200_000) out = out.slice(-100_000); };
   child.stdout.on('data', onData);

@@ -4,6 +4,7 @@
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
 use std::task::{Poll, Waker};
+use std::time::Duration;
 
 use futures_util::future::LocalBoxFuture;
 use futures_util::stream::FuturesUnordered;
@@ -711,33 +712,41 @@ impl Session {
         }
     }
 
-    /// Publishes the run's queued events and queues its effects.
+    /// Publishes the run's queued events (as one batch) and queues its effects.
     fn drain_run(&self) {
+        let mut events = Vec::new();
         loop {
             let out = self.run.borrow_mut().as_mut().and_then(Run::poll);
             match out {
-                Some(Output::Event(ev)) => self.publish(ev),
+                Some(Output::Event(ev)) => events.push(ev),
                 Some(Output::Effect(e)) => {
                     self.pending.borrow_mut().push_back(e);
                     self.wake();
                 }
-                None => return,
+                None => break,
             }
         }
+        self.publish(&events);
     }
 
-    /// Feeds the active run; false when it refused the input (for a model stream: stop
-    /// reading, the run no longer waits for that call).
+    /// Feeds the active run and publishes what it produced; false when it refused the input
+    /// (for a model stream: stop reading, the run no longer waits for that call).
     fn handle(&self, input: Input) -> bool {
-        let accepted = match self.run.borrow_mut().as_mut() {
+        let accepted = self.feed_run(input);
+        self.drain_run();
+        accepted
+    }
+
+    /// Feeds the active run without publishing: a model read feeds all its deltas, then
+    /// publishes their events together.
+    fn feed_run(&self, input: Input) -> bool {
+        match self.run.borrow_mut().as_mut() {
             Some(run) => {
                 run.set_clock(js_sys::Date::now() as i64);
                 run.handle(input).is_ok()
             }
             None => false,
-        };
-        self.drain_run();
-        accepted
+        }
     }
 
     async fn effect(&self, effect: Effect) {
@@ -833,29 +842,43 @@ impl Session {
         }
     }
 
-    /// Logs an event, then sends it to every socket of the session in its own dialect. Each
-    /// dialect's frames are encoded once, by one encoder per (run, dialect), so every socket of
-    /// a dialect sees the same numbering.
-    fn publish(&self, ev: Sequenced) {
-        let Some(run_id) = ev.envelope.run_id.clone() else {
+    /// Logs a batch of events, then sends them to every socket of the session in its own
+    /// dialect. Each dialect's frames are encoded once, by one encoder per (run, dialect), so
+    /// every socket of a dialect sees the same numbering.
+    ///
+    /// One batch is what one input produced (for a model stream: one network read), so the log
+    /// takes one statement and the sockets are listed once per read, not per event.
+    fn publish(&self, events: &[Sequenced]) {
+        let logged: Vec<(&str, u64, String)> = events
+            .iter()
+            .filter_map(|ev| {
+                let run_id = ev.envelope.run_id.as_deref()?;
+                let json = serde_json::to_string(ev).ok()?;
+                Some((run_id, ev.envelope.event_id.unwrap_or(0), json))
+            })
+            .collect();
+        if logged.is_empty() {
             return;
-        };
-        let event_id = ev.envelope.event_id.unwrap_or(0);
+        }
         let store = self.store();
-        let json = serde_json::to_string(&ev).unwrap_or_default();
-        let _ = store.append_event(&run_id, event_id, &json);
+        let _ = store.append_events(&logged);
         let sockets = self.sockets();
         let mut dialects: Vec<Dialect> = sockets.iter().map(|(_, i)| i.dialect()).collect();
         dialects.sort();
         dialects.dedup();
-        for dialect in dialects {
-            let frames = self.encode_live(&store, &run_id, dialect, &ev);
-            for (ws, info) in &sockets {
-                if info.dialect() != dialect || info.not_following.contains(&run_id) {
-                    continue;
-                }
-                for frame in &frames {
-                    let _ = ws.send_with_str(frame);
+        for ev in events {
+            let Some(run_id) = ev.envelope.run_id.as_deref() else {
+                continue;
+            };
+            for &dialect in &dialects {
+                let frames = self.encode_live(&store, run_id, dialect, ev);
+                for (ws, info) in &sockets {
+                    if info.dialect() != dialect || info.not_following.iter().any(|r| r == run_id) {
+                        continue;
+                    }
+                    for frame in &frames {
+                        let _ = ws.send_with_str(frame);
+                    }
                 }
             }
         }
@@ -943,19 +966,32 @@ impl Session {
             }
         };
         let mut decoder = config.decoder();
-        let idle = std::time::Duration::from_millis(self.settings.llm_idle_timeout_ms);
+        // The idle timeout: one timer per call, not one per chunk (a timer set and cleared
+        // per token cost as much as logging it). When it fires early it is set again for
+        // what remains since the last chunk. (The byte stream keeps its pending read across
+        // the re-arm, so no bytes are lost.)
+        let idle_ms = self.settings.llm_idle_timeout_ms as f64;
+        let idle = |ms: f64| Box::pin(worker::Delay::from(Duration::from_millis(ms as u64)));
+        let mut timer = idle(idle_ms);
+        let mut last_chunk = js_sys::Date::now();
         loop {
-            let next = futures_util::future::select(stream.next(), worker::Delay::from(idle)).await;
+            let next = futures_util::future::select(stream.next(), timer.as_mut()).await;
             let chunk = match next {
                 futures_util::future::Either::Left((Some(chunk), _)) => chunk,
                 futures_util::future::Either::Left((None, _)) => break,
                 futures_util::future::Either::Right(_) => {
-                    let secs = idle.as_secs_f64();
+                    let quiet = js_sys::Date::now() - last_chunk;
+                    if quiet < idle_ms {
+                        timer = idle(idle_ms - quiet + 1.0);
+                        continue;
+                    }
+                    let secs = idle_ms / 1000.0;
                     let err =
                         network_error(provider, &format!("the model sent nothing for {secs} s"));
                     return self.failed(call, err);
                 }
             };
+            last_chunk = js_sys::Date::now();
             if self.cancel.replace(false) {
                 self.handle(Input::Cancel);
                 return;
@@ -969,10 +1005,16 @@ impl Session {
                 }
             };
             let pushed = decoder.push(&bytes);
-            while let Some(delta) = decoder.poll() {
-                if !self.handle(Input::Llm { call, delta }) {
-                    return;
+            let mut accepted = true;
+            while let Some(delta) = decoder.poll_merged() {
+                accepted = self.feed_run(Input::Llm { call, delta });
+                if !accepted {
+                    break;
                 }
+            }
+            self.drain_run();
+            if !accepted {
+                return;
             }
             if let Err(e) = pushed {
                 return self.failed(call, e);
@@ -987,8 +1029,9 @@ impl Session {
         }
         match decoder.finish() {
             Ok(()) => {
-                while let Some(delta) = decoder.poll() {
-                    if !self.handle(Input::Llm { call, delta }) {
+                while let Some(delta) = decoder.poll_merged() {
+                    if !self.feed_run(Input::Llm { call, delta }) {
+                        self.drain_run();
                         return;
                     }
                 }

@@ -405,6 +405,49 @@ fn every_fixture_decodes_the_same_however_it_is_split() {
     }
 }
 
+/// `poll_merged` after each push: the deltas of every read, each read's merged.
+fn decode_reads_merged<'a>(
+    provider: Provider,
+    pieces: impl IntoIterator<Item = &'a [u8]>,
+) -> Vec<Vec<Delta>> {
+    let mut decoder = StreamDecoder::new(provider);
+    let mut reads = Vec::new();
+    for piece in pieces {
+        let _ = decoder.push(piece);
+        reads.push(std::iter::from_fn(|| decoder.poll_merged()).collect::<Vec<_>>());
+    }
+    let _ = decoder.finish();
+    reads.push(std::iter::from_fn(|| decoder.poll_merged()).collect());
+    assert_eq!(decoder.poll_merged(), None);
+    reads
+}
+
+#[test]
+fn poll_merged_gives_one_delta_per_kind_per_read_and_loses_nothing() {
+    for (name, provider) in ALL_FIXTURES {
+        let body = fixture(name);
+        let whole = decode_whole(*provider, &body);
+        // One read: exactly the merge of everything.
+        let one: Vec<Delta> = decode_reads_merged(*provider, [&body[..]])
+            .into_iter()
+            .flatten()
+            .collect();
+        assert_eq!(one, merged(&whole.deltas), "{name}: one read");
+        for seed in 1..=16 {
+            let reads = decode_reads_merged(*provider, random_pieces(&body, seed));
+            for read in &reads {
+                assert_eq!(
+                    read,
+                    &merged(read),
+                    "{name}: seed {seed}: a read left a merge"
+                );
+            }
+            let all: Vec<Delta> = reads.into_iter().flatten().collect();
+            assert_eq!(merged(&all), merged(&whole.deltas), "{name}: seed {seed}");
+        }
+    }
+}
+
 #[test]
 fn small_fixtures_decode_the_same_when_cut_at_every_byte() {
     for (name, provider) in ALL_FIXTURES {

@@ -1,5 +1,6 @@
 //! Entry points for the fuzzers in `fuzz/` and for the regression tests that replay their
-//! crashers (STYLE 8). Each runs every decoder it can on the input and must never panic.
+//! crashers (STYLE 8). Each runs every decoder it can on the input and must never panic; the
+//! one assertion is that the fast decode path agrees with the general one.
 
 use alloc::vec::Vec;
 
@@ -22,6 +23,11 @@ pub fn decode_reassemble(data: &[u8]) {
             if let Ok(text) = dialect.encode_request(&command, "fuzz") {
                 let _ = dialect.decode_request(text.as_bytes(), limits);
             }
+        }
+        // The fast path answers only as the general one does (dialect::fast).
+        if let Some(seq) = crate::dialect::fast::decode_server(dialect, frame) {
+            let general = dialect.decode_server_general(frame, limits);
+            assert_eq!(general.ok(), Some(alloc::vec![seq]), "fast path disagrees");
         }
         if let Ok(events) = dialect.decode_server(frame, limits) {
             let mut frames: Vec<alloc::string::String> = Vec::new();

@@ -92,6 +92,43 @@ impl StreamDecoder {
         self.out.queue.pop_front()
     }
 
+    /// The next decoded delta with the deltas queued right behind it that continue it appended:
+    /// text to text, reasoning to reasoning, argument fragments of the same call to each other.
+    ///
+    /// A consumer that drains the queue after every [`push`](Self::push) gets one delta per
+    /// kind per network read: when the model streams faster than the consumer forwards, a read
+    /// holds many tokens, and forwarding each as its own event would cost an event, a log row
+    /// and a send per token for nothing; at human pacing a read holds one token and nothing
+    /// changes. The concatenation of what this returns equals what [`poll`](Self::poll) would.
+    #[must_use]
+    pub fn poll_merged(&mut self) -> Option<Delta> {
+        let mut first = self.out.queue.pop_front()?;
+        while let Some(next) = self.out.queue.front() {
+            let tail = match (&mut first, next) {
+                (Delta::Text(a), Delta::Text(b)) | (Delta::Reasoning(a), Delta::Reasoning(b)) => {
+                    a.push_str(b);
+                    true
+                }
+                (
+                    Delta::ToolCallArgs { index, fragment },
+                    Delta::ToolCallArgs {
+                        index: next_index,
+                        fragment: more,
+                    },
+                ) if index == next_index => {
+                    fragment.push_str(more);
+                    true
+                }
+                _ => false,
+            };
+            if !tail {
+                break;
+            }
+            self.out.queue.pop_front();
+        }
+        Some(first)
+    }
+
     /// Ends the body: decodes what was held back waiting for more bytes (an unterminated last
     /// line, Gemini's trailing error object, Gemini's finish reason and usage).
     ///

@@ -44,6 +44,7 @@ pub mod agentchat;
 pub mod agentloop;
 pub mod cueso;
 pub mod extension;
+pub(crate) mod fast;
 pub mod loom;
 
 use alloc::string::String;
@@ -148,7 +149,24 @@ impl Dialect {
 
     /// Client side: one server frame to the canonical events it carries (often one, sometimes
     /// none, as for agentloop's `agent_finished`). `envelope.event_id` is the frame's own id.
+    ///
+    /// The deltas that make up most of a stream take a fast path ([`fast`]) that gives the same
+    /// events without building a JSON tree.
     pub fn decode_server(self, frame: &[u8], limits: Limits) -> Result<Vec<Sequenced>, Error> {
+        if frame.len() <= limits.max_frame_bytes {
+            if let Some(seq) = fast::decode_server(self, frame) {
+                return Ok(alloc::vec![seq]);
+            }
+        }
+        self.decode_server_general(frame, limits)
+    }
+
+    /// [`Dialect::decode_server`] through the JSON tree, for every frame.
+    pub(crate) fn decode_server_general(
+        self,
+        frame: &[u8],
+        limits: Limits,
+    ) -> Result<Vec<Sequenced>, Error> {
         let obj = parse_object(frame, limits)?;
         match self {
             Dialect::Loom => loom::decode_server(&obj),

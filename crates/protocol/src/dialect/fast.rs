@@ -1,0 +1,351 @@
+//! The fast path for the frames a stream is made of: text, reasoning and tool-argument deltas.
+//!
+//! Nearly every frame of a reply is one of a few small, flat shapes (loom `message_chunk`,
+//! `reasoning_chunk` and `tool_call_chunk` inside `run_stream_event`; cueso `content_delta` and
+//! `tool_call_delta`). The general decoder parses every frame into a `serde_json::Value` tree —
+//! a map allocated per object, a string per key — only to read three or four fields out of it
+//! and drop the rest; on a client that is most of the cost of a frame. This module reads those
+//! shapes in one pass over the bytes, borrowing every string that has no escape, and builds the
+//! event directly.
+//!
+//! It only ever answers for a frame it understands completely: anything else — another type,
+//! an unknown or repeated key, a `null`, a number that is not a plain whole number, a string
+//! serde_json would reject, invalid UTF-8 — returns `None` and the frame takes the general
+//! path, which decides what it means or which error it is. So the two paths cannot disagree:
+//! where this one answers, the answer is what the general one gives (the tests hold every
+//! frame of the golden transcripts and a corpus of variations to that).
+
+use alloc::borrow::Cow;
+use alloc::string::String;
+
+use super::Dialect;
+use crate::event::{Envelope, Event, Sequenced};
+
+/// Decodes `frame` if it is one of the shapes this path knows; `None` sends it down the general
+/// path.
+pub(crate) fn decode_server(dialect: Dialect, frame: &[u8]) -> Option<Sequenced> {
+    let text = core::str::from_utf8(frame).ok()?;
+    let mut s = Scan {
+        t: text,
+        b: text.as_bytes(),
+        at: 0,
+    };
+    let seq = match dialect {
+        Dialect::Loom => loom(&mut s)?,
+        Dialect::Cueso => cueso(&mut s)?,
+        Dialect::Agentloop | Dialect::Agentchat => return None,
+    };
+    s.ws();
+    (s.at == s.b.len()).then_some(seq)
+}
+
+/// The fields these shapes may carry, each read at most once.
+#[derive(Default)]
+struct Slots<'a> {
+    kind: Option<Cow<'a, str>>,
+    content: Option<Cow<'a, str>>,
+    id: Option<Cow<'a, str>>,
+    session_id: Option<Cow<'a, str>>,
+    node_id: Option<Cow<'a, str>>,
+    event_id: Option<u64>,
+    call_id: Option<Cow<'a, str>>,
+    name: Option<Cow<'a, str>>,
+    arguments_delta: Option<Cow<'a, str>>,
+}
+
+/// Stores a value in an empty slot; a repeated key declines the frame (the general path decides
+/// which occurrence counts).
+fn put<T>(slot: &mut Option<T>, value: T) -> Option<()> {
+    if slot.is_some() {
+        return None;
+    }
+    *slot = Some(value);
+    Some(())
+}
+
+fn owned(s: Option<Cow<'_, str>>) -> Option<String> {
+    s.map(Cow::into_owned)
+}
+
+/// `{"type":"run_stream_event","id":…,"event":{"type":"message_chunk"|"reasoning_chunk"|
+/// "tool_call_chunk",…}}`.
+fn loom(s: &mut Scan<'_>) -> Option<Sequenced> {
+    let mut kind = None;
+    let mut run_id = None;
+    let mut inner = None;
+    s.object(|s, key| match key {
+        "type" => put(&mut kind, s.string()?),
+        "id" => put(&mut run_id, s.string()?),
+        "event" => {
+            let mut slots = Slots::default();
+            s.object(|s, key| match key {
+                "type" => put(&mut slots.kind, s.string()?),
+                "content" => put(&mut slots.content, s.string()?),
+                "id" => put(&mut slots.id, s.string()?),
+                "session_id" => put(&mut slots.session_id, s.string()?),
+                "node_id" => put(&mut slots.node_id, s.string()?),
+                "event_id" => put(&mut slots.event_id, s.uint()?),
+                "call_id" => put(&mut slots.call_id, s.string()?),
+                "name" => put(&mut slots.name, s.string()?),
+                "arguments_delta" => put(&mut slots.arguments_delta, s.string()?),
+                _ => None,
+            })?;
+            put(&mut inner, slots)
+        }
+        _ => None,
+    })?;
+    if kind.as_deref() != Some("run_stream_event") {
+        return None;
+    }
+    let e = inner?;
+    let event = match e.kind.as_deref()? {
+        "message_chunk" | "reasoning_chunk" => {
+            if e.call_id.is_some() || e.name.is_some() || e.arguments_delta.is_some() {
+                return None;
+            }
+            let content = e.content?.into_owned();
+            let id = e.id?.into_owned();
+            if e.kind.as_deref() == Some("message_chunk") {
+                Event::MessageChunk { content, id }
+            } else {
+                Event::ReasoningChunk { content, id }
+            }
+        }
+        "tool_call_chunk" => {
+            if e.content.is_some() || e.id.is_some() {
+                return None;
+            }
+            Event::ToolCallChunk {
+                call_id: owned(e.call_id),
+                name: owned(e.name),
+                arguments_delta: e.arguments_delta?.into_owned(),
+            }
+        }
+        _ => return None,
+    };
+    Some(Sequenced {
+        envelope: Envelope {
+            session_id: owned(e.session_id),
+            node_id: owned(e.node_id),
+            event_id: e.event_id,
+            run_id: Some(run_id?.into_owned()),
+        },
+        event,
+    })
+}
+
+/// `{"type":"content_delta","content":…,"role":…}` and
+/// `{"type":"tool_call_delta","tool_call":{"id":…,"name":…,"input_json":…}}`, with the
+/// extension fields `run_id` and `event_id`.
+fn cueso(s: &mut Scan<'_>) -> Option<Sequenced> {
+    let mut slots = Slots::default();
+    let mut role = None;
+    let mut call = None;
+    s.object(|s, key| match key {
+        "type" => put(&mut slots.kind, s.string()?),
+        "content" => put(&mut slots.content, s.string()?),
+        "role" => put(&mut role, s.string()?),
+        "run_id" => put(&mut slots.id, s.string()?),
+        "event_id" => put(&mut slots.event_id, s.uint()?),
+        "tool_call" => {
+            let mut c = Slots::default();
+            let mut input_null = None;
+            s.object(|s, key| match key {
+                "id" => put(&mut c.call_id, s.string()?),
+                "name" => put(&mut c.name, s.string()?),
+                "input_json" => put(&mut c.arguments_delta, s.string()?),
+                // The first delta of a call announces it with `"input": null`; not read.
+                "input" => put(&mut input_null, s.null()?),
+                _ => None,
+            })?;
+            put(&mut call, c)
+        }
+        _ => None,
+    })?;
+    let event = match slots.kind.as_deref()? {
+        "content_delta" if call.is_none() => Event::MessageChunk {
+            content: slots.content?.into_owned(),
+            id: String::new(),
+        },
+        "tool_call_delta" if slots.content.is_none() && role.is_none() => {
+            let c = call?;
+            Event::ToolCallChunk {
+                call_id: owned(c.call_id),
+                name: owned(c.name),
+                arguments_delta: owned(c.arguments_delta).unwrap_or_default(),
+            }
+        }
+        _ => return None,
+    };
+    Some(Sequenced {
+        envelope: Envelope {
+            session_id: None,
+            node_id: None,
+            event_id: slots.event_id,
+            run_id: owned(slots.id),
+        },
+        event,
+    })
+}
+
+/// A cursor over JSON text that reads only what these shapes hold, strictly: whatever it does
+/// not accept ends the fast path with `None`. The text is valid UTF-8 and every cut falls on
+/// an ASCII byte, so slices of it are strings without a second check.
+struct Scan<'a> {
+    t: &'a str,
+    b: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Scan<'a> {
+    fn ws(&mut self) {
+        while let Some(b' ' | b'\n' | b'\r' | b'\t') = self.b.get(self.at) {
+            self.at += 1;
+        }
+    }
+
+    /// Skips whitespace and consumes `c` if it comes next.
+    fn eat(&mut self, c: u8) -> bool {
+        self.ws();
+        if self.b.get(self.at) == Some(&c) {
+            self.at += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// An object whose every member `member` reads (it gets the key and reads the value).
+    fn object(&mut self, mut member: impl FnMut(&mut Self, &str) -> Option<()>) -> Option<()> {
+        if !self.eat(b'{') {
+            return None;
+        }
+        if self.eat(b'}') {
+            return Some(());
+        }
+        loop {
+            self.ws();
+            let key = self.string()?;
+            if !self.eat(b':') {
+                return None;
+            }
+            member(self, &key)?;
+            if self.eat(b'}') {
+                return Some(());
+            }
+            if !self.eat(b',') {
+                return None;
+            }
+        }
+    }
+
+    fn null(&mut self) -> Option<()> {
+        self.ws();
+        let rest = self.b.get(self.at..)?;
+        rest.starts_with(b"null").then(|| self.at += 4)
+    }
+
+    /// A whole number without sign, fraction, exponent or leading zero, that fits a u64.
+    fn uint(&mut self) -> Option<u64> {
+        self.ws();
+        let start = self.at;
+        let mut n: u64 = 0;
+        while let Some(&d @ b'0'..=b'9') = self.b.get(self.at) {
+            n = n.checked_mul(10)?.checked_add(u64::from(d - b'0'))?;
+            self.at += 1;
+        }
+        let len = self.at - start;
+        let leading_zero = len > 1 && self.b[start] == b'0';
+        let more = matches!(self.b.get(self.at), Some(b'.' | b'e' | b'E'));
+        (len > 0 && !leading_zero && !more).then_some(n)
+    }
+
+    /// A string, borrowed when it has no escapes. Declines what JSON forbids in a string (raw
+    /// control characters, bad escapes, lone surrogates).
+    fn string(&mut self) -> Option<Cow<'a, str>> {
+        self.ws();
+        if self.b.get(self.at) != Some(&b'"') {
+            return None;
+        }
+        self.at += 1;
+        let start = self.at;
+        // The plain run up to the first quote or backslash.
+        loop {
+            match *self.b.get(self.at)? {
+                b'"' => {
+                    let s = self.t.get(start..self.at)?;
+                    self.at += 1;
+                    return Some(Cow::Borrowed(s));
+                }
+                b'\\' => break,
+                c if c < 0x20 => return None,
+                _ => self.at += 1,
+            }
+        }
+        let mut out = String::from(self.t.get(start..self.at)?);
+        loop {
+            let run = self.at;
+            while let Some(&c) = self.b.get(self.at) {
+                if c == b'"' || c == b'\\' || c < 0x20 {
+                    break;
+                }
+                self.at += 1;
+            }
+            out.push_str(self.t.get(run..self.at)?);
+            match *self.b.get(self.at)? {
+                b'"' => {
+                    self.at += 1;
+                    return Some(Cow::Owned(out));
+                }
+                b'\\' => {
+                    self.at += 1;
+                    let c = *self.b.get(self.at)?;
+                    self.at += 1;
+                    out.push(match c {
+                        b'"' => '"',
+                        b'\\' => '\\',
+                        b'/' => '/',
+                        b'b' => '\u{8}',
+                        b'f' => '\u{c}',
+                        b'n' => '\n',
+                        b'r' => '\r',
+                        b't' => '\t',
+                        b'u' => self.unicode_escape()?,
+                        _ => return None,
+                    });
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// The character of a `\u` escape (its `\u` consumed), joining a surrogate pair.
+    fn unicode_escape(&mut self) -> Option<char> {
+        let hi = self.hex4()?;
+        if !(0xD800..0xDC00).contains(&hi) {
+            return char::from_u32(hi); // None for a lone low surrogate
+        }
+        if self.b.get(self.at..self.at + 2)? != b"\\u" {
+            return None;
+        }
+        self.at += 2;
+        let lo = self.hex4()?;
+        if !(0xDC00..0xE000).contains(&lo) {
+            return None;
+        }
+        char::from_u32(0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00))
+    }
+
+    fn hex4(&mut self) -> Option<u32> {
+        let digits = self.b.get(self.at..self.at + 4)?;
+        let mut n = 0;
+        for &d in digits {
+            n = n * 16 + char::from(d).to_digit(16)?;
+        }
+        self.at += 4;
+        Some(n)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,201 @@
+//! The fast path against the general one: wherever the fast path answers, its answer is the
+//! general path's; where the general path refuses a frame, the fast path does not answer.
+
+use std::format;
+use std::string::{String, ToString};
+use std::vec::Vec;
+
+use super::decode_server as fast;
+use crate::dialect::Dialect;
+use crate::frame::Limits;
+
+/// Checks one frame; returns whether the fast path answered.
+fn agree(dialect: Dialect, frame: &str) -> bool {
+    let general = dialect.decode_server_general(frame.as_bytes(), Limits::default());
+    match fast(dialect, frame.as_bytes()) {
+        Some(seq) => {
+            assert_eq!(
+                general.as_ref().ok(),
+                Some(&std::vec![seq]),
+                "{dialect}: the fast path disagrees on {frame}"
+            );
+            true
+        }
+        None => false,
+    }
+}
+
+fn golden_frames(dialect: Dialect) -> Vec<String> {
+    let dir = format!(
+        "{}/tests/fixtures/{}",
+        env!("CARGO_MANIFEST_DIR"),
+        dialect.as_str()
+    );
+    let mut frames = Vec::new();
+    for entry in std::fs::read_dir(&dir).expect("golden fixtures") {
+        let path = entry.expect("fixture entry").path();
+        if path.extension().is_some_and(|e| e == "jsonl") {
+            let text = std::fs::read_to_string(&path).expect("fixture text");
+            frames.extend(text.lines().map(ToString::to_string));
+        }
+    }
+    assert!(!frames.is_empty(), "{dir} has golden transcripts");
+    frames
+}
+
+#[test]
+fn every_golden_frame_agrees_and_the_deltas_take_the_fast_path() {
+    for dialect in Dialect::ALL {
+        let mut fast_count = 0;
+        let mut deltas = 0;
+        for frame in golden_frames(dialect) {
+            let answered = agree(dialect, &frame);
+            fast_count += usize::from(answered);
+            let is_delta = [
+                "\"message_chunk\"",
+                "\"tool_call_chunk\"",
+                "\"content_delta\"",
+                "\"tool_call_delta\"",
+            ]
+            .iter()
+            .any(|t| frame.contains(t));
+            if is_delta && matches!(dialect, Dialect::Loom | Dialect::Cueso) {
+                deltas += 1;
+                assert!(
+                    answered,
+                    "{dialect}: a delta took the general path: {frame}"
+                );
+            }
+        }
+        if matches!(dialect, Dialect::Loom | Dialect::Cueso) {
+            assert!(deltas > 0 && fast_count >= deltas, "{dialect}");
+        } else {
+            assert_eq!(fast_count, 0, "{dialect} has no fast path");
+        }
+    }
+}
+
+/// Values to put in a string field, as JSON text: plain, escaped, and broken.
+const STRINGS: &[&str] = &[
+    r#""hello""#,
+    r#""""#,
+    r#""a\"b\\c\/d""#,
+    r#""line\nbreak\ttab\r\b\f""#,
+    r#""caf\u00e9 \u00E9""#,
+    r#""\ud83d\ude00 emoji""#,
+    "\"\u{1F600} raw \u{e9}\"",
+    r#""lone \ud83d high""#,
+    r#""lone \ude00 low""#,
+    r#""\ud83d\u0041 bad pair""#,
+    r#""bad \x escape""#,
+    r#""short \u12""#,
+    "\"raw \u{1} control\"",
+    "\"raw \n newline\"",
+    r#""unterminated"#,
+    "null",
+    "12",
+    "true",
+    "{}",
+    "[\"a\"]",
+];
+
+/// Values to put in `event_id`.
+const NUMBERS: &[&str] = &[
+    "7",
+    "0",
+    "007",
+    "7.0",
+    "7.5",
+    "-7",
+    "1e3",
+    "18446744073709551615",
+    "18446744073709551616",
+    "9007199254740993",
+    "null",
+    "\"7\"",
+    "",
+];
+
+/// Templates of the fast shapes; `S` is replaced by each string, `N` by each number.
+const LOOM: &[&str] = &[
+    r#"{"type":"run_stream_event","id":"run-1","event":{"type":"message_chunk","content":S,"id":"think","session_id":"s","node_id":"run-think-0","event_id":N}}"#,
+    r#"{"type":"run_stream_event","id":S,"event":{"type":"reasoning_chunk","content":"x","id":"think","event_id":N}}"#,
+    r#"{"type":"run_stream_event","id":"run-1","event":{"type":"tool_call_chunk","call_id":S,"name":"calc","arguments_delta":"{\"a\":","event_id":N}}"#,
+    r#"{"type":"run_stream_event","id":"run-1","event":{"type":"tool_call_chunk","arguments_delta":S,"event_id":N}}"#,
+    r#"{"event":{"event_id":N,"id":S,"content":"x","type":"message_chunk"},"id":"run-1","type":"run_stream_event"}"#,
+    r#"  { "type" : "run_stream_event" , "id" : "run-1" , "event" : { "type" : "message_chunk" , "content" : S , "id" : "t" , "event_id" : N } }  "#,
+    r#"{"type":"run_stream_event","id":"run-1","event":{"type":"message_chunk","content":S,"id":"t","event_id":N},"extra":1}"#,
+    r#"{"type":"run_stream_event","id":"run-1","event":{"type":"message_chunk","content":S,"content":"again","id":"t","event_id":N}}"#,
+    r#"{"type":"run_stream_event","id":"run-1","event":{"type":"message_chunk","content":S,"event_id":N}}"#,
+    r#"{"type":"run_stream_event","id":"run-1","event":{"type":"message_chunk","content":S,"id":"t","call_id":"c","event_id":N}}"#,
+    r#"{"type":"run_stream_event","id":"run-1","event":{"type":"node_enter","id":S,"event_id":N}}"#,
+    r#"{"type":"run_stream_event","id":"run-1","event":{"type":"message_chunk","content":S,"id":"t","event_id":N}} trailing"#,
+    r#"{"type":"run_stream_event","id":"run-1","event":{"type":"message_chunk","content":S,"id":"t","event_id":N}"#,
+    r#"{"type":"run_end","id":"run-1","reply":S,"event_id":N}"#,
+];
+
+const CUESO: &[&str] = &[
+    r#"{"type":"content_delta","content":S,"role":"assistant","run_id":"run-1","event_id":N}"#,
+    r#"{"type":"content_delta","content":S}"#,
+    r#"{"event_id":N,"run_id":S,"content":"x","type":"content_delta"}"#,
+    r#"{"type":"tool_call_delta","tool_call":{"id":S,"name":"calc","input":null},"run_id":"run-1","event_id":N}"#,
+    r#"{"type":"tool_call_delta","tool_call":{"id":"c","name":"calc","input_json":S},"run_id":"run-1","event_id":N}"#,
+    r#"{"type":"tool_call_delta","tool_call":{"input_json":S},"event_id":N}"#,
+    r#"{"type":"tool_call_delta","tool_call":{"id":"c","input":{"a":1}},"run_id":"run-1","event_id":N}"#,
+    r#"{"type":"tool_call_delta","tool_call":S,"run_id":"run-1","event_id":N}"#,
+    r#"{"type":"content_delta","content":S,"run_id":"run-1","event_id":N,"call_id":"c"}"#,
+    r#"{"type":"content_delta","content":S,"usage":"not usage","event_id":N}"#,
+    r#"{"type":"content_delta","content":S,"tool_call":{"id":"c"},"event_id":N}"#,
+    r#"{"type":"message_complete","content":S,"run_id":"run-1","event_id":N}"#,
+    r#"{"type":"content_delta","run_id":"run-1","event_id":N}"#,
+];
+
+#[test]
+fn variations_of_the_fast_shapes_agree() {
+    for (dialect, templates) in [(Dialect::Loom, LOOM), (Dialect::Cueso, CUESO)] {
+        let mut answered = 0;
+        let mut declined = 0;
+        for template in templates {
+            for s in STRINGS {
+                for n in NUMBERS {
+                    let frame = template.replace('S', s).replace('N', n);
+                    if agree(dialect, &frame) {
+                        answered += 1;
+                    } else {
+                        declined += 1;
+                    }
+                }
+            }
+        }
+        // Both outcomes are exercised, so the comparison above is not vacuous.
+        assert!(
+            answered > 100 && declined > 100,
+            "{dialect}: {answered} / {declined}"
+        );
+    }
+}
+
+#[test]
+fn escaped_text_is_decoded() {
+    let frame = r#"{"type":"content_delta","content":"a\"b\n\u00e9\ud83d\ude00","run_id":"r","event_id":3}"#;
+    let seq = fast(Dialect::Cueso, frame.as_bytes()).expect("a fast shape");
+    assert_eq!(
+        seq.event,
+        crate::event::Event::MessageChunk {
+            content: "a\"b\n\u{e9}\u{1F600}".into(),
+            id: String::new(),
+        }
+    );
+    assert_eq!(seq.envelope.event_id, Some(3));
+    assert_eq!(seq.envelope.run_id.as_deref(), Some("r"));
+}
+
+#[test]
+fn bytes_that_are_not_utf8_take_the_general_path() {
+    let mut frame = br#"{"type":"content_delta","content":"x","event_id":1}"#.to_vec();
+    frame[29] = 0xff;
+    assert!(fast(Dialect::Cueso, &frame).is_none());
+    assert!(Dialect::Cueso
+        .decode_server(&frame, Limits::default())
+        .is_err());
+}
