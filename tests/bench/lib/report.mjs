@@ -295,9 +295,9 @@ function limits(S) {
   const cp = S.client?.profile;
   if (cp?.['weft-push:loom']) {
     const st = cp['weft-push:loom'].self;
-    out.push(`- **Client, per frame** (CPU profile of \`push\`): ${top(st, clientClassify, 5)}; the reassembly itself ${busyShare(st, clientClassify, /^reassembly/)} %. Each frame is parsed into a generic \`serde_json::Value\` (a \`BTreeMap\` per object, built and dropped: the allocation share) before it becomes an event, and crosses the boundary as a JS string copied to UTF-8; the JS floor parses with V8's native \`JSON.parse\`.`);
+    out.push(`- **Client, per frame** (CPU profile of \`push\`): ${top(st, clientClassify, 5)}; the reassembly itself ${busyShare(st, clientClassify, /^reassembly/)} %. Deltas take the fast path (weft_protocol \`dialect::fast\`: one pass over the bytes, no JSON tree), so what is left is the boundary: each frame crosses as a JS string copied to UTF-8 (\`passStringToWasm0\`), becomes a \`Vec\` of one event with owned strings, and returns a result object; the JS floor parses with V8's native \`JSON.parse\` and never leaves JS.`);
   }
-  if (cp?.['weft-pushMany:loom']) out.push(`- **Client, batch** (\`pushMany\`): ${top(cp['weft-pushMany:loom'].self, clientClassify, 4)} — the same per-frame parse and copy; batching only saves the per-call boundary and result objects, so it cannot reach the floor.`);
+  if (cp?.['weft-pushMany:loom']) out.push(`- **Client, batch** (\`pushMany\`): ${top(cp['weft-pushMany:loom'].self, clientClassify, 4)} — the same per-frame copy into wasm and decode; batching only saves the per-call boundary and result objects, so the string copy (one per frame) and the per-event allocation bound it.`);
   const b = S.bundle;
   if (b?.weftWasm) {
     const c = b.weftWasm.crates.slice(0, 5).map((x) => `${x.crate} ${KB(x.bytes)}`).join(', ');
@@ -309,7 +309,7 @@ function limits(S) {
     if (w) out.push(`- **Worker upload**: one wasm of ${KB(w.raw)} (${KB(w.gzip)} gzip) with sections ${w.sections.map((x) => `${x.section} ${KB(x.bytes)}`).join(', ')}${c ? `; code by crate (cargo output, \`-Oz -g\`): ${c}` : ''}.`);
   }
   const sp = S.server?.profile;
-  if (sp) out.push(`- **Server** (CPU profile of the Worker's isolate, ${sp.sessions} concurrent sessions): ${top(sp.self, serverClassify, 5)}. Every model delta becomes events that are each appended to SQLite (\`exec\`) and sent through the wasm-bindgen/JS glue one by one; the relay floor does one \`send\` per network read.`);
+  if (sp) out.push(`- **Server** (CPU profile of the Worker's isolate, ${sp.sessions} concurrent sessions): ${top(sp.self, serverClassify, 5)}. The Worker logs and sends what one model read produced as a batch (one \`exec\`, sockets listed once), but the scripted LLM writes one HTTP chunk per token and each arrives as its own read, so it is still one SQLite statement, one pass through the wasm-bindgen/JS glue and one \`send\` per token; the relay floor only does the \`send\`.`);
   return out;
 }
 
