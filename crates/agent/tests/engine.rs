@@ -55,6 +55,13 @@ fn tools(approval: bool) -> Vec<ToolInfo> {
     ]
 }
 
+/// A run built and started: what every test does first.
+fn started(config: Config, tools: Vec<ToolInfo>, session: Session, start: &Start) -> Run {
+    let mut run = Run::new(config, tools, session, start);
+    run.start();
+    run
+}
+
 fn start(message: &str) -> Start {
     Start {
         run_id: "run-1".into(),
@@ -204,13 +211,12 @@ fn collapse(kinds: Vec<&str>) -> Vec<&str> {
 
 #[test]
 fn plain_reply() {
-    let mut run = Run::new(
+    let mut run = started(
         Config::default(),
         tools(false),
         Session::default(),
         &start("Hi"),
     );
-    run.start();
     let mut host = Host {
         streams: [TEXT].into(),
         ..Host::default()
@@ -263,13 +269,12 @@ fn plain_reply() {
 
 #[test]
 fn one_tool_then_the_reply() {
-    let mut run = Run::new(
+    let mut run = started(
         Config::default(),
         tools(false),
         Session::default(),
         &start("Weather in SF?"),
     );
-    run.start();
     let mut host = Host {
         streams: [ONE_TOOL, TEXT].into(),
         ..Host::default()
@@ -324,13 +329,12 @@ fn one_tool_then_the_reply() {
 
 #[test]
 fn parallel_tools_run_together_and_answer_in_call_order() {
-    let mut run = Run::new(
+    let mut run = started(
         Config::default(),
         tools(false),
         Session::default(),
         &start("Weather and stocks"),
     );
-    run.start();
     let mut host = Host {
         streams: [PARALLEL, TEXT].into(),
         reverse_results: true,
@@ -367,13 +371,12 @@ fn parallel_tools_run_together_and_answer_in_call_order() {
 }
 
 fn approval_run(reviews: Vec<ApprovalDecision>, streams: Vec<&'static str>) -> (Run, Host) {
-    let mut run = Run::new(
+    let mut run = started(
         Config::default(),
         tools(true),
         Session::default(),
         &start("Weather in SF?"),
     );
-    run.start();
     let mut host = Host {
         streams: streams.into(),
         approvals: reviews.into(),
@@ -520,8 +523,7 @@ fn threshold_compaction_summarises_older_turns_first() {
         context_window: 1000,
         ..Config::default()
     };
-    let mut run = Run::new(config, tools(false), session, &start("And now?"));
-    run.start();
+    let mut run = started(config, tools(false), session, &start("And now?"));
     let mut host = Host {
         streams: [TEXT, TEXT].into(),
         ..Host::default()
@@ -591,13 +593,12 @@ fn manual_compaction_and_the_empty_transcript() {
 
 #[test]
 fn cancel_mid_stream_keeps_what_was_said() {
-    let mut run = Run::new(
+    let mut run = started(
         Config::default(),
         tools(false),
         Session::default(),
         &start("Hi"),
     );
-    run.start();
     let body = fixture(TEXT).1;
     let mut host = Host {
         streams: [TEXT].into(),
@@ -631,8 +632,7 @@ fn iteration_cap_ends_the_run_with_a_reply_not_an_error() {
         max_iterations: 1,
         ..Config::default()
     };
-    let mut run = Run::new(config, tools(false), Session::default(), &start("Weather?"));
-    run.start();
+    let mut run = started(config, tools(false), Session::default(), &start("Weather?"));
     let mut host = Host {
         streams: [ONE_TOOL].into(),
         ..Host::default()
@@ -645,13 +645,12 @@ fn iteration_cap_ends_the_run_with_a_reply_not_an_error() {
 
 #[test]
 fn provider_error_mid_stream_fails_the_run_clearly() {
-    let mut run = Run::new(
+    let mut run = started(
         Config::default(),
         tools(false),
         Session::default(),
         &start("Think hard"),
     );
-    run.start();
     let mut host = Host {
         streams: [MIDSTREAM_ERROR].into(),
         ..Host::default()
@@ -674,13 +673,12 @@ fn a_run_checkpointed_while_awaiting_approval_continues_after_restore() {
     let (_, reference) = approval_run(vec![decision(Review::Yes, None)], vec![ONE_TOOL, TEXT]);
 
     // Stop at the approval, as a Durable Object would, keeping only the checkpoint.
-    let mut run = Run::new(
+    let mut run = started(
         Config::default(),
         tools(true),
         Session::default(),
         &start("Weather in SF?"),
     );
-    run.start();
     let mut host = Host {
         streams: [ONE_TOOL, TEXT].into(),
         ..Host::default()
@@ -709,13 +707,12 @@ fn a_run_checkpointed_while_awaiting_approval_continues_after_restore() {
 
 #[test]
 fn a_forged_or_stale_approval_is_refused_and_nothing_runs() {
-    let mut run = Run::new(
+    let mut run = started(
         Config::default(),
         tools(true),
         Session::default(),
         &start("Weather?"),
     );
-    run.start();
     let mut host = Host {
         streams: [ONE_TOOL].into(),
         ..Host::default()

@@ -4,57 +4,34 @@
 
 import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
-
-function leb(buf, pos) {
-  let result = 0;
-  let shift = 0;
-  let b;
-  do {
-    b = buf[pos++];
-    result += (b & 0x7f) * 2 ** shift;
-    shift += 7;
-  } while (b & 0x80);
-  return [result, pos];
-}
+import { leb, sections as wasmSections } from '../../../scripts/wasm-sections.mjs';
 
 export function parseWasm(buf) {
   const sections = [];
-  let pos = 8;
   let imported = 0;
   const bodies = [];
   const names = new Map();
-  while (pos < buf.length) {
-    const id = buf[pos++];
-    let size;
-    [size, pos] = leb(buf, pos);
-    const start = pos;
-    const end = pos + size;
-    let name = String(id);
-    if (id === 0) {
-      let n;
-      [n, pos] = leb(buf, pos);
-      name = buf.subarray(pos, pos + n).toString();
-      pos += n;
-      if (name === 'name') {
-        while (pos < end) {
-          const sub = buf[pos++];
-          let len;
-          [len, pos] = leb(buf, pos);
-          const subEnd = pos + len;
-          if (sub === 1) {
-            let count;
-            [count, pos] = leb(buf, pos);
-            for (let i = 0; i < count; i++) {
-              let idx;
-              let nl;
-              [idx, pos] = leb(buf, pos);
-              [nl, pos] = leb(buf, pos);
-              names.set(idx, buf.subarray(pos, pos + nl).toString());
-              pos += nl;
-            }
+  for (const { id, name: custom, contents, body, end } of wasmSections(buf)) {
+    let pos = body;
+    if (custom === 'name') {
+      while (pos < end) {
+        const sub = buf[pos++];
+        let len;
+        [len, pos] = leb(buf, pos);
+        const subEnd = pos + len;
+        if (sub === 1) {
+          let count;
+          [count, pos] = leb(buf, pos);
+          for (let i = 0; i < count; i++) {
+            let idx;
+            let nl;
+            [idx, pos] = leb(buf, pos);
+            [nl, pos] = leb(buf, pos);
+            names.set(idx, buf.subarray(pos, pos + nl).toString());
+            pos += nl;
           }
-          pos = subEnd;
         }
+        pos = subEnd;
       }
     } else if (id === 2) {
       let count;
@@ -75,8 +52,7 @@ export function parseWasm(buf) {
         pos += len;
       }
     }
-    sections.push({ id, name: { 1: 'type', 2: 'import', 3: 'function', 5: 'memory', 6: 'global', 7: 'export', 9: 'elem', 10: 'code', 11: 'data', 12: 'datacount' }[id] ?? name, size: end - start });
-    pos = end;
+    sections.push({ id, name: { 1: 'type', 2: 'import', 3: 'function', 5: 'memory', 6: 'global', 7: 'export', 9: 'elem', 10: 'code', 11: 'data', 12: 'datacount' }[id] ?? custom ?? String(id), size: end - contents });
   }
   for (const b of bodies) b.name = names.get(b.index) ?? `func${b.index}`;
   return { sections, bodies };
