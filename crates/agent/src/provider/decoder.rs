@@ -96,10 +96,11 @@ impl StreamDecoder {
     /// text to text, reasoning to reasoning, argument fragments of the same call to each other.
     ///
     /// A consumer that drains the queue after every [`push`](Self::push) gets one delta per
-    /// kind per network read: when the model streams faster than the consumer forwards, a read
-    /// holds many tokens, and forwarding each as its own event would cost an event, a log row
-    /// and a send per token for nothing; at human pacing a read holds one token and nothing
-    /// changes. The concatenation of what this returns equals what [`poll`](Self::poll) would.
+    /// kind per read: when a read holds several of the provider's events (a provider or proxy
+    /// that packs them, TCP segments that pile up), forwarding each as its own event would cost
+    /// an event, a log row and a send apiece for nothing; a read that holds one token (what
+    /// the scripted LLM's chunked writes give under workerd, measured) changes nothing. The
+    /// concatenation of what this returns equals what [`poll`](Self::poll) would.
     #[must_use]
     pub fn poll_merged(&mut self) -> Option<Delta> {
         let mut first = self.out.queue.pop_front()?;

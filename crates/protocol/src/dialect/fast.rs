@@ -25,18 +25,14 @@ use crate::event::{Envelope, Event, Sequenced};
 /// path.
 pub(crate) fn decode_server(dialect: Dialect, frame: &[u8]) -> Option<Sequenced> {
     let text = core::str::from_utf8(frame).ok()?;
-    let mut s = Scan {
-        t: text,
-        b: text.as_bytes(),
-        at: 0,
-    };
+    let mut s = Scan { t: text, at: 0 };
     let seq = match dialect {
         Dialect::Loom => loom(&mut s)?,
         Dialect::Cueso => cueso(&mut s)?,
         Dialect::Agentloop | Dialect::Agentchat => return None,
     };
     s.ws();
-    (s.at == s.b.len()).then_some(seq)
+    (s.at == s.t.len()).then_some(seq)
 }
 
 /// The fields these shapes may carry, each read at most once.
@@ -45,6 +41,7 @@ struct Slots<'a> {
     kind: Option<Cow<'a, str>>,
     content: Option<Cow<'a, str>>,
     id: Option<Cow<'a, str>>,
+    run_id: Option<Cow<'a, str>>,
     session_id: Option<Cow<'a, str>>,
     node_id: Option<Cow<'a, str>>,
     event_id: Option<u64>,
@@ -145,7 +142,7 @@ fn cueso(s: &mut Scan<'_>) -> Option<Sequenced> {
         "type" => put(&mut slots.kind, s.string()?),
         "content" => put(&mut slots.content, s.string()?),
         "role" => put(&mut role, s.string()?),
-        "run_id" => put(&mut slots.id, s.string()?),
+        "run_id" => put(&mut slots.run_id, s.string()?),
         "event_id" => put(&mut slots.event_id, s.uint()?),
         "tool_call" => {
             let mut c = Slots::default();
@@ -182,7 +179,7 @@ fn cueso(s: &mut Scan<'_>) -> Option<Sequenced> {
             session_id: None,
             node_id: None,
             event_id: slots.event_id,
-            run_id: owned(slots.id),
+            run_id: owned(slots.run_id),
         },
         event,
     })
@@ -193,13 +190,17 @@ fn cueso(s: &mut Scan<'_>) -> Option<Sequenced> {
 /// an ASCII byte, so slices of it are strings without a second check.
 struct Scan<'a> {
     t: &'a str,
-    b: &'a [u8],
     at: usize,
 }
 
 impl<'a> Scan<'a> {
+    /// The byte at `i`, if any.
+    fn byte(&self, i: usize) -> Option<u8> {
+        self.t.as_bytes().get(i).copied()
+    }
+
     fn ws(&mut self) {
-        while let Some(b' ' | b'\n' | b'\r' | b'\t') = self.b.get(self.at) {
+        while let Some(b' ' | b'\n' | b'\r' | b'\t') = self.byte(self.at) {
             self.at += 1;
         }
     }
@@ -207,7 +208,7 @@ impl<'a> Scan<'a> {
     /// Skips whitespace and consumes `c` if it comes next.
     fn eat(&mut self, c: u8) -> bool {
         self.ws();
-        if self.b.get(self.at) == Some(&c) {
+        if self.byte(self.at) == Some(c) {
             self.at += 1;
             true
         } else {
@@ -241,7 +242,7 @@ impl<'a> Scan<'a> {
 
     fn null(&mut self) -> Option<()> {
         self.ws();
-        let rest = self.b.get(self.at..)?;
+        let rest = self.t.as_bytes().get(self.at..)?;
         rest.starts_with(b"null").then(|| self.at += 4)
     }
 
@@ -250,13 +251,13 @@ impl<'a> Scan<'a> {
         self.ws();
         let start = self.at;
         let mut n: u64 = 0;
-        while let Some(&d @ b'0'..=b'9') = self.b.get(self.at) {
+        while let Some(d @ b'0'..=b'9') = self.byte(self.at) {
             n = n.checked_mul(10)?.checked_add(u64::from(d - b'0'))?;
             self.at += 1;
         }
         let len = self.at - start;
-        let leading_zero = len > 1 && self.b[start] == b'0';
-        let more = matches!(self.b.get(self.at), Some(b'.' | b'e' | b'E'));
+        let leading_zero = len > 1 && self.byte(start) == Some(b'0');
+        let more = matches!(self.byte(self.at), Some(b'.' | b'e' | b'E'));
         (len > 0 && !leading_zero && !more).then_some(n)
     }
 
@@ -264,14 +265,14 @@ impl<'a> Scan<'a> {
     /// control characters, bad escapes, lone surrogates).
     fn string(&mut self) -> Option<Cow<'a, str>> {
         self.ws();
-        if self.b.get(self.at) != Some(&b'"') {
+        if self.byte(self.at) != Some(b'"') {
             return None;
         }
         self.at += 1;
         let start = self.at;
         // The plain run up to the first quote or backslash.
         loop {
-            match *self.b.get(self.at)? {
+            match self.byte(self.at)? {
                 b'"' => {
                     let s = self.t.get(start..self.at)?;
                     self.at += 1;
@@ -285,21 +286,21 @@ impl<'a> Scan<'a> {
         let mut out = String::from(self.t.get(start..self.at)?);
         loop {
             let run = self.at;
-            while let Some(&c) = self.b.get(self.at) {
+            while let Some(c) = self.byte(self.at) {
                 if c == b'"' || c == b'\\' || c < 0x20 {
                     break;
                 }
                 self.at += 1;
             }
             out.push_str(self.t.get(run..self.at)?);
-            match *self.b.get(self.at)? {
+            match self.byte(self.at)? {
                 b'"' => {
                     self.at += 1;
                     return Some(Cow::Owned(out));
                 }
                 b'\\' => {
                     self.at += 1;
-                    let c = *self.b.get(self.at)?;
+                    let c = self.byte(self.at)?;
                     self.at += 1;
                     out.push(match c {
                         b'"' => '"',
@@ -325,7 +326,7 @@ impl<'a> Scan<'a> {
         if !(0xD800..0xDC00).contains(&hi) {
             return char::from_u32(hi); // None for a lone low surrogate
         }
-        if self.b.get(self.at..self.at + 2)? != b"\\u" {
+        if self.t.as_bytes().get(self.at..self.at + 2)? != b"\\u" {
             return None;
         }
         self.at += 2;
@@ -337,7 +338,7 @@ impl<'a> Scan<'a> {
     }
 
     fn hex4(&mut self) -> Option<u32> {
-        let digits = self.b.get(self.at..self.at + 4)?;
+        let digits = self.t.as_bytes().get(self.at..self.at + 4)?;
         let mut n = 0;
         for &d in digits {
             n = n * 16 + char::from(d).to_digit(16)?;
