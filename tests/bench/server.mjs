@@ -126,13 +126,17 @@ function sseTokens(onToken) {
  */
 async function session(system, target, id, message, { keepArrivals = false } = {}) {
   const r = { tSend: 0, tFirst: 0, tLast: 0, tokens: 0, words: 0, frames: 0, arrivals: keepArrivals ? [] : null, problems: [] };
+  // Counted in the reply's word tokens, not in frames: a server may merge the tokens that are
+  // waiting when it sends (weft does under load), and a frame of three words delivers three.
   const token = (content) => {
     const t = now();
+    const words = content.trim().split(/\s+/).filter(Boolean).length;
+    if (!words) return;
     if (!r.tokens) r.tFirst = t;
     r.tLast = t;
-    r.tokens++;
-    r.words += content.trim().split(/\s+/).filter(Boolean).length;
-    r.arrivals?.push(t);
+    r.tokens += words;
+    r.words += words;
+    for (let i = 0; r.arrivals && i < words; i++) r.arrivals.push(t);
   };
   if (system === 'direct') {
     return {

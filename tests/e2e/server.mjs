@@ -83,11 +83,20 @@ export async function startServer(opts = {}) {
     });
   }
 
+  // The scripted LLM's pace for the requests that follow, in place of `delayMs` (through its
+  // own `x-scripted-delay-ms` header, set before its handler reads it); null restores it.
+  let pace = null;
+  llm.server.prependListener('request', (req) => {
+    if (pace !== null) req.headers['x-scripted-delay-ms'] = String(pace);
+  });
+
   await launch();
   return {
     url: `ws://127.0.0.1:${port}`,
     http: `http://127.0.0.1:${port}`,
     llm,
+    /** Sets the delay between streamed chunks (ms) of the following model requests; null: the default. */
+    pace(ms) { pace = ms; },
     log: () => log,
     async restart() { await kill(); await launch(); },
     async stop() {

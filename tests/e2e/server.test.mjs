@@ -637,7 +637,11 @@ describe('loom extras', () => {
     c.close();
   });
 
-  test('resume from several points gives the uninterrupted reply, each frame once', async () => {
+  test('resume from several points gives the uninterrupted reply, each frame once', async (t) => {
+    // Slower than the Worker's quiet gap, so each token is its own event and there are 60 to
+    // kill at (a faster stream is published in batches: next test).
+    server.pace(10);
+    t.after(() => server.pace(null));
     for (const killAt of [2, 9, 60]) {
       const sid = session();
       const a = await open('/', sid);
@@ -656,6 +660,28 @@ describe('loom extras', () => {
       assert.equal(end.reply, Array.from({ length: 80 }, (_, i) => i + 1).join(' '));
       b.close();
     }
+  });
+  test('a fast stream goes out in batches: fewer events than tokens, the reply whole, the log the same', async (t) => {
+    server.pace(0);
+    t.after(() => server.pace(null));
+    const sid = session();
+    const a = await open('/', sid);
+    a.send({ type: 'run', message: 'count to 400', agent: 'react', id: 'fast' });
+    const end = await a.wait((f) => f.type === 'run_end');
+    const live = loomRun(a.frames, 'fast');
+    assertDense(live.map((f) => f.event?.event_id ?? f.event_id));
+    const chunks = live.filter((f) => f.event?.type === 'message_chunk');
+    assert.equal(chunks.map((f) => f.event.content).join(''), end.reply);
+    assert.equal(end.reply, Array.from({ length: 400 }, (_, i) => i + 1).join(' '));
+    assert.ok(chunks.length > 1, 'still streamed');
+    assert.ok(chunks.length < 200, `400 tokens streamed without a pause came in ${chunks.length} events`);
+    a.close();
+    // What went out is what was logged: a resume from the start replays the same frames.
+    const b = await open('/', sid);
+    b.send({ type: 'resume', run_id: 'fast', after_event_id: 0 });
+    await b.wait((f) => f.type === 'run_end');
+    assert.deepEqual(loomRun(b.frames, 'fast'), live);
+    b.close();
   });
 });
 

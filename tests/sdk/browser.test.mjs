@@ -136,7 +136,10 @@ for (const dialect of DIALECTS) {
       assert.equal(out.result.reply, reply);
       assert.equal(out.result.runId, out.runId);
       assert.equal(out.text, reply, 'the onText deltas concatenate to the reply');
-      assert.equal(out.deltas.length, STREAMS_TEXT[dialect] ? 40 : 1);
+      // One delta per token at most (the Worker merges the tokens of a fast stream that arrive
+      // together), and more than one for the dialects that stream.
+      if (STREAMS_TEXT[dialect]) assert.ok(out.deltas.length > 1 && out.deltas.length <= 40, `${out.deltas.length} deltas`);
+      else assert.equal(out.deltas.length, 1);
       assert.deepEqual(out.result.totalUsage, out.result.usage);
       assert.equal(out.result.totalUsage.completion_tokens, 40);
       assertWhole(out);
@@ -382,7 +385,11 @@ for (const dialect of DIALECTS) {
       ]);
     });
 
-    test('the network cut mid-run: the client reconnects and resumes, nothing lost or doubled', async () => {
+    test('the network cut mid-run: the client reconnects and resumes, nothing lost or doubled', async (t) => {
+      // A token every 10 ms: one event each (slower than the Worker's quiet gap), so the
+      // uncut run and the cut one have the same events and the cut lands mid-run.
+      server.pace(10);
+      t.after(() => server.pace(null));
       const out = await page.evaluate(async ({ dialect, streams }) => {
         // The same run uncut, in its own session, to compare with.
         const clean = weft.client(dialect);
@@ -413,7 +420,6 @@ for (const dialect of DIALECTS) {
         return {
           ...out,
           cleanTypes: whole.events.map((e) => e.type),
-          cleanDeltas: whole.deltas.length,
           cut,
           states,
           lastEventId: c.lastEventId(run.runId),
@@ -437,11 +443,14 @@ for (const dialect of DIALECTS) {
       assert.equal(afterIds[0], resumedFrom + 1);
       // The app saw the uncut run: the same events in the same order, each once.
       assertWhole(out);
-      assert.deepEqual(out.events.map((e) => e.type), out.cleanTypes);
+      // (Runs of message_chunk compared as one: how the tokens were batched may differ.)
+      const shape = (types) => types.filter((ty, i) => !(ty === 'message_chunk' && types[i - 1] === ty));
+      assert.deepEqual(shape(out.events.map((e) => e.type)), shape(out.cleanTypes));
       assert.equal(out.lastEventId, out.events.length);
       assert.equal(out.result.reply, countTo(100));
       assert.equal(out.text, out.result.reply, 'onText across the cut concatenates to the reply');
-      assert.equal(out.deltas.length, out.cleanDeltas);
+      // A delta per message_chunk event; agentchat's reply comes whole, as one.
+      assert.equal(out.deltas.length, STREAMS_TEXT[dialect] ? out.events.filter((e) => e.type === 'message_chunk').length : 1);
       assert.deepEqual(out.transcript.messages.map((m) => m.text), ['count to 100', countTo(100)]);
       assert.deepEqual(out.reassembled, out.transcript);
     });

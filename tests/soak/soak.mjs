@@ -137,6 +137,9 @@ export async function soak(sizes, { log = console.log } = {}) {
     let exact = 0;
     let lost = 0;
     let doubled = 0;
+    // Tokens slower than the Worker's quiet gap, one event each, so every kill point (up to
+    // event 71 of about 88) lands mid-stream; a faster stream is published in batches.
+    server.pace(10);
     await pool(sizes.killRuns, 8, async (i) => {
       const sid = `soak-kill-${i}-${randomUUID()}`;
       const a = await open('/', sid);
@@ -158,6 +161,7 @@ export async function soak(sizes, { log = console.log } = {}) {
       if (r.dense && r.textMatches) exact += 1;
       b.close();
     });
+    server.pace(null);
     record('faults', 'socket killed at a random point, then resumed: the reply exact', sizes.killRuns, exact, `frames lost ${lost}, doubled ${doubled}`);
 
     // ---- wrangler dev killed and restarted during runs and approval waits -------------------------

@@ -19,6 +19,7 @@
 //! upgrade on `/` still reaches the session; what is not a route here goes to the assets. When
 //! the app is not built, `GET /` answers with a small page listing the endpoints.
 
+pub mod batch;
 pub mod proxy;
 pub mod session;
 pub mod settings;

@@ -23,6 +23,7 @@ use worker::{
     Result, State, WebSocket, WebSocketIncomingMessage, WebSocketPair,
 };
 
+use crate::batch::{Batching, Step, QUIET_GAP_MS};
 use crate::settings::Settings;
 use crate::store::{SqlWorkspace, Store};
 
@@ -968,23 +969,65 @@ impl Session {
         let mut decoder = config.decoder();
         // The idle timeout: one timer per call, not one per chunk (setting and clearing a
         // timer per chunk was 5 % of the isolate's time in the server benchmark's profile).
-        // When it fires early it is set again for what remains since the last chunk. (The byte stream keeps its pending read across
-        // the re-arm, so no bytes are lost.)
+        // When it fires early it is set again for what remains since the last chunk. (The byte
+        // stream keeps its pending read across the re-arm, so no bytes are lost.)
         let idle_ms = self.settings.llm_idle_timeout_ms as f64;
-        let idle = |ms: f64| Box::pin(worker::Delay::from(Duration::from_millis(ms as u64)));
-        let mut timer = idle(idle_ms);
+        let delay = |ms: f64| Box::pin(worker::Delay::from(Duration::from_millis(ms as u64)));
+        let mut timer = delay(idle_ms);
         let mut last_chunk = js_sys::Date::now();
+        // Which reads are published at once and which wait to go out together: see batch.rs.
+        // `flush` is the timer of its flush.
+        let mut batching = Batching::new(
+            self.settings.stream_batch_reads,
+            self.settings.stream_batch_ms as f64,
+        );
+        let mut flush: Option<LocalBoxFuture<'static, ()>> = None;
+        enum Wake<T> {
+            Chunk(Option<T>),
+            Flush,
+            Idle,
+        }
         loop {
-            let next = futures_util::future::select(stream.next(), timer.as_mut()).await;
-            let chunk = match next {
-                futures_util::future::Either::Left((Some(chunk), _)) => chunk,
-                futures_util::future::Either::Left((None, _)) => break,
-                futures_util::future::Either::Right(_) => {
+            let wake = futures_util::future::poll_fn(|cx| {
+                if let Some(f) = flush.as_mut() {
+                    if f.poll_unpin(cx).is_ready() {
+                        return Poll::Ready(Wake::Flush);
+                    }
+                }
+                if let Poll::Ready(chunk) = stream.poll_next_unpin(cx) {
+                    return Poll::Ready(Wake::Chunk(chunk));
+                }
+                match timer.poll_unpin(cx) {
+                    Poll::Ready(()) => Poll::Ready(Wake::Idle),
+                    Poll::Pending => Poll::Pending,
+                }
+            })
+            .await;
+            let chunk = match wake {
+                Wake::Chunk(Some(chunk)) => chunk,
+                Wake::Chunk(None) => break,
+                Wake::Flush => {
+                    flush = None;
+                    match batching.flush(js_sys::Date::now()) {
+                        Step::Publish => {
+                            if !self.feed_decoded(call, &mut decoder) {
+                                return;
+                            }
+                            batching.published(js_sys::Date::now());
+                            flush = Some(self.committed());
+                        }
+                        Step::Wait => flush = Some(delay(QUIET_GAP_MS).boxed_local()),
+                        Step::Hold | Step::Quiet => {}
+                    }
+                    continue;
+                }
+                Wake::Idle => {
                     let quiet = js_sys::Date::now() - last_chunk;
                     if quiet < idle_ms {
-                        timer = idle(idle_ms - quiet + 1.0);
+                        timer = delay(idle_ms - quiet + 1.0);
                         continue;
                     }
+                    self.feed_decoded(call, &mut decoder);
                     let secs = idle_ms / 1000.0;
                     let err =
                         network_error(provider, &format!("the model sent nothing for {secs} s"));
@@ -993,52 +1036,79 @@ impl Session {
             };
             last_chunk = js_sys::Date::now();
             if self.cancel.replace(false) {
+                self.feed_decoded(call, &mut decoder);
                 self.handle(Input::Cancel);
                 return;
             }
             let bytes = match chunk {
                 Ok(b) => b,
                 Err(e) => {
+                    self.feed_decoded(call, &mut decoder);
                     let err =
                         network_error(provider, &format!("the connection broke mid-stream ({e})"));
                     return self.failed(call, err);
                 }
             };
             let pushed = decoder.push(&bytes);
-            let mut accepted = true;
-            while let Some(delta) = decoder.poll_merged() {
-                accepted = self.feed_run(Input::Llm { call, delta });
-                if !accepted {
-                    break;
-                }
+            if pushed.is_ok() && batching.read(last_chunk) == Step::Hold {
+                continue;
             }
-            self.drain_run();
-            if !accepted {
+            if !self.feed_decoded(call, &mut decoder) {
                 return;
             }
             if let Err(e) = pushed {
                 return self.failed(call, e);
             }
-            if self.run.borrow().as_ref().is_none_or(Run::is_finished) {
-                return;
+            batching.published(last_chunk);
+            if batching.is_armed() {
+                flush = Some(self.committed());
             }
         }
         if self.cancel.replace(false) {
+            self.feed_decoded(call, &mut decoder);
             self.handle(Input::Cancel);
             return;
         }
         match decoder.finish() {
             Ok(()) => {
-                while let Some(delta) = decoder.poll_merged() {
-                    if !self.feed_run(Input::Llm { call, delta }) {
-                        self.drain_run();
-                        return;
-                    }
+                if self.feed_decoded(call, &mut decoder) {
+                    self.handle(Input::LlmEnd { call });
                 }
-                self.handle(Input::LlmEnd { call });
             }
-            Err(e) => self.failed(call, e),
+            Err(e) => {
+                self.feed_decoded(call, &mut decoder);
+                self.failed(call, e)
+            }
         }
+    }
+
+    /// A model stream's flush (batch.rs): a quiet gap after the storage's pending writes are
+    /// durable (the output gate has let the last publish's frames go). The gap starts only then,
+    /// because while a commit is under way the stream's next read can only wait: a gap counted
+    /// from the publish would call a busy stream quiet.
+    fn committed(&self) -> LocalBoxFuture<'static, ()> {
+        let gap = || worker::Delay::from(Duration::from_millis(QUIET_GAP_MS as u64));
+        match self.state.as_raw().storage().and_then(|s| s.sync()) {
+            Ok(promise) => wasm_bindgen_futures::JsFuture::from(promise)
+                .then(move |_| gap())
+                .boxed_local(),
+            Err(_) => gap().boxed_local(),
+        }
+    }
+
+    /// Feeds the run every delta the decoder holds (merged where they continue each other) and
+    /// publishes what they produced as one batch. False when the call should stop: the run
+    /// refused a delta (it no longer waits for this call) or is over.
+    fn feed_decoded(&self, call: u64, decoder: &mut weft_agent::provider::StreamDecoder) -> bool {
+        let mut accepted = true;
+        while let Some(delta) = decoder.poll_merged() {
+            accepted = self.feed_run(Input::Llm { call, delta });
+            if !accepted {
+                break;
+            }
+        }
+        self.drain_run();
+        accepted && self.run.borrow().as_ref().is_some_and(|r| !r.is_finished())
     }
 
     fn failed(&self, call: u64, error: ProviderError) {

@@ -31,6 +31,12 @@ pub struct Settings {
     pub rate_limit_per_minute: u32,
     /// `LLM_IDLE_TIMEOUT_MS`: a model stream silent this long fails the run (default 60000).
     pub llm_idle_timeout_ms: u64,
+    /// `STREAM_BATCH_READS`: while a model streams faster than the isolate publishes, the
+    /// reads of its body published together at most (default 64; 1: each read as it comes).
+    pub stream_batch_reads: u32,
+    /// `STREAM_BATCH_MS`: the longest a read of a fast model stream is held for its batch
+    /// (default 250).
+    pub stream_batch_ms: u64,
 }
 
 impl std::fmt::Debug for Settings {
@@ -133,6 +139,8 @@ impl Settings {
             max_frame_bytes: number(env, "MAX_FRAME_BYTES", 1024 * 1024),
             rate_limit_per_minute: number(env, "RATE_LIMIT_PER_MINUTE", 600),
             llm_idle_timeout_ms: number(env, "LLM_IDLE_TIMEOUT_MS", 60_000),
+            stream_batch_reads: number(env, "STREAM_BATCH_READS", 64),
+            stream_batch_ms: number(env, "STREAM_BATCH_MS", 250),
         }
     }
 
