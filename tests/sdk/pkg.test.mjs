@@ -51,6 +51,41 @@ test("errors are WeftErrors with a code", () => {
   assert.throws(() => new Client({ url: "ws://h", dialect: "loom", token: "a b" }), { code: "invalid_argument" });
 });
 
+test("pushMany names the frame it stops at, and keeps the ones before it", () => {
+  const { frames, transcript } = golden("loom", "tool-call");
+  const prefix = (n) => {
+    const r = new Reassembler("loom");
+    if (n > 0) r.pushMany(frames.slice(0, n));
+    return r.transcript();
+  };
+  // A frame that does not decode, one holding the batch separator U+001E (not valid JSON
+  // either: JSON strings hold control characters only escaped), one that is not a string.
+  const bad = [
+    ["{", "invalid_json"],
+    [frames[3].replace("run-tool", "run\u001e-tool"), "invalid_json"],
+    [42, "invalid_argument"],
+  ];
+  for (const [frame, code] of bad) {
+    const r = new Reassembler("loom");
+    const batch = [...frames.slice(0, 3), frame, ...frames.slice(3)];
+    assert.throws(
+      () => r.pushMany(batch),
+      (e) => e.name === "WeftError" && e.code === code && /frame 3\b/.test(e.message),
+      JSON.stringify(frame),
+    );
+    // A type error is found before anything is applied; a decoding error after the frames
+    // before it were.
+    assert.deepEqual(r.transcript(), prefix(code === "invalid_argument" ? 0 : 3), JSON.stringify(frame));
+  }
+  assert.throws(() => new Reassembler("loom").pushMany("not an array"), { code: "invalid_argument" });
+  assert.deepEqual(new Reassembler("loom").pushMany([]), { applied: 0, duplicate: false });
+  const one = new Reassembler("loom");
+  const applied = frames.reduce((n, f) => n + one.push(f).applied, 0);
+  const all = new Reassembler("loom");
+  assert.deepEqual(all.pushMany(frames), { applied, duplicate: false });
+  assert.deepEqual(all.transcript(), transcript);
+});
+
 // ----- a scripted server -----
 
 /** The client frame that starts a run, in each dialect, and the id it gives the run. */

@@ -764,10 +764,12 @@ export class Reassembler {
      */
     onEvent(callback: (event: RunEvent) => void): () => void;
     /**
-     * Pushes many frames in one call (one boundary crossing instead of one per frame), in
-     * order. Stops at the first frame that does not decode and throws naming its index; the
-     * frames before it stay applied. The result sums `applied`, ORs `duplicate` and keeps the
-     * last `gap`.
+     * Pushes many text frames in one call, in order. Stops at the first frame that does not
+     * decode and throws naming its index; the frames before it stay applied. The result sums
+     * `applied`, ORs `duplicate` and keeps the last `gap`.
+     *
+     * The frames cross into wasm as one string, joined in JavaScript with U+001E (a character
+     * JSON text can only hold escaped), so a batch costs one copy instead of one per frame.
      */
     pushMany(frames: string[]): PushResult;
     /**
@@ -884,7 +886,7 @@ export interface InitOutput {
     readonly reassembler_new: (a: number, b: number) => [number, number, number];
     readonly reassembler_onEvent: (a: number, b: any) => any;
     readonly reassembler_push: (a: number, b: any) => [number, number, number];
-    readonly reassembler_pushMany: (a: number, b: number, c: number) => [number, number, number];
+    readonly reassembler_pushMany: (a: number, b: any) => [number, number, number];
     readonly reassembler_transcript: (a: number) => [number, number, number];
     readonly run_cancel: (a: number) => [number, number];
     readonly run_events: (a: number) => number;
@@ -909,7 +911,6 @@ export interface InitOutput {
     readonly __wbindgen_externrefs: WebAssembly.Table;
     readonly __wbindgen_destroy_closure: (a: number, b: number) => void;
     readonly __externref_table_dealloc: (a: number) => void;
-    readonly __externref_drop_slice: (a: number, b: number) => void;
     readonly __wbindgen_start: () => void;
 }
 

@@ -9,7 +9,9 @@ use crate::frame::Limits;
 use crate::reassembler::Reassembler;
 
 /// Decodes `data` in every direction and reassembles it: the first byte picks the dialect, the
-/// rest is split into frames on `\n`. Re-encodes whatever decodes and decodes that again.
+/// rest is split into frames on `\n`. Re-encodes whatever decodes and decodes that again. A
+/// second reassembler, asked for no events, applies deltas in place: it must agree with the
+/// first push by push.
 pub fn decode_reassemble(data: &[u8]) {
     let Some((&pick, rest)) = data.split_first() else {
         return;
@@ -17,6 +19,7 @@ pub fn decode_reassemble(data: &[u8]) {
     let dialect = Dialect::ALL[usize::from(pick) % Dialect::ALL.len()];
     let limits = Limits::default();
     let mut reassembler = Reassembler::new(dialect).with_events();
+    let mut in_place = Reassembler::new(dialect);
     let mut encoder = Encoder::new(dialect, u64::from(pick));
     for frame in rest.split(|&b| b == b'\n') {
         if let Ok(command) = dialect.decode_request(frame, limits) {
@@ -38,8 +41,18 @@ pub fn decode_reassemble(data: &[u8]) {
                 let _ = dialect.decode_server(f.as_bytes(), limits);
             }
         }
-        let _ = reassembler.push_frame(frame);
+        let pushed = reassembler.push_frame(frame);
         while reassembler.poll().is_some() {}
+        let same = match (&pushed, in_place.push_frame(frame)) {
+            (Ok(a), Ok(b)) => *a == b,
+            (Err(a), Err(b)) => a.code() == b.code(),
+            _ => false,
+        };
+        assert!(same, "the in-place path disagrees on a push");
+        assert!(
+            reassembler.transcript() == in_place.transcript(),
+            "the in-place path disagrees on the transcript"
+        );
     }
     let _ = reassembler.transcript().total_usage();
 }

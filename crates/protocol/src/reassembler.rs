@@ -14,6 +14,7 @@ use alloc::vec::Vec;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::dialect::fast::{self, Body, Delta};
 use crate::dialect::Dialect;
 use crate::event::{Event, Sequenced, Usage};
 use crate::frame::Limits;
@@ -207,6 +208,16 @@ pub struct Pushed {
     pub gap: Option<Gap>,
 }
 
+/// Where a frame stands in its run's order.
+enum Admission {
+    /// Its event id was applied (or is held) already.
+    Duplicate,
+    /// It skips ahead of the run's last contiguous id.
+    Gap(Gap),
+    /// It is the next: apply it, then these frames that were held for the ids after it.
+    Next(Vec<Sequenced>),
+}
+
 #[derive(Debug, Clone, Default)]
 struct RunOrder {
     /// Every event id up to this one has been applied.
@@ -222,8 +233,9 @@ pub struct Reassembler {
     limits: Limits,
     transcript: Transcript,
     order: BTreeMap<String, RunOrder>,
-    /// Index in `messages` of each run's open assistant message.
-    open: BTreeMap<Option<String>, usize>,
+    /// Index in `messages` of each run's open assistant message (one per streaming run: a
+    /// list is quicker to search than a map, and is searched by a borrowed run id).
+    open: Vec<(Option<String>, usize)>,
     queue: Option<VecDeque<Sequenced>>,
 }
 
@@ -235,7 +247,7 @@ impl Reassembler {
             limits: Limits::default(),
             transcript: Transcript::default(),
             order: BTreeMap::new(),
-            open: BTreeMap::new(),
+            open: Vec::new(),
             queue: None,
         }
     }
@@ -245,6 +257,17 @@ impl Reassembler {
     pub fn with_events(mut self) -> Self {
         self.queue = Some(VecDeque::new());
         self
+    }
+
+    /// Turns the event queue of [`Reassembler::with_events`] on or off; off drops events not
+    /// yet polled. For a host whose listeners come and go: while nobody listens, deltas take
+    /// the in-place path.
+    pub fn set_events(&mut self, on: bool) {
+        match (on, self.queue.is_some()) {
+            (true, false) => self.queue = Some(VecDeque::new()),
+            (false, true) => self.queue = None,
+            _ => {}
+        }
     }
 
     /// Changes the frame size limit.
@@ -277,6 +300,14 @@ impl Reassembler {
 
     /// Pushes one server frame. A frame that does not decode is an error and changes nothing.
     pub fn push_frame(&mut self, frame: &[u8]) -> Result<Pushed, Error> {
+        // Nearly every frame of a reply is a delta. When no one reads events, one is applied
+        // straight from the frame's bytes: no event, no copies of its ids, only its text
+        // appended (dialect::fast reads it exactly as the general path would).
+        if self.queue.is_none() && frame.len() <= self.limits.max_frame_bytes {
+            if let Some(delta) = fast::read(self.dialect, frame) {
+                return Ok(self.push_delta(delta));
+            }
+        }
         let events = self.dialect.decode_server(frame, self.limits)?;
         Ok(self.push_group(events))
     }
@@ -291,90 +322,186 @@ impl Reassembler {
         let Some(first) = events.first() else {
             return Pushed::default();
         };
-        let (Some(run_id), Some(id)) = (first.envelope.run_id.clone(), first.envelope.event_id)
+        let (Some(run_id), Some(id)) = (first.envelope.run_id.as_deref(), first.envelope.event_id)
         else {
-            let applied = events.len();
-            events.into_iter().for_each(|e| self.apply(e));
+            return self.apply_all(events, Vec::new());
+        };
+        match self.admit(run_id, id) {
+            Admission::Duplicate => Pushed {
+                duplicate: true,
+                ..Pushed::default()
+            },
+            Admission::Gap(gap) => {
+                self.hold(&gap, events);
+                Pushed {
+                    gap: Some(gap),
+                    ..Pushed::default()
+                }
+            }
+            Admission::Next(released) => self.apply_all(events, released),
+        }
+    }
+
+    /// [`Reassembler::push_group`] for a delta read in place (only while no events are queued:
+    /// it is applied without becoming one).
+    fn push_delta(&mut self, delta: Delta<'_>) -> Pushed {
+        let (Some(run_id), Some(id)) = (delta.run_id.as_deref(), delta.event_id) else {
+            self.apply_delta(&delta);
             return Pushed {
-                applied,
+                applied: 1,
                 ..Pushed::default()
             };
         };
-        let order = self.order.entry(run_id.clone()).or_default();
-        if id <= order.contiguous || order.held.contains_key(&id) {
-            return Pushed {
+        match self.admit(run_id, id) {
+            Admission::Duplicate => Pushed {
                 duplicate: true,
                 ..Pushed::default()
-            };
+            },
+            Admission::Gap(gap) => {
+                self.hold(&gap, alloc::vec![delta.into_sequenced()]);
+                Pushed {
+                    gap: Some(gap),
+                    ..Pushed::default()
+                }
+            }
+            Admission::Next(released) => {
+                self.apply_delta(&delta);
+                let mut pushed = self.apply_all(Vec::new(), released);
+                pushed.applied += 1;
+                pushed
+            }
+        }
+    }
+
+    /// Where frame `id` of `run_id` stands in its run's order. When it is the next one, the
+    /// frames held for the ids right after it are released (returned, in order) with it.
+    fn admit(&mut self, run_id: &str, id: u64) -> Admission {
+        let order = match self.order.get_mut(run_id) {
+            Some(order) => order,
+            None => self.order.entry(run_id.into()).or_default(),
+        };
+        if id <= order.contiguous || order.held.contains_key(&id) {
+            return Admission::Duplicate;
         }
         if id != order.contiguous + 1 {
-            let gap = Gap {
-                run_id,
+            return Admission::Gap(Gap {
+                run_id: run_id.into(),
                 after_event_id: order.contiguous,
                 received: id,
-            };
-            if order.held.len() < MAX_HELD_FRAMES {
-                order.held.insert(id, events);
-            }
-            return Pushed {
-                gap: Some(gap),
-                ..Pushed::default()
-            };
+            });
         }
         order.contiguous = id;
-        let mut ready = events;
+        let mut released = Vec::new();
         let mut next = id + 1;
         while let Some(more) = order.held.remove(&next) {
             order.contiguous = next;
-            ready.extend(more);
+            released.extend(more);
             next += 1;
         }
-        let applied = ready.len();
-        ready.into_iter().for_each(|e| self.apply(e));
+        Admission::Next(released)
+    }
+
+    /// Holds the events of a frame that arrived after `gap`, while there is room.
+    fn hold(&mut self, gap: &Gap, events: Vec<Sequenced>) {
+        if let Some(order) = self.order.get_mut(&gap.run_id) {
+            if order.held.len() < MAX_HELD_FRAMES {
+                order.held.insert(gap.received, events);
+            }
+        }
+    }
+
+    /// Applies `events` then `released`, in order.
+    fn apply_all(&mut self, events: Vec<Sequenced>, released: Vec<Sequenced>) -> Pushed {
+        let applied = events.len() + released.len();
+        events
+            .into_iter()
+            .chain(released)
+            .for_each(|e| self.apply(e));
         Pushed {
             applied,
             ..Pushed::default()
         }
     }
 
+    /// Applies a delta read in place, as [`Reassembler::apply`] applies its event.
+    fn apply_delta(&mut self, delta: &Delta<'_>) {
+        let fallback;
+        let run = match delta.run_id.as_deref() {
+            Some(r) => Some(r),
+            None => {
+                fallback = self.running_run();
+                fallback.as_deref()
+            }
+        };
+        match &delta.body {
+            Body::Text {
+                content, reasoning, ..
+            } => self.append_text(run, content, *reasoning),
+            Body::Arguments {
+                call_id,
+                name,
+                delta,
+            } => self.append_arguments(run, call_id.as_deref(), name.as_deref(), delta),
+        }
+    }
+
+    fn append_text(&mut self, run: Option<&str>, content: &str, reasoning: bool) {
+        let i = self.open_message(run);
+        let message = &mut self.transcript.messages[i];
+        if reasoning {
+            message.reasoning.push_str(content);
+        } else {
+            message.text.push_str(content);
+        }
+    }
+
+    fn append_arguments(
+        &mut self,
+        run: Option<&str>,
+        call_id: Option<&str>,
+        name: Option<&str>,
+        delta: &str,
+    ) {
+        let i = self.tool_call(run, call_id, name);
+        self.transcript.tool_calls[i].arguments_text.push_str(delta);
+    }
+
     /// Applies one event to the transcript.
     fn apply(&mut self, ev: Sequenced) {
-        let run_id = self.run_key(&ev);
+        let fallback;
+        let run_id = match ev.envelope.run_id.as_deref() {
+            Some(r) => Some(r),
+            None => {
+                fallback = self.running_run();
+                fallback.as_deref()
+            }
+        };
         match &ev.event {
             Event::RunStart { message, agent, .. } => {
-                self.ensure_run(&run_id, agent.clone());
+                self.ensure_run(run_id, agent.clone());
                 if let Some(m) = message {
-                    self.user_message(&run_id, m);
+                    self.user_message(run_id, m);
                 }
             }
             Event::UserMessage { content } => {
-                self.ensure_run(&run_id, None);
-                self.user_message(&run_id, content);
+                self.ensure_run(run_id, None);
+                self.user_message(run_id, content);
             }
-            Event::MessageChunk { content, .. } => {
-                let i = self.open_message(&run_id);
-                self.transcript.messages[i].text.push_str(content);
-            }
-            Event::ReasoningChunk { content, .. } => {
-                let i = self.open_message(&run_id);
-                self.transcript.messages[i].reasoning.push_str(content);
-            }
+            Event::MessageChunk { content, .. } => self.append_text(run_id, content, false),
+            Event::ReasoningChunk { content, .. } => self.append_text(run_id, content, true),
             Event::ToolCallChunk {
                 call_id,
                 name,
                 arguments_delta,
             } => {
-                let i = self.tool_call(&run_id, call_id.as_deref(), name.as_deref());
-                self.transcript.tool_calls[i]
-                    .arguments_text
-                    .push_str(arguments_delta);
+                self.append_arguments(run_id, call_id.as_deref(), name.as_deref(), arguments_delta)
             }
             Event::ToolCall {
                 call_id,
                 name,
                 arguments,
             } => {
-                let i = self.tool_call(&run_id, call_id.as_deref(), Some(name));
+                let i = self.tool_call(run_id, call_id.as_deref(), Some(name));
                 let call = &mut self.transcript.tool_calls[i];
                 call.set_arguments(arguments);
                 if call.status == ToolStatus::Streaming {
@@ -386,8 +513,8 @@ impl Reassembler {
                 name,
                 arguments,
             } => {
-                self.close_message(&run_id);
-                let i = self.tool_call(&run_id, call_id.as_deref(), Some(name));
+                self.close_message(run_id);
+                let i = self.tool_call(run_id, call_id.as_deref(), Some(name));
                 let call = &mut self.transcript.tool_calls[i];
                 call.set_arguments(arguments);
                 call.status = ToolStatus::AwaitingApproval;
@@ -398,7 +525,7 @@ impl Reassembler {
                 review,
                 message,
             } => {
-                let i = self.tool_call(&run_id, call_id.as_deref(), name.as_deref());
+                let i = self.tool_call(run_id, call_id.as_deref(), name.as_deref());
                 let call = &mut self.transcript.tool_calls[i];
                 call.review = Some(*review);
                 call.review_message.clone_from(message);
@@ -409,8 +536,8 @@ impl Reassembler {
                 };
             }
             Event::ToolStart { call_id, name } => {
-                self.close_message(&run_id);
-                let i = self.tool_call(&run_id, call_id.as_deref(), Some(name));
+                self.close_message(run_id);
+                let i = self.tool_call(run_id, call_id.as_deref(), Some(name));
                 let call = &mut self.transcript.tool_calls[i];
                 call.finish_arguments();
                 call.status = ToolStatus::Running;
@@ -420,8 +547,8 @@ impl Reassembler {
                 name,
                 content,
             } => {
-                self.close_message(&run_id);
-                let i = self.tool_call(&run_id, call_id.as_deref(), Some(name));
+                self.close_message(run_id);
+                let i = self.tool_call(run_id, call_id.as_deref(), Some(name));
                 self.transcript.tool_calls[i].output.push_str(content);
             }
             Event::ToolEnd {
@@ -431,8 +558,8 @@ impl Reassembler {
                 is_error,
             } => {
                 // Tools run after the response that called them is complete.
-                self.close_message(&run_id);
-                let i = self.tool_call(&run_id, call_id.as_deref(), Some(name));
+                self.close_message(run_id);
+                let i = self.tool_call(run_id, call_id.as_deref(), Some(name));
                 let call = &mut self.transcript.tool_calls[i];
                 call.finish_arguments();
                 call.result = Some(result.clone());
@@ -450,11 +577,11 @@ impl Reassembler {
                 tool_calls,
                 ..
             } => {
-                let open = self.open.get(&run_id).copied();
+                let open = self.open_index(run_id);
                 let i = match open {
                     Some(i) => Some(i),
                     None if !content.is_empty() || !tool_calls.is_empty() => {
-                        Some(self.open_message(&run_id))
+                        Some(self.open_message(run_id))
                     }
                     None => None,
                 };
@@ -477,11 +604,11 @@ impl Reassembler {
                         }
                     }
                 }
-                self.close_message(&run_id);
+                self.close_message(run_id);
             }
-            Event::NodeExit { .. } => self.close_message(&run_id),
+            Event::NodeExit { .. } => self.close_message(run_id),
             Event::Usage(u) => {
-                let run = self.ensure_run(&run_id, None);
+                let run = self.ensure_run(run_id, None);
                 run.usage = Some(*u);
                 run.call_usage.push(*u);
                 run.total_usage.add(u);
@@ -493,8 +620,8 @@ impl Reassembler {
                 paused,
                 ..
             } => {
-                self.close_message(&run_id);
-                let run = self.ensure_run(&run_id, None);
+                self.close_message(run_id);
+                let run = self.ensure_run(run_id, None);
                 // A failed run's dialect may still close the turn (agentloop sends
                 // `loading_state: false` after its `error`); the failure stands.
                 if run.status != RunStatus::Running {
@@ -514,9 +641,9 @@ impl Reassembler {
             // unknown tool): it does not end the run that may be streaming meanwhile.
             Event::Error {
                 message, code, id, ..
-            } if ev.envelope.run_id.is_some() || (id.is_none() && self.is_running(&run_id)) => {
-                self.close_message(&run_id);
-                let run = self.ensure_run(&run_id, None);
+            } if ev.envelope.run_id.is_some() || (id.is_none() && self.is_running(run_id)) => {
+                self.close_message(run_id);
+                let run = self.ensure_run(run_id, None);
                 run.status = if code.as_deref() == Some("cancelled") {
                     RunStatus::Cancelled
                 } else {
@@ -552,35 +679,32 @@ impl Reassembler {
         Ok(total)
     }
 
-    /// The run an event belongs to: its own run id, else the run still streaming, else a new
+    /// The run an event without a run id belongs to: the run still streaming, else a new
     /// anonymous one (frames of original servers carry no run id).
-    fn run_key(&self, ev: &Sequenced) -> Option<String> {
-        if ev.envelope.run_id.is_some() {
-            return ev.envelope.run_id.clone();
-        }
+    fn running_run(&self) -> Option<String> {
         match self.transcript.runs.last() {
             Some(r) if r.status == RunStatus::Running => r.run_id.clone(),
             _ => None,
         }
     }
 
-    fn is_running(&self, run_id: &Option<String>) -> bool {
+    fn is_running(&self, run_id: Option<&str>) -> bool {
         self.transcript
             .runs
             .iter()
             .rev()
-            .any(|r| &r.run_id == run_id && r.status == RunStatus::Running)
+            .any(|r| r.run_id.as_deref() == run_id && r.status == RunStatus::Running)
     }
 
-    fn ensure_run(&mut self, run_id: &Option<String>, agent: Option<Agent>) -> &mut Run {
+    fn ensure_run(&mut self, run_id: Option<&str>, agent: Option<Agent>) -> &mut Run {
         let pos = self.transcript.runs.iter().rposition(|r| {
-            &r.run_id == run_id && (run_id.is_some() || r.status == RunStatus::Running)
+            r.run_id.as_deref() == run_id && (run_id.is_some() || r.status == RunStatus::Running)
         });
         let i = match pos {
             Some(i) => i,
             None => {
                 self.transcript.runs.push(Run {
-                    run_id: run_id.clone(),
+                    run_id: run_id.map(String::from),
                     agent: None,
                     status: RunStatus::Running,
                     reply: None,
@@ -600,14 +724,14 @@ impl Reassembler {
         run
     }
 
-    fn user_message(&mut self, run_id: &Option<String>, text: &str) {
+    fn user_message(&mut self, run_id: Option<&str>, text: &str) {
         // A dialect may send the user message both with the run start and on its own.
         let seen = self
             .transcript
             .messages
             .iter()
             .rev()
-            .take_while(|m| &m.run_id == run_id)
+            .take_while(|m| m.run_id.as_deref() == run_id)
             .any(|m| m.role == Role::User && m.text == text);
         if run_id.is_some() && seen {
             return;
@@ -617,14 +741,22 @@ impl Reassembler {
             role: Role::User,
             text: text.into(),
             reasoning: String::new(),
-            run_id: run_id.clone(),
+            run_id: run_id.map(String::from),
             tool_call_ids: Vec::new(),
             complete: true,
         });
     }
 
-    fn open_message(&mut self, run_id: &Option<String>) -> usize {
-        if let Some(&i) = self.open.get(run_id) {
+    /// The index of the run's open assistant message, if one is open.
+    fn open_index(&self, run_id: Option<&str>) -> Option<usize> {
+        self.open
+            .iter()
+            .find(|(r, _)| r.as_deref() == run_id)
+            .map(|&(_, i)| i)
+    }
+
+    fn open_message(&mut self, run_id: Option<&str>) -> usize {
+        if let Some(i) = self.open_index(run_id) {
             return i;
         }
         self.ensure_run(run_id, None);
@@ -632,17 +764,18 @@ impl Reassembler {
             role: Role::Assistant,
             text: String::new(),
             reasoning: String::new(),
-            run_id: run_id.clone(),
+            run_id: run_id.map(String::from),
             tool_call_ids: Vec::new(),
             complete: false,
         });
         let i = self.transcript.messages.len() - 1;
-        self.open.insert(run_id.clone(), i);
+        self.open.push((run_id.map(String::from), i));
         i
     }
 
-    fn close_message(&mut self, run_id: &Option<String>) {
-        if let Some(i) = self.open.remove(run_id) {
+    fn close_message(&mut self, run_id: Option<&str>) {
+        if let Some(at) = self.open.iter().position(|(r, _)| r.as_deref() == run_id) {
+            let (_, i) = self.open.swap_remove(at);
             self.transcript.messages[i].complete = true;
         }
     }
@@ -651,7 +784,7 @@ impl Reassembler {
     /// that name in the run that has not finished is meant.
     fn tool_call(
         &mut self,
-        run_id: &Option<String>,
+        run_id: Option<&str>,
         call_id: Option<&str>,
         name: Option<&str>,
     ) -> usize {
@@ -659,7 +792,7 @@ impl Reassembler {
         let found = match call_id {
             Some(id) => calls.iter().rposition(|c| c.call_id == id),
             None => calls.iter().rposition(|c| {
-                &c.run_id == run_id
+                c.run_id.as_deref() == run_id
                     && name.is_none_or(|n| c.name == n)
                     && !matches!(c.status, ToolStatus::Done | ToolStatus::Error)
             }),
@@ -689,7 +822,7 @@ impl Reassembler {
             output: String::new(),
             result: None,
             is_error: false,
-            run_id: run_id.clone(),
+            run_id: run_id.map(String::from),
         });
         self.transcript.tool_calls.len() - 1
     }

@@ -407,9 +407,9 @@ proptest! {
             let mut enc = Encoder::new(d, 3);
             let frames: Vec<String> = run.iter().flat_map(|e| enc.encode(e)).collect();
 
-            let mut one = Reassembler::new(d);
+            let mut one = Twin::new(d);
             for f in &frames {
-                one.push_frame(f.as_bytes()).unwrap();
+                one.push(f)?;
             }
             let mut batch = Reassembler::new(d);
             batch.push_frames(frames.iter().map(|f| f.as_bytes())).unwrap();
@@ -422,28 +422,55 @@ proptest! {
                 let i = at.index(frames.len()).max(j);
                 stream.insert(i + 1, &frames[j]);
             }
-            let mut noisy = Reassembler::new(d);
+            let mut noisy = Twin::new(d);
             for f in &stream {
-                noisy.push_frame(f.as_bytes()).unwrap();
+                noisy.push(f)?;
             }
             prop_assert_eq!(one.transcript(), noisy.transcript());
 
             // Losses: some frames never arrive; the client resumes from the reported gap and
             // the server replays everything after it.
             let dropped: Vec<usize> = lost.iter().map(|l| l.index(frames.len())).collect();
-            let mut lossy = Reassembler::new(d);
+            let mut lossy = Twin::new(d);
             for (i, f) in frames.iter().enumerate() {
                 if !dropped.contains(&i) {
-                    lossy.push_frame(f.as_bytes()).unwrap();
+                    lossy.push(f)?;
                 }
             }
-            let after = lossy.last_event_id("run-plain")
-                .max(lossy.last_event_id(run[0].envelope.run_id.as_deref().unwrap()));
+            let after = lossy.0.last_event_id("run-plain")
+                .max(lossy.0.last_event_id(run[0].envelope.run_id.as_deref().unwrap()));
             for f in frames.iter().skip(after as usize) {
-                lossy.push_frame(f.as_bytes()).unwrap();
+                lossy.push(f)?;
             }
             prop_assert_eq!(one.transcript(), lossy.transcript());
         }
+    }
+}
+
+/// A reassembler that applies deltas in place (no events asked for) beside one that turns every
+/// frame into events: each push must do the same in both, and the transcripts must match.
+struct Twin(Reassembler, Reassembler);
+
+impl Twin {
+    fn new(d: Dialect) -> Self {
+        Twin(Reassembler::new(d), Reassembler::new(d).with_events())
+    }
+
+    fn push(&mut self, frame: &str) -> Result<(), TestCaseError> {
+        let in_place = self.0.push_frame(frame.as_bytes()).unwrap();
+        let by_events = self.1.push_frame(frame.as_bytes()).unwrap();
+        let mut events = 0;
+        while self.1.poll().is_some() {
+            events += 1;
+        }
+        prop_assert_eq!(&in_place, &by_events, "{}", frame);
+        prop_assert_eq!(events, by_events.applied);
+        prop_assert_eq!(self.0.transcript(), self.1.transcript(), "after {}", frame);
+        Ok(())
+    }
+
+    fn transcript(&self) -> &weft_protocol::Transcript {
+        self.0.transcript()
     }
 }
 

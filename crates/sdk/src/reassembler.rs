@@ -8,9 +8,10 @@ use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::rc::Rc;
 
-use js_sys::{Function, Reflect};
+use js_sys::{Array, Function, Reflect};
 use tsify::Ts;
 use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
 use weft_protocol::event::Sequenced;
 use weft_protocol::reassembler::Pushed;
 use weft_protocol::{Dialect, Transcript};
@@ -84,22 +85,59 @@ impl Reassembler {
         Ok(push_result(pushed?)?)
     }
 
-    /// Pushes many frames in one call (one boundary crossing instead of one per frame), in
-    /// order. Stops at the first frame that does not decode and throws naming its index; the
-    /// frames before it stay applied. The result sums `applied`, ORs `duplicate` and keeps the
-    /// last `gap`.
+    /// Pushes many text frames in one call, in order. Stops at the first frame that does not
+    /// decode and throws naming its index; the frames before it stay applied. The result sums
+    /// `applied`, ORs `duplicate` and keeps the last `gap`.
+    ///
+    /// The frames cross into wasm as one string, joined in JavaScript with U+001E (a character
+    /// JSON text can only hold escaped), so a batch costs one copy instead of one per frame.
     #[wasm_bindgen(js_name = pushMany)]
-    pub fn push_many(&self, frames: Vec<String>) -> Result<Ts<PushResult>, JsValue> {
+    pub fn push_many(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string[]")] frames: JsValue,
+    ) -> Result<Ts<PushResult>, JsValue> {
+        let joined = join_frames(&frames);
+        let Some(text) = joined.as_string() else {
+            let why = match joined.as_f64() {
+                Some(i) if i >= 0.0 => format!("pushMany(): frame {i} is not a string"),
+                _ => format!(
+                    "pushMany() takes an array of strings, not {}",
+                    marshal::type_of(&frames)
+                ),
+            };
+            return Err(Error::argument(why).into_js());
+        };
+        let count = frames.unchecked_ref::<Array>().length() as usize;
         let total = self.apply(|core| {
             let mut total = Pushed::default();
-            for (i, frame) in frames.iter().enumerate() {
-                let p = core.push_frame(frame.as_bytes()).map_err(|e| {
-                    Error::from_protocol(&e, &format!("pushMany(): frame {i} of {}", frames.len()))
+            let mut push = |i: usize, frame: &[u8]| {
+                let p = core.push_frame(frame).map_err(|e| {
+                    Error::from_protocol(&e, &format!("pushMany(): frame {i} of {count}"))
                 })?;
                 total.applied += p.applied;
                 total.duplicate |= p.duplicate;
                 if p.gap.is_some() {
                     total.gap = p.gap;
+                }
+                Ok::<_, Error>(())
+            };
+            if count > 0 && text.split(FRAME_SEPARATOR).count() == count {
+                for (i, frame) in text.split(FRAME_SEPARATOR).enumerate() {
+                    push(i, frame.as_bytes())?;
+                }
+            } else if count > 0 {
+                // A frame holds the separator itself (so it is not valid JSON): one by one,
+                // for the error to name the right frame.
+                let frames = frames.unchecked_ref::<Array>();
+                for i in 0..count {
+                    push(
+                        i,
+                        frames
+                            .get(i as u32)
+                            .as_string()
+                            .unwrap_or_default()
+                            .as_bytes(),
+                    )?;
                 }
             }
             Ok(total)
@@ -145,13 +183,12 @@ impl Reassembler {
         f: impl FnOnce(&mut weft_protocol::Reassembler) -> Result<T, Error>,
     ) -> Result<T, Error> {
         let mut core = self.core.try_borrow_mut().map_err(|_| busy())?;
+        // Events are built only while someone listens: otherwise deltas are applied in place.
+        core.set_events(!self.events.is_empty());
         let result = f(&mut core);
-        let listening = !self.events.is_empty();
         let mut pending = self.pending.borrow_mut();
         while let Some(ev) = core.poll() {
-            if listening {
-                pending.push_back(ev);
-            }
+            pending.push_back(ev);
         }
         result
     }
@@ -173,29 +210,43 @@ impl Reassembler {
     }
 }
 
-/// The `PushResult` object, built field by field: `push` returns one per frame, and going
-/// through JSON text (as other values do, see `marshal`) was a fifth of a delta's cost. Only a
-/// gap, which is rare, is marshalled the general way.
+/// Separates the frames of a `pushMany` batch on their way into wasm.
+const FRAME_SEPARATOR: char = '\u{1e}';
+
+// Helpers that run on the JavaScript side of the boundary, where they are one call each.
+#[wasm_bindgen(inline_js = r#"
+export function pushResult(applied, duplicate) {
+  return { applied, duplicate };
+}
+export function joinFrames(frames) {
+  if (!Array.isArray(frames)) return -1;
+  for (let i = 0; i < frames.length; i++) {
+    if (typeof frames[i] !== "string") return i;
+  }
+  return frames.join("\x1e");
+}
+"#)]
+extern "C" {
+    /// `{ applied, duplicate }` as an object literal: `push` returns one per frame, and
+    /// building it from Rust (an object, then a property at a time) was a fifth of a delta's
+    /// cost.
+    #[wasm_bindgen(js_name = pushResult)]
+    fn push_result_object(applied: f64, duplicate: bool) -> js_sys::Object;
+
+    /// The frames joined by [`FRAME_SEPARATOR`]; the index of the first that is not a string,
+    /// or -1 when `frames` is not an array.
+    #[wasm_bindgen(js_name = joinFrames)]
+    fn join_frames(frames: &JsValue) -> JsValue;
+}
+
+/// The `PushResult` object. Only a gap, which is rare, is marshalled the general way.
 fn push_result(p: Pushed) -> Result<Ts<PushResult>, Error> {
-    thread_local! {
-        static KEYS: [JsValue; 3] = [
-            JsValue::from_str("applied"),
-            JsValue::from_str("duplicate"),
-            JsValue::from_str("gap"),
-        ];
+    // Counts of events in one push stay far below 2^53.
+    let object = push_result_object(p.applied as f64, p.duplicate);
+    if let Some(gap) = &p.gap {
+        Reflect::set(&object, &JsValue::from_str("gap"), &marshal::to_js(gap)?)
+            .map_err(|e| Error::new("internal", crate::error::describe(&e)))?;
     }
-    let object = js_sys::Object::new();
-    let gap = p.gap.as_ref().map(marshal::to_js).transpose()?;
-    let set = KEYS.with(|[applied, duplicate, gap_key]| {
-        // Counts of events in one push stay far below 2^53.
-        Reflect::set(&object, applied, &JsValue::from_f64(p.applied as f64))?;
-        Reflect::set(&object, duplicate, &JsValue::from_bool(p.duplicate))?;
-        match &gap {
-            Some(g) => Reflect::set(&object, gap_key, g).map(|_| ()),
-            None => Ok(()),
-        }
-    });
-    set.map_err(|e| Error::new("internal", crate::error::describe(&e)))?;
     Ok(Ts::new_unchecked(object.into()))
 }
 

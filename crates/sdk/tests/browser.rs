@@ -45,6 +45,15 @@ fn frames(jsonl: &str) -> Vec<String> {
     jsonl.lines().map(String::from).collect()
 }
 
+/// Frames as the JS array `pushMany` takes.
+fn array(frames: &[String]) -> JsValue {
+    frames
+        .iter()
+        .map(|f| JsValue::from_str(f))
+        .collect::<js_sys::Array>()
+        .into()
+}
+
 /// A JS value as JSON, to compare with the fixtures (what `JSON.stringify` shows the app).
 fn json(v: &JsValue) -> Value {
     let text: String = js_sys::JSON::stringify(v).unwrap().into();
@@ -100,7 +109,7 @@ fn push_many_is_the_same_as_pushing_one_by_one() {
                 .unwrap();
         }
         let many = Reassembler::new(dialect).unwrap();
-        let pushed = json(&many.push_many(frames(jsonl)).unwrap().into());
+        let pushed = json(&many.push_many(array(&frames(jsonl))).unwrap().into());
         assert_eq!(
             pushed["applied"].as_u64(),
             Some(applied),
@@ -116,14 +125,14 @@ fn push_many_is_the_same_as_pushing_one_by_one() {
 fn duplicates_are_dropped_and_change_nothing() {
     for (dialect, name, jsonl, want) in GOLDEN {
         let r = Reassembler::new(dialect).unwrap();
-        r.push_many(frames(jsonl)).unwrap();
+        r.push_many(array(&frames(jsonl))).unwrap();
         for f in frames(jsonl) {
             let pushed = json(&r.push(f.clone().into()).unwrap().into());
             // Every frame of a weft server carries an event id: a second copy is a duplicate
             // (frames that decode to no event apply nothing either way).
             assert_eq!(pushed["applied"], 0, "{dialect}/{name}: {f}");
         }
-        let again = json(&r.push_many(frames(jsonl)).unwrap().into());
+        let again = json(&r.push_many(array(&frames(jsonl))).unwrap().into());
         assert_eq!(again["applied"], 0);
         assert_eq!(again["duplicate"], true, "{dialect}/{name}");
         let want: Value = serde_json::from_str(want).unwrap();
@@ -154,7 +163,7 @@ fn a_gap_is_reported_held_and_filled() {
         "the held frame is released with the one that fills the gap"
     );
     assert_eq!(r.last_event_id("run-tool"), 3.0);
-    r.push_many(f[3..].to_vec()).unwrap();
+    r.push_many(array(&f[3..])).unwrap();
     let want: Value = serde_json::from_str(want).unwrap();
     assert_eq!(transcript(&r), want);
 }
@@ -200,7 +209,10 @@ fn bad_input_throws_weft_errors_with_codes_and_changes_nothing() {
         assert!(msg.starts_with("push()"), "{msg}");
     }
     let thrown = r
-        .push_many(vec![r#"{"type":"pong","id":"1"}"#.into(), "nope".into()])
+        .push_many(array(&[
+            r#"{"type":"pong","id":"1"}"#.into(),
+            "nope".into(),
+        ]))
         .unwrap_err();
     let msg = weft_error(&thrown, "invalid_json");
     assert!(msg.contains("frame 1 of 2"), "{msg}");
@@ -227,10 +239,10 @@ fn events_reach_listeners_in_order_until_they_unsubscribe() {
     let (a, b) = (Rc::default(), Rc::default());
     let off_a = r.on_event(recorder(&a));
     let _off_b = r.on_event(recorder(&b));
-    r.push_many(f[..3].to_vec()).unwrap();
+    r.push_many(array(&f[..3])).unwrap();
     off_a.call0(&JsValue::UNDEFINED).unwrap();
     off_a.call0(&JsValue::UNDEFINED).unwrap();
-    r.push_many(f[3..].to_vec()).unwrap();
+    r.push_many(array(&f[3..])).unwrap();
     let ids = |log: &Rc<RefCell<Vec<Value>>>| -> Vec<u64> {
         log.borrow()
             .iter()

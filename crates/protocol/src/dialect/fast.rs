@@ -24,15 +24,90 @@ use crate::event::{Envelope, Event, Sequenced};
 /// Decodes `frame` if it is one of the shapes this path knows; `None` sends it down the general
 /// path.
 pub(crate) fn decode_server(dialect: Dialect, frame: &[u8]) -> Option<Sequenced> {
+    read(dialect, frame).map(Delta::into_sequenced)
+}
+
+/// Reads `frame` in place if it is one of the shapes this path knows. The reassembler applies
+/// such a delta without building its event when nobody asked for events: then nothing of the
+/// frame is copied but the text it appends.
+pub(crate) fn read(dialect: Dialect, frame: &[u8]) -> Option<Delta<'_>> {
     let text = core::str::from_utf8(frame).ok()?;
     let mut s = Scan { t: text, at: 0 };
-    let seq = match dialect {
+    let delta = match dialect {
         Dialect::Loom => loom(&mut s)?,
         Dialect::Cueso => cueso(&mut s)?,
         Dialect::Agentloop | Dialect::Agentchat => return None,
     };
     s.ws();
-    (s.at == s.t.len()).then_some(seq)
+    (s.at == s.t.len()).then_some(delta)
+}
+
+/// One delta frame, its strings borrowed from the frame wherever they had no escapes.
+#[derive(Debug)]
+pub(crate) struct Delta<'a> {
+    pub run_id: Option<Cow<'a, str>>,
+    pub event_id: Option<u64>,
+    session_id: Option<Cow<'a, str>>,
+    node_id: Option<Cow<'a, str>>,
+    pub body: Body<'a>,
+}
+
+/// What a [`Delta`] adds: text (or reasoning) to the open message, or arguments to a call.
+#[derive(Debug)]
+pub(crate) enum Body<'a> {
+    Text {
+        content: Cow<'a, str>,
+        /// The message id (loom); empty where the dialect has none.
+        id: Cow<'a, str>,
+        reasoning: bool,
+    },
+    Arguments {
+        call_id: Option<Cow<'a, str>>,
+        name: Option<Cow<'a, str>>,
+        delta: Cow<'a, str>,
+    },
+}
+
+impl Delta<'_> {
+    /// The canonical event, exactly as the general path decodes the frame.
+    pub fn into_sequenced(self) -> Sequenced {
+        let event = match self.body {
+            Body::Text {
+                content,
+                id,
+                reasoning: false,
+            } => Event::MessageChunk {
+                content: content.into_owned(),
+                id: id.into_owned(),
+            },
+            Body::Text {
+                content,
+                id,
+                reasoning: true,
+            } => Event::ReasoningChunk {
+                content: content.into_owned(),
+                id: id.into_owned(),
+            },
+            Body::Arguments {
+                call_id,
+                name,
+                delta,
+            } => Event::ToolCallChunk {
+                call_id: owned(call_id),
+                name: owned(name),
+                arguments_delta: delta.into_owned(),
+            },
+        };
+        Sequenced {
+            envelope: Envelope {
+                session_id: owned(self.session_id),
+                node_id: owned(self.node_id),
+                event_id: self.event_id,
+                run_id: owned(self.run_id),
+            },
+            event,
+        }
+    }
 }
 
 /// The fields these shapes may carry, each read at most once.
@@ -66,7 +141,7 @@ fn owned(s: Option<Cow<'_, str>>) -> Option<String> {
 
 /// `{"type":"run_stream_event","id":…,"event":{"type":"message_chunk"|"reasoning_chunk"|
 /// "tool_call_chunk",…}}`.
-fn loom(s: &mut Scan<'_>) -> Option<Sequenced> {
+fn loom<'a>(s: &mut Scan<'a>) -> Option<Delta<'a>> {
     let mut kind = None;
     let mut run_id = None;
     let mut inner = None;
@@ -95,46 +170,42 @@ fn loom(s: &mut Scan<'_>) -> Option<Sequenced> {
         return None;
     }
     let e = inner?;
-    let event = match e.kind.as_deref()? {
-        "message_chunk" | "reasoning_chunk" => {
+    let body = match e.kind.as_deref()? {
+        k @ ("message_chunk" | "reasoning_chunk") => {
             if e.call_id.is_some() || e.name.is_some() || e.arguments_delta.is_some() {
                 return None;
             }
-            let content = e.content?.into_owned();
-            let id = e.id?.into_owned();
-            if e.kind.as_deref() == Some("message_chunk") {
-                Event::MessageChunk { content, id }
-            } else {
-                Event::ReasoningChunk { content, id }
+            Body::Text {
+                reasoning: k == "reasoning_chunk",
+                content: e.content?,
+                id: e.id?,
             }
         }
         "tool_call_chunk" => {
             if e.content.is_some() || e.id.is_some() {
                 return None;
             }
-            Event::ToolCallChunk {
-                call_id: owned(e.call_id),
-                name: owned(e.name),
-                arguments_delta: e.arguments_delta?.into_owned(),
+            Body::Arguments {
+                call_id: e.call_id,
+                name: e.name,
+                delta: e.arguments_delta?,
             }
         }
         _ => return None,
     };
-    Some(Sequenced {
-        envelope: Envelope {
-            session_id: owned(e.session_id),
-            node_id: owned(e.node_id),
-            event_id: e.event_id,
-            run_id: Some(run_id?.into_owned()),
-        },
-        event,
+    Some(Delta {
+        run_id: Some(run_id?),
+        event_id: e.event_id,
+        session_id: e.session_id,
+        node_id: e.node_id,
+        body,
     })
 }
 
 /// `{"type":"content_delta","content":…,"role":…}` and
 /// `{"type":"tool_call_delta","tool_call":{"id":…,"name":…,"input_json":…}}`, with the
 /// extension fields `run_id` and `event_id`.
-fn cueso(s: &mut Scan<'_>) -> Option<Sequenced> {
+fn cueso<'a>(s: &mut Scan<'a>) -> Option<Delta<'a>> {
     let mut slots = Slots::default();
     let mut role = None;
     let mut call = None;
@@ -159,29 +230,28 @@ fn cueso(s: &mut Scan<'_>) -> Option<Sequenced> {
         }
         _ => None,
     })?;
-    let event = match slots.kind.as_deref()? {
-        "content_delta" if call.is_none() => Event::MessageChunk {
-            content: slots.content?.into_owned(),
-            id: String::new(),
+    let body = match slots.kind.as_deref()? {
+        "content_delta" if call.is_none() => Body::Text {
+            content: slots.content?,
+            id: Cow::Borrowed(""),
+            reasoning: false,
         },
         "tool_call_delta" if slots.content.is_none() && role.is_none() => {
             let c = call?;
-            Event::ToolCallChunk {
-                call_id: owned(c.call_id),
-                name: owned(c.name),
-                arguments_delta: owned(c.arguments_delta).unwrap_or_default(),
+            Body::Arguments {
+                call_id: c.call_id,
+                name: c.name,
+                delta: c.arguments_delta.unwrap_or_default(),
             }
         }
         _ => return None,
     };
-    Some(Sequenced {
-        envelope: Envelope {
-            session_id: None,
-            node_id: None,
-            event_id: slots.event_id,
-            run_id: owned(slots.run_id),
-        },
-        event,
+    Some(Delta {
+        run_id: slots.run_id,
+        event_id: slots.event_id,
+        session_id: None,
+        node_id: None,
+        body,
     })
 }
 
