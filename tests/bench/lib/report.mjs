@@ -295,9 +295,9 @@ function limits(S) {
   const cp = S.client?.profile;
   if (cp?.['weft-push:loom']) {
     const st = cp['weft-push:loom'].self;
-    out.push(`- **Client, per frame** (CPU profile of \`push\`): ${top(st, clientClassify, 5)}; the reassembly itself ${busyShare(st, clientClassify, /^reassembly/)} %. Deltas take the fast path (weft_protocol \`dialect::fast\`: one pass over the bytes, no JSON tree), so what is left is the boundary: each frame crosses as a JS string copied to UTF-8 (\`passStringToWasm0\`), becomes a \`Vec\` of one event with owned strings, and returns a result object; the JS floor parses with V8's native \`JSON.parse\` and never leaves JS.`);
+    out.push(`- **Client, per frame** (CPU profile of \`push\`): ${top(st, clientClassify, 5)}; the reassembly itself ${busyShare(st, clientClassify, /^reassembly/)} %. A delta is read in place (weft_protocol \`dialect::fast\`: one pass over the bytes, its strings borrowed) and, with no event listener, appended to the transcript without becoming an event; what is left per frame is the boundary — the frame copied from a JS string into wasm memory as UTF-8 (\`passStringToWasm0\`, a character at a time in the glue), the call, the result object — and the frames that are not deltas (8 % of the loom stream: node, tool and usage events), which go through serde_json's tree. The JS floor parses with V8's native \`JSON.parse\` and never leaves JS.`);
   }
-  if (cp?.['weft-pushMany:loom']) out.push(`- **Client, batch** (\`pushMany\`): ${top(cp['weft-pushMany:loom'].self, clientClassify, 4)} — the same per-frame copy into wasm and decode; batching only saves the per-call boundary and result objects, so the string copy (one per frame) and the per-event allocation bound it.`);
+  if (cp?.['weft-pushMany:loom']) out.push(`- **Client, batch** (\`pushMany\`): ${top(cp['weft-pushMany:loom'].self, clientClassify, 4)} — the batch crosses as one string (joined in JS with U+001E), so the boundary is paid once per 1,000 frames; what is left is the decoding itself, most of it in the frames that are not deltas (serde_json tree, then the event built from it).`);
   const b = S.bundle;
   if (b?.weftWasm) {
     const c = b.weftWasm.crates.slice(0, 5).map((x) => `${x.crate} ${KB(x.bytes)}`).join(', ');
@@ -309,7 +309,8 @@ function limits(S) {
     if (w) out.push(`- **Worker upload**: one wasm of ${KB(w.raw)} (${KB(w.gzip)} gzip) with sections ${w.sections.map((x) => `${x.section} ${KB(x.bytes)}`).join(', ')}${c ? `; code by crate (cargo output, \`-Oz -g\`): ${c}` : ''}.`);
   }
   const sp = S.server?.profile;
-  if (sp) out.push(`- **Server** (CPU profile of the Worker's isolate, ${sp.sessions} concurrent sessions): ${top(sp.self, serverClassify, 5)}. The Worker logs and sends what one model read produced as a batch (one \`exec\`, sockets listed once), but the scripted LLM writes one HTTP chunk per token and each arrives as its own read, so it is still one SQLite statement, one pass through the wasm-bindgen/JS glue and one \`send\` per token; the relay floor only does the \`send\`.`);
+  if (sp) out.push(`- **Server** (CPU profile of the Worker's isolate, ${sp.sessions} concurrent sessions): ${top(sp.self, serverClassify, 5)}. Every event is in the SQLite event log before it is sent, and under \`wrangler dev\` the Durable Objects' commits are serialised; so while a commit is in flight the Worker gathers the model's next reads (up to \`STREAM_BATCH_READS\` or \`STREAM_BATCH_MS\`, worker/src/batch.rs) and logs and sends them as one batch: one statement, one glue pass and one \`send\` per batch instead of per token. The relay floor writes nothing.`);
+  if (S.server?.paced?.length) out.push('- **Server, latency at 20 ms/token**: a token sent alone (the model is slower than a commit, so nothing is gathered) waits for its log write to commit before it leaves: the Durable Object output gate holds a socket message until the storage writes before it are durable, which is what lets a client resume without a hole after a crash. The bare relay writes nothing, so it has no commit to wait for.');
   return out;
 }
 
