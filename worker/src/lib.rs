@@ -20,15 +20,15 @@
 //! the app is not built, `GET /` answers with a small page listing the endpoints.
 
 pub mod batch;
+pub mod outbound;
 pub mod proxy;
+pub mod query;
 pub mod session;
 pub mod settings;
 pub mod store;
 
 use weft_protocol::Dialect;
-use worker::{
-    event, Context, Env, Headers, Method, Request, RequestInit, Response, Result, WebSocketPair,
-};
+use worker::{event, Context, Env, Headers, Method, Request, Response, Result, WebSocketPair};
 
 use settings::Settings;
 
@@ -42,8 +42,8 @@ fn start() {
 #[event(fetch)]
 async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
     let settings = Settings::from_env(&env);
-    let url = req.url()?;
-    let path = url.path().to_string();
+    let url = req.inner().url();
+    let path = req.path();
     let upgrade = req
         .headers()
         .get("Upgrade")?
@@ -114,25 +114,17 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
         return with_protocol(Response::from_websocket(pair.client)?, echo.as_deref());
     }
 
-    let session_id = url
-        .query_pairs()
-        .find(|(k, _)| k == "session_id")
-        .map(|(_, v)| v.into_owned())
+    let session_id = query::get(&url, "session_id")
         .filter(|s| !s.is_empty() && s.len() <= 128)
         .unwrap_or_else(session::uuid);
 
-    let mut target = url::Url::parse("https://session.internal/connect")
-        .map_err(|e| worker::Error::RustError(e.to_string()))?;
-    target
-        .query_pairs_mut()
-        .append_pair("dialect", dialect.as_str())
-        .append_pair("session", &session_id);
+    let mut target = String::from("https://session.internal/connect?");
+    query::append(&mut target, "dialect", dialect.as_str());
+    query::append(&mut target, "session", &session_id);
     if let Some(p) = &echo {
-        target.query_pairs_mut().append_pair("protocol", p);
+        query::append(&mut target, "protocol", p);
     }
-    let mut init = RequestInit::new();
-    init.with_headers(req.headers().clone());
-    let forwarded = Request::new_with_init(target.as_str(), &init)?;
+    let forwarded = outbound::request(&target, "GET", Some(req.headers()), None)?;
     let stub = env
         .durable_object("SESSIONS")?
         .id_from_name(&session_id)?
@@ -155,16 +147,13 @@ async fn assets(env: &Env, req: Request) -> Result<Option<Response>> {
 fn refuse(
     settings: &Settings,
     req: &Request,
-    url: &url::Url,
+    url: &str,
     protocols: &[String],
 ) -> Result<Option<Response>> {
     let Some(expected) = &settings.auth_token else {
         return Ok(None);
     };
-    let query_token = url
-        .query_pairs()
-        .find(|(k, _)| k == "token")
-        .map(|(_, v)| v.into_owned());
+    let query_token = query::get(url, "token");
     let proto_token = protocols
         .iter()
         .find_map(|p| p.strip_prefix("weft.token.").map(String::from));

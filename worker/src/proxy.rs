@@ -10,7 +10,7 @@ use serde_json::{json, Map, Value};
 use weft_agent::provider::{
     ChatMessage, ChatRequest, Delta, ProviderError, StreamDecoder, ToolCall, ToolDef, ToolResult,
 };
-use worker::{ByteStream, Fetch, Headers, Method, Request, RequestInit, Response, Result};
+use worker::{ByteStream, Fetch, Headers, Request, Response, Result};
 
 use crate::settings::Settings;
 
@@ -245,7 +245,12 @@ pub async fn chat_completions(mut req: Request, settings: &Settings) -> Result<R
             "invalid_request_error",
         );
     }
-    let body: Value = match serde_json::from_slice(&bytes) {
+    // Through `from_str`, as everywhere else, so the JSON reader is linked once (a `from_slice`
+    // is a second copy of it).
+    let parsed = core::str::from_utf8(&bytes)
+        .map_err(|e| e.to_string())
+        .and_then(|text| serde_json::from_str::<Value>(text).map_err(|e| e.to_string()));
+    let body = match parsed {
         Ok(v) => v,
         Err(e) => {
             return error(
@@ -261,15 +266,7 @@ pub async fn chat_completions(mut req: Request, settings: &Settings) -> Result<R
     };
     let config = &settings.provider;
     let http = config.build_request(&request);
-    let headers = Headers::new();
-    for (k, v) in &http.headers {
-        headers.set(k, v)?;
-    }
-    let mut init = RequestInit::new();
-    init.with_method(Method::Post)
-        .with_headers(headers)
-        .with_body(Some(http.body.clone().into()));
-    let upstream = match Request::new_with_init(&http.url, &init) {
+    let upstream = match crate::outbound::provider(&http) {
         Ok(r) => Fetch::Request(r).send().await,
         Err(e) => Err(e),
     };

@@ -19,8 +19,8 @@ use weft_protocol::command::{ApprovalDecision, ClientTools, Command, RunCommand}
 use weft_protocol::event::ToolSpec;
 use weft_protocol::{Agent, Dialect, Encoder, Event, Limits, Review, Sequenced};
 use worker::{
-    durable_object, DurableObject, Env, Fetch, Headers, Method, Request, RequestInit, Response,
-    Result, State, WebSocket, WebSocketIncomingMessage, WebSocketPair,
+    durable_object, DurableObject, Env, Fetch, Request, Response, Result, State, WebSocket,
+    WebSocketIncomingMessage, WebSocketPair,
 };
 
 use crate::batch::{Batching, Step, QUIET_GAP_MS};
@@ -109,14 +109,12 @@ impl DurableObject for Session {
     }
 
     async fn fetch(&self, req: Request) -> Result<Response> {
-        let url = req.url()?;
-        let query: HashMap<String, String> = url.query_pairs().into_owned().collect();
-        let dialect = query
-            .get("dialect")
-            .and_then(|d| Dialect::parse(d))
+        let url = req.inner().url();
+        let dialect = crate::query::get(&url, "dialect")
+            .and_then(|d| Dialect::parse(&d))
             .unwrap_or(Dialect::Loom);
-        let session_id = query.get("session").cloned().unwrap_or_default();
-        let protocol = query.get("protocol").cloned();
+        let session_id = crate::query::get(&url, "session").unwrap_or_default();
+        let protocol = crate::query::get(&url, "protocol");
         let pair = WebSocketPair::new()?;
         self.state.accept_web_socket(&pair.server);
         let active = self.store().active_run().ok().flatten().map(|r| r.run_id);
@@ -926,15 +924,7 @@ impl Session {
     async fn call_llm(&self, call: u64, request: weft_agent::provider::ChatRequest) {
         let config = &self.settings.provider;
         let http = config.build_request(&request);
-        let headers = Headers::new();
-        for (k, v) in &http.headers {
-            let _ = headers.set(k, v);
-        }
-        let mut init = RequestInit::new();
-        init.with_method(Method::Post)
-            .with_headers(headers)
-            .with_body(Some(http.body.clone().into()));
-        let response = match Request::new_with_init(&http.url, &init) {
+        let response = match crate::outbound::provider(&http) {
             Ok(req) => Fetch::Request(req).send().await,
             Err(e) => Err(e),
         };
@@ -1179,7 +1169,7 @@ fn local_time(now_ms: i64, zone: &str) -> Option<String> {
 }
 
 async fn web_fetch(url: &str, max_bytes: usize) -> (String, bool) {
-    let response = match Request::new(url, Method::Get) {
+    let response = match crate::outbound::request(url, "GET", None, None) {
         Ok(req) => Fetch::Request(req).send().await,
         Err(e) => Err(e),
     };
@@ -1242,8 +1232,8 @@ fn def_of(spec: &ToolSpec) -> ToolDef {
 }
 
 fn decode_logged(run_id: &str, json: &str) -> Option<Sequenced> {
-    let map: serde_json::Map<String, Value> = serde_json::from_str(json).ok()?;
-    let mut ev = Sequenced::from_json(&map).ok()?;
+    let value: Value = serde_json::from_str(json).ok()?;
+    let mut ev = Sequenced::from_json(value.as_object()?).ok()?;
     ev.envelope.run_id = Some(run_id.into());
     Some(ev)
 }

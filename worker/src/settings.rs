@@ -81,7 +81,8 @@ impl Settings {
     /// Reads the settings.
     pub fn from_env(env: &Env) -> Settings {
         let model = var(env, "MODEL");
-        let choice = var(env, "PROVIDER").and_then(|p| Provider::from_name(&p.to_lowercase()));
+        let choice =
+            var(env, "PROVIDER").and_then(|p| Provider::from_name(&p.to_ascii_lowercase()));
         let keys = [
             (Provider::OpenAi, var(env, "OPENAI_API_KEY"), "gpt-4o-mini"),
             (

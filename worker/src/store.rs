@@ -4,7 +4,6 @@
 //! Every write is synchronous (Durable Object SQLite), so an event is in the log before the
 //! `send` that follows it, and a checkpoint is durable before the next step starts.
 
-use serde::Deserialize;
 use weft_agent::engine::Session as SessionState;
 use weft_agent::tools::Workspace;
 use weft_protocol::event::StoredMessage;
@@ -36,7 +35,7 @@ CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, content TEXT NOT NULL);
 ";
 
 /// A run as stored.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone)]
 pub struct RunRow {
     /// The run id.
     pub run_id: String,
@@ -60,6 +59,36 @@ fn i(v: i64) -> SqlStorageValue {
     SqlStorageValue::Integer(v)
 }
 
+/// The rows of a query, each its columns' values in the order the `SELECT` names them.
+///
+/// Rows are read as plain values rather than deserialized into a struct per query
+/// (`SqlCursor::to_array`): that built a serde-wasm-bindgen deserializer for every row type,
+/// code the upload carried nine times over.
+fn rows(
+    sql: &SqlStorage,
+    query: &str,
+    params: impl Into<Option<Vec<SqlStorageValue>>>,
+) -> worker::Result<Vec<Vec<SqlStorageValue>>> {
+    sql.exec(query, params)?.raw().collect()
+}
+
+/// Column `n` of a row as text (`None`: missing, NULL or not text).
+fn text(row: &mut [SqlStorageValue], n: usize) -> Option<String> {
+    match row.get_mut(n)? {
+        SqlStorageValue::String(v) => Some(core::mem::take(v)),
+        _ => None,
+    }
+}
+
+/// Column `n` of a row as an integer (`None`: missing, NULL or not a number).
+fn int(row: &[SqlStorageValue], n: usize) -> Option<i64> {
+    match row.get(n)? {
+        SqlStorageValue::Integer(v) => Some(*v),
+        SqlStorageValue::Float(v) => Some(*v as i64),
+        _ => None,
+    }
+}
+
 impl Store {
     /// Opens the storage, creating the tables on first use. A failure is logged, not fatal:
     /// every later query reports its own error instead.
@@ -74,15 +103,12 @@ impl Store {
 
     /// A value of the session's own key/value metadata.
     pub fn meta(&self, key: &str) -> worker::Result<Option<String>> {
-        #[derive(Deserialize)]
-        struct Row {
-            value: String,
-        }
-        let rows: Vec<Row> = self
-            .sql
-            .exec("SELECT value FROM meta WHERE key = ?", vec![s(key)])?
-            .to_array()?;
-        Ok(rows.into_iter().next().map(|r| r.value))
+        let rows = rows(
+            &self.sql,
+            "SELECT value FROM meta WHERE key = ?",
+            vec![s(key)],
+        )?;
+        Ok(rows.into_iter().next().and_then(|mut r| text(&mut r, 0)))
     }
 
     /// Sets a metadata value.
@@ -100,15 +126,11 @@ impl Store {
             Some(json) => serde_json::from_str(&json).unwrap_or_default(),
             None => SessionState::default(),
         };
-        #[derive(Deserialize)]
-        struct Row {
-            tool: String,
-        }
-        let rows: Vec<Row> = self
-            .sql
-            .exec("SELECT tool FROM approvals", None)?
-            .to_array()?;
-        state.always_allowed = rows.into_iter().map(|r| r.tool).collect();
+        let rows = rows(&self.sql, "SELECT tool FROM approvals", None)?;
+        state.always_allowed = rows
+            .into_iter()
+            .filter_map(|mut r| text(&mut r, 0))
+            .collect();
         Ok(state)
     }
 
@@ -141,29 +163,21 @@ impl Store {
         before: Option<u64>,
         limit: u64,
     ) -> worker::Result<(Vec<StoredMessage>, bool)> {
-        #[derive(Deserialize)]
-        struct Row {
-            seq: i64,
-            role: String,
-            content: String,
-        }
         let before = before.map_or(i64::MAX, |b| b.min(i64::MAX as u64) as i64);
-        let mut rows: Vec<Row> = self
-            .sql
-            .exec(
-                "SELECT seq, role, content FROM messages WHERE seq < ? ORDER BY seq DESC LIMIT ?",
-                vec![i(before), i(limit as i64 + 1)],
-            )?
-            .to_array()?;
+        let mut rows = rows(
+            &self.sql,
+            "SELECT seq, role, content FROM messages WHERE seq < ? ORDER BY seq DESC LIMIT ?",
+            vec![i(before), i(limit as i64 + 1)],
+        )?;
         let has_more = rows.len() as u64 > limit;
         rows.truncate(limit as usize);
         rows.reverse();
         Ok((
             rows.into_iter()
-                .map(|r| StoredMessage {
-                    id: Some(r.seq as u64),
-                    role: Role::from(r.role.as_str()),
-                    content: r.content,
+                .map(|mut r| StoredMessage {
+                    id: int(&r, 0).map(|seq| seq as u64),
+                    role: Role::from(text(&mut r, 1).unwrap_or_default().as_str()),
+                    content: text(&mut r, 2).unwrap_or_default(),
                 })
                 .collect(),
             has_more,
@@ -190,34 +204,25 @@ impl Store {
 
     /// The run's logged events, in order.
     pub fn events(&self, run_id: &str) -> worker::Result<Vec<String>> {
-        #[derive(Deserialize)]
-        struct Row {
-            json: String,
-        }
-        let rows: Vec<Row> = self
-            .sql
-            .exec(
-                "SELECT json FROM events WHERE run_id = ? ORDER BY event_id",
-                vec![s(run_id)],
-            )?
-            .to_array()?;
-        Ok(rows.into_iter().map(|r| r.json).collect())
+        let rows = rows(
+            &self.sql,
+            "SELECT json FROM events WHERE run_id = ? ORDER BY event_id",
+            vec![s(run_id)],
+        )?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|mut r| text(&mut r, 0))
+            .collect())
     }
 
     /// The last logged event id of a run (0 if none).
     pub fn last_event_id(&self, run_id: &str) -> worker::Result<u64> {
-        #[derive(Deserialize)]
-        struct Row {
-            last: Option<i64>,
-        }
-        let rows: Vec<Row> = self
-            .sql
-            .exec(
-                "SELECT MAX(event_id) AS last FROM events WHERE run_id = ?",
-                vec![s(run_id)],
-            )?
-            .to_array()?;
-        Ok(rows.first().and_then(|r| r.last).unwrap_or(0).max(0) as u64)
+        let rows = rows(
+            &self.sql,
+            "SELECT MAX(event_id) AS last FROM events WHERE run_id = ?",
+            vec![s(run_id)],
+        )?;
+        Ok(rows.first().and_then(|r| int(r, 0)).unwrap_or(0).max(0) as u64)
     }
 
     /// Creates or updates a run's row with its latest checkpoint.
@@ -238,26 +243,31 @@ impl Store {
 
     /// A run's row.
     pub fn run(&self, run_id: &str) -> worker::Result<Option<RunRow>> {
-        let rows: Vec<RunRow> = self
-            .sql
-            .exec(
-                "SELECT run_id, status, checkpoint FROM runs WHERE run_id = ?",
-                vec![s(run_id)],
-            )?
-            .to_array()?;
-        Ok(rows.into_iter().next())
+        let rows = rows(
+            &self.sql,
+            "SELECT run_id, status, checkpoint FROM runs WHERE run_id = ?",
+            vec![s(run_id)],
+        )?;
+        Ok(rows.into_iter().next().map(run_row))
     }
 
     /// The run still in progress, if any (at most one per session).
     pub fn active_run(&self) -> worker::Result<Option<RunRow>> {
-        let rows: Vec<RunRow> = self
-            .sql
-            .exec(
-                "SELECT run_id, status, checkpoint FROM runs WHERE status = 'running' ORDER BY created DESC LIMIT 1",
-                None,
-            )?
-            .to_array()?;
-        Ok(rows.into_iter().next())
+        let rows = rows(
+            &self.sql,
+            "SELECT run_id, status, checkpoint FROM runs WHERE status = 'running' ORDER BY created DESC LIMIT 1",
+            None,
+        )?;
+        Ok(rows.into_iter().next().map(run_row))
+    }
+}
+
+/// A `SELECT run_id, status, checkpoint` row.
+fn run_row(mut row: Vec<SqlStorageValue>) -> RunRow {
+    RunRow {
+        run_id: text(&mut row, 0).unwrap_or_default(),
+        status: text(&mut row, 1).unwrap_or_default(),
+        checkpoint: text(&mut row, 2).unwrap_or_default(),
     }
 }
 
@@ -284,17 +294,13 @@ impl SqlWorkspace<'_> {
 impl Workspace for SqlWorkspace<'_> {
     fn read(&self, path: &str) -> Option<String> {
         let path = &self.full(path);
-        #[derive(Deserialize)]
-        struct Row {
-            content: String,
-        }
-        let rows: Vec<Row> = self
-            .store
-            .sql
-            .exec("SELECT content FROM files WHERE path = ?", vec![s(path)])
-            .and_then(|c| c.to_array())
-            .ok()?;
-        rows.into_iter().next().map(|r| r.content)
+        let rows = rows(
+            &self.store.sql,
+            "SELECT content FROM files WHERE path = ?",
+            vec![s(path)],
+        )
+        .ok()?;
+        rows.into_iter().next().and_then(|mut r| text(&mut r, 0))
     }
 
     fn write(&mut self, path: &str, content: &str) -> Result<(), String> {
@@ -319,31 +325,24 @@ impl Workspace for SqlWorkspace<'_> {
     }
 
     fn list(&self) -> Vec<(String, usize)> {
-        #[derive(Deserialize)]
-        struct Row {
-            path: String,
-            size: i64,
-        }
         let prefix = if self.root.is_empty() {
             String::new()
         } else {
             format!("{}/", self.root)
         };
-        self.store
-            .sql
-            .exec(
-                "SELECT path, length(CAST(content AS BLOB)) AS size FROM files ORDER BY path",
-                None,
-            )
-            .and_then(|c| c.to_array::<Row>())
-            .map(|rows| {
-                rows.into_iter()
-                    .filter_map(|r| {
-                        let path = r.path.strip_prefix(&prefix)?.to_string();
-                        Some((path, r.size.max(0) as usize))
-                    })
-                    .collect()
-            })
-            .unwrap_or_default()
+        rows(
+            &self.store.sql,
+            "SELECT path, length(CAST(content AS BLOB)) AS size FROM files ORDER BY path",
+            None,
+        )
+        .map(|rows| {
+            rows.into_iter()
+                .filter_map(|mut r| {
+                    let path = text(&mut r, 0)?.strip_prefix(&prefix)?.to_string();
+                    Some((path, int(&r, 1).unwrap_or(0).max(0) as usize))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
     }
 }

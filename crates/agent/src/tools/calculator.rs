@@ -145,7 +145,12 @@ fn tokenize(input: &str) -> Result<Vec<Token>, String> {
                 i += 1;
             }
             tokens.push(Token {
-                kind: Kind::Name(chars[start..i].iter().collect::<String>().to_lowercase()),
+                kind: Kind::Name(
+                    chars[start..i]
+                        .iter()
+                        .collect::<String>()
+                        .to_ascii_lowercase(),
+                ),
                 position,
             });
         } else if c == '*' && chars.get(i + 1) == Some(&'*') {

@@ -1,0 +1,44 @@
+//! The requests this Worker sends: to the model provider, to a page for the `web_fetch` tool,
+//! and to a session's Durable Object.
+//!
+//! They are built on `web_sys` directly. `worker::RequestInit` converts its Cloudflare `cf`
+//! options (image resizing, cache rules, …) into every request it builds — 11 KB of the upload
+//! for options this server never sets.
+
+use wasm_bindgen::JsValue;
+use weft_agent::provider::HttpRequest;
+use worker::{Headers, Request, Result};
+
+/// A request to `url`; `headers` and `body` as given (none: no headers, no body).
+pub fn request(
+    url: &str,
+    method: &str,
+    headers: Option<&Headers>,
+    body: Option<&str>,
+) -> Result<Request> {
+    let init = web_sys::RequestInit::new();
+    init.set_method(method);
+    if let Some(headers) = headers {
+        init.set_headers(&headers.0);
+    }
+    if let Some(body) = body {
+        init.set_body(&JsValue::from_str(body));
+    }
+    web_sys::Request::new_with_str_and_init(url, &init)
+        .map(Request::from)
+        .map_err(|e| {
+            worker::Error::JsError(e.as_string().unwrap_or_else(|| {
+                format!("invalid URL or options for a {method} request to {url}")
+            }))
+        })
+}
+
+/// The provider call a [`HttpRequest`] describes (method, URL, headers with the credential,
+/// JSON body).
+pub fn provider(http: &HttpRequest) -> Result<Request> {
+    let headers = Headers::new();
+    for (name, value) in &http.headers {
+        headers.set(name, value)?;
+    }
+    request(&http.url, &http.method, Some(&headers), Some(&http.body))
+}
