@@ -932,8 +932,9 @@ describe('agents', () => {
     assert.deepEqual([plan.node_count, plan.edge_count, plan.node_ids], [3, 2, ['s1', 's2', 'combine']]);
     // Both independent nodes start before either completes; combine starts after both.
     const at = (type, id) => events.findIndex((e) => e.type === type && e.id === id);
-    assert.ok(at('got_node_start', 's2') < at('got_node_complete', 's1'));
-    assert.ok(at('got_node_start', 'combine') > Math.max(at('got_node_complete', 's1'), at('got_node_complete', 's2')));
+    const order = events.map((e, i) => `${i}:${e.type}:${e.id ?? ''}`).filter((x) => /got_|node_|run_/.test(x)).join(' ');
+    assert.ok(at('got_node_start', 's2') < at('got_node_complete', 's1'), order);
+    assert.ok(at('got_node_start', 'combine') > Math.max(at('got_node_complete', 's1'), at('got_node_complete', 's2')), order);
     assert.deepEqual(kinds.filter((k) => k === 'got_node_complete').length, 3);
     assertContiguous(events);
     const zones = events.filter((e) => e.type === 'tool_call').map((e) => e.arguments.timezone).sort();

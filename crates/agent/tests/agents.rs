@@ -970,7 +970,15 @@ fn got_runs_independent_nodes_together_and_answers_from_the_sink() {
             "exit plan_graph",
             "got_node_start sf",
             "got_node_start ny",
-            // sf and ny stream at once; ny's response waits for sf's to end.
+            // sf and ny stream at once; ny's response waits for sf's to end, and what came
+            // after sf's response (its tool starting) waits for ny's: what belongs to no
+            // response goes out in the order it happened, after what was held before it.
+            "enter execute_graph",
+            "tool_call_chunk",
+            "tool_call get_weather",
+            "usage",
+            "llm_complete tool_calls",
+            "exit execute_graph",
             "enter execute_graph",
             "tool_call_chunk",
             "tool_call get_weather",
@@ -978,12 +986,6 @@ fn got_runs_independent_nodes_together_and_answers_from_the_sink() {
             "llm_complete tool_calls",
             "exit execute_graph",
             "tool_start call_0_get_weather",
-            "enter execute_graph",
-            "tool_call_chunk",
-            "tool_call get_weather",
-            "usage",
-            "llm_complete tool_calls",
-            "exit execute_graph",
             "tool_start call_0_get_weather_2",
             "tool_end call_0_get_weather",
             "tool_end call_0_get_weather_2",
@@ -992,12 +994,12 @@ fn got_runs_independent_nodes_together_and_answers_from_the_sink() {
             "usage",
             "llm_complete stop",
             "exit execute_graph",
-            "got_node_complete sf",
             "enter execute_graph",
             "chunk ny",
             "usage",
             "llm_complete stop",
             "exit execute_graph",
+            "got_node_complete sf",
             "got_node_complete ny",
             "got_node_start cmp",
             "enter execute_graph",
@@ -1078,6 +1080,48 @@ fn got_runs_independent_nodes_together_and_answers_from_the_sink() {
     assert_eq!(*iteration_count, Some(6), "plan + 2 per city + cmp");
 }
 
+/// A node is not reported started before the nodes it depends on are reported complete, even
+/// when a dependency finished while another node's response held the stream.
+#[test]
+fn got_a_node_finished_behind_a_streaming_response_is_not_overtaken() {
+    // sf's answer is long and ny's short: fed a delta each in turn, ny ends while sf streams
+    // (its events wait), then sf's end completes the last dependency of cmp.
+    let model = |req: &ChatRequest| {
+        let brief = match req.messages.first() {
+            Some(ChatMessage::User { content }) => content.clone(),
+            _ => String::new(),
+        };
+        if brief.starts_with("Sub-task sf:") && has_results(req) {
+            say("SF is sunny, warm and clear from morning to night with a light breeze.")
+        } else {
+            got_model(req)
+        }
+    };
+    let mut run = got_run(weather(false), false);
+    let mut h = host(model);
+    h.interleave = true;
+    h.drive(&mut run);
+    assert!(h.finished);
+    let trace = h.trace();
+    let at = |line: &str| trace.iter().position(|l| l == line).unwrap();
+    assert!(
+        at("llm_complete stop") < at("got_node_complete ny"),
+        "{trace:?}"
+    );
+    assert!(
+        at("got_node_complete ny") < at("got_node_complete sf"),
+        "ny ended first: {trace:?}"
+    );
+    assert!(
+        at("got_node_complete sf") < at("got_node_start cmp"),
+        "{trace:?}"
+    );
+    h.assert_dense();
+    h.assert_responses_contiguous();
+    h.assert_one_span_per_response();
+    assert_eq!(h.reply(), "SF is sunnier than NYC.");
+}
+
 #[test]
 fn got_a_failed_node_and_an_approval_inside_a_node() {
     // sf needs an approval for its tool; ny's model call fails; cmp still runs, told so.
@@ -1109,8 +1153,9 @@ fn got_a_failed_node_and_an_approval_inside_a_node() {
             "usage",
             "llm_complete tool_calls",
             "exit execute_graph",
-            "tool_approval call_0_get_weather",
+            // ny failed while sf's response streamed, before sf asked for its approval.
             "got_node_failed ny",
+            "tool_approval call_0_get_weather",
             "approval_resolved",
             "tool_start call_0_get_weather",
             "tool_end call_0_get_weather",

@@ -518,6 +518,7 @@ impl Run {
         self.account(response.usage);
         self.emit_complete(&response);
         self.close_node_span(id, NodeResult::Ok);
+        self.response_over();
         response
     }
 
@@ -567,6 +568,7 @@ impl Run {
                     finish_reason: FinishReason::Stop,
                 });
                 self.close_node_span(id, NodeResult::Ok);
+                self.response_over();
                 if let Some(node) = self.graph().node_mut(id) {
                     node.state = NodeState::Acting;
                 }
@@ -646,6 +648,7 @@ impl Run {
         let lane = Some(id.to_string());
         self.calls.retain(|c| c.lane != lane);
         self.llm.retain(|c| c.lane != lane);
+        self.response_over();
         self.emit(Event::GotNodeFailed {
             id: id.into(),
             error,

@@ -45,7 +45,10 @@
 //! invariant: **a model response's events are contiguous in the stream.** Whichever call
 //! produces an event first when none is streaming becomes *live*; its events go out at once,
 //! while every other event (another call's chunks, a tool result of another node, …) waits in
-//! a queue (`held`) and goes out, in order, when the live response ends. The waiting costs
+//! a queue (`held`) and goes out, in order, when the live response ends. What a call's handler
+//! emits after its response has ended (a node's completion, the next node's start) is no longer
+//! that response's: it queues behind what was held before it, so no event overtakes one it
+//! follows from (a node's start, the completion of a node it depends on). The waiting costs
 //! nothing but display latency: state changes and effects (tool runs, further model calls) are
 //! never held back, so a node's tools run while another node's response streams. Each GoT
 //! sub-task response is also a node span of its own (`execute_graph`), opened by its first
@@ -833,7 +836,14 @@ impl Run {
         let waiting = !self.held.is_empty();
         if self.live == Some(call) {
             self.live = None;
-        } else if self.held.iter().any(|h| h.call == Some(call)) {
+        } else if self
+            .held
+            .iter()
+            .rev()
+            .find(|h| h.call == Some(call))
+            .is_some_and(|h| h.event.is_some())
+        {
+            // (Unless its end is marked already: `response_over` may have settled it.)
             self.held.push_back(Held {
                 call: Some(call),
                 event: None,
@@ -845,6 +855,22 @@ impl Run {
         if waiting && self.phase != Phase::Done {
             self.effect(Effect::Checkpoint);
         }
+    }
+
+    /// The response of the call being handled is closed (its `llm_complete` and span are out)
+    /// and the call is over, so what the handler emits next — a node's completion, the next
+    /// node's start — belongs to no response. Settled now, it queues behind what other calls
+    /// held while this one streamed, instead of going out with this call's own events ahead of
+    /// them: a node's start could otherwise overtake the completion of a node it depends on.
+    fn response_over(&mut self) {
+        let Some(call) = self.ctx else {
+            return;
+        };
+        if self.llm.iter().any(|c| c.id == call) {
+            return;
+        }
+        self.ctx = None;
+        self.settle(call);
     }
 
     // --- outputs -------------------------------------------------------------------------
