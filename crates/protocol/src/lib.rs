@@ -34,6 +34,7 @@ pub mod fuzz;
 pub mod names;
 pub mod reassembler;
 pub mod sequencer;
+pub mod sorted;
 mod uuid;
 
 pub use command::Command;

@@ -8,7 +8,7 @@
 //! client can `resume` from the last contiguous id. Frames without an envelope (original
 //! servers, loom §7.2) are applied as they come.
 
-use alloc::collections::{BTreeMap, VecDeque};
+use alloc::collections::VecDeque;
 use alloc::string::String;
 use alloc::vec::Vec;
 use serde::Serialize;
@@ -19,6 +19,7 @@ use crate::dialect::Dialect;
 use crate::event::{Event, Sequenced, Usage};
 use crate::frame::Limits;
 use crate::names::{Agent, Review, Role};
+use crate::sorted::SortedMap;
 use crate::Error;
 
 /// Frames held back per run while waiting for a gap to be filled; beyond this they are dropped
@@ -223,7 +224,7 @@ struct RunOrder {
     /// Every event id up to this one has been applied.
     contiguous: u64,
     /// Frames that arrived ahead of a gap, by event id.
-    held: BTreeMap<u64, Vec<Sequenced>>,
+    held: SortedMap<u64, Vec<Sequenced>>,
 }
 
 /// Turns frames of one dialect (or canonical events) into a [`Transcript`].
@@ -232,7 +233,7 @@ pub struct Reassembler {
     dialect: Dialect,
     limits: Limits,
     transcript: Transcript,
-    order: BTreeMap<String, RunOrder>,
+    order: SortedMap<String, RunOrder>,
     /// Index in `messages` of each run's open assistant message (one per streaming run: a
     /// list is quicker to search than a map, and is searched by a borrowed run id).
     open: Vec<(Option<String>, usize)>,
@@ -246,7 +247,7 @@ impl Reassembler {
             dialect,
             limits: Limits::default(),
             transcript: Transcript::default(),
-            order: BTreeMap::new(),
+            order: SortedMap::new(),
             open: Vec::new(),
             queue: None,
         }
@@ -378,7 +379,9 @@ impl Reassembler {
     fn admit(&mut self, run_id: &str, id: u64) -> Admission {
         let order = match self.order.get_mut(run_id) {
             Some(order) => order,
-            None => self.order.entry(run_id.into()).or_default(),
+            None => self
+                .order
+                .get_or_insert_with(run_id.into(), RunOrder::default),
         };
         if id <= order.contiguous || order.held.contains_key(&id) {
             return Admission::Duplicate;

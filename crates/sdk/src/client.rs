@@ -8,8 +8,8 @@
 //! in order (STYLE 9).
 
 use std::cell::{Cell, RefCell};
-use std::collections::BTreeMap;
 use std::rc::{Rc, Weak};
+use weft_protocol::sorted::SortedMap;
 
 use js_sys::{Function, Promise};
 use serde_json::Value;
@@ -55,13 +55,13 @@ pub(crate) struct Shared {
     timer: Timer,
     draining: Cell<bool>,
     connect_waiters: RefCell<Vec<Deferred>>,
-    requests: RefCell<BTreeMap<String, Deferred>>,
-    runs: RefCell<BTreeMap<RunHandle, Rc<RunState>>>,
+    requests: RefCell<SortedMap<String, Deferred>>,
+    runs: RefCell<SortedMap<RunHandle, Rc<RunState>>>,
     events: Rc<Listeners>,
     errors: Rc<Listeners>,
     status: Rc<Listeners>,
     approver: Rc<Slot>,
-    tools: RefCell<BTreeMap<String, (u32, ToolSpec, Function)>>,
+    tools: RefCell<SortedMap<String, (u32, ToolSpec, Function)>>,
     next_tool: Cell<u32>,
 }
 
@@ -194,13 +194,13 @@ impl Client {
                 },
                 draining: Cell::new(false),
                 connect_waiters: RefCell::new(Vec::new()),
-                requests: RefCell::new(BTreeMap::new()),
-                runs: RefCell::new(BTreeMap::new()),
+                requests: RefCell::new(SortedMap::new()),
+                runs: RefCell::new(SortedMap::new()),
                 events: Listeners::new(),
                 errors: Listeners::new(),
                 status: Listeners::new(),
                 approver: Rc::new(Slot::default()),
-                tools: RefCell::new(BTreeMap::new()),
+                tools: RefCell::new(SortedMap::new()),
                 next_tool: Cell::new(0),
             }
         });

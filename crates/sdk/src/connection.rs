@@ -19,7 +19,9 @@
 //! - nothing waits forever without saying so: a request is rejected when its socket drops or
 //!   its timeout passes, a run when the client gives up reconnecting or is closed.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::VecDeque;
+
+use weft_protocol::sorted::{SortedMap, SortedSet};
 
 use serde_json::{Map, Value};
 use weft_protocol::command::{
@@ -224,22 +226,22 @@ pub struct Connection {
     /// Failed attempts in a row.
     attempt: u32,
     outbox: VecDeque<(String, Tag)>,
-    requests: BTreeMap<String, Request>,
-    heartbeats: BTreeSet<String>,
-    runs: BTreeMap<RunHandle, RunSlot>,
+    requests: SortedMap<String, Request>,
+    heartbeats: SortedSet<String>,
+    runs: SortedMap<RunHandle, RunSlot>,
     next_run: RunHandle,
     next_id: u64,
     tools: Vec<ToolSpec>,
     approvals: bool,
     /// `client_tools` went out on the current socket (so an empty list must be sent to retract).
     declared: bool,
-    unacked_approvals: BTreeMap<String, String>,
-    unacked_results: BTreeMap<String, String>,
-    dispatched: BTreeSet<String>,
+    unacked_approvals: SortedMap<String, String>,
+    unacked_results: SortedMap<String, String>,
+    dispatched: SortedSet<String>,
     /// Tools a user answered `always` for: the server runs their calls without asking again.
-    always: BTreeSet<String>,
+    always: SortedSet<String>,
     /// Resumes asked on this socket, by run: the `after_event_id` asked for.
-    resuming: BTreeMap<String, u64>,
+    resuming: SortedMap<String, u64>,
     /// Some frame carried a run id: this is a weft server, so a frame without one belongs to
     /// no run.
     weft_server: bool,
@@ -257,19 +259,19 @@ impl Connection {
             phase: Phase::Idle,
             attempt: 0,
             outbox: VecDeque::new(),
-            requests: BTreeMap::new(),
-            heartbeats: BTreeSet::new(),
-            runs: BTreeMap::new(),
+            requests: SortedMap::new(),
+            heartbeats: SortedSet::new(),
+            runs: SortedMap::new(),
             next_run: 1,
             next_id: 0,
             tools: Vec::new(),
             approvals: false,
             declared: false,
-            unacked_approvals: BTreeMap::new(),
-            unacked_results: BTreeMap::new(),
-            dispatched: BTreeSet::new(),
-            always: BTreeSet::new(),
-            resuming: BTreeMap::new(),
+            unacked_approvals: SortedMap::new(),
+            unacked_results: SortedMap::new(),
+            dispatched: SortedSet::new(),
+            always: SortedSet::new(),
+            resuming: SortedMap::new(),
             weft_server: false,
             next_ping: None,
             pong_deadline: None,
