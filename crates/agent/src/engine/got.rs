@@ -40,7 +40,7 @@
 //! [`Config::got_max_parallel`]: super::Config::got_max_parallel
 //! [`Config::max_iterations`]: super::Config::max_iterations
 
-use std::collections::BTreeSet;
+use weft_protocol::sorted::SortedSet;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -248,16 +248,16 @@ fn plan_from(v: &Value, max_nodes: usize) -> Result<Vec<Planned>, String> {
             target.deps.push(from);
         }
     }
-    let ids: BTreeSet<String> = nodes.iter().map(|n| n.id.clone()).collect();
+    let ids: SortedSet<String> = nodes.iter().map(|n| n.id.clone()).collect();
     for n in &mut nodes {
-        let mut seen = BTreeSet::new();
+        let mut seen = SortedSet::new();
         n.deps.retain(|d| seen.insert(d.clone()));
         if let Some(d) = n.deps.iter().find(|d| !ids.contains(*d)) {
             return Err(format!("node `{}` depends on unknown node `{d}`", n.id));
         }
     }
     // Kahn's algorithm: whatever cannot be ordered is on or behind a cycle.
-    let mut done: BTreeSet<&str> = BTreeSet::new();
+    let mut done: SortedSet<&str> = SortedSet::new();
     loop {
         let before = done.len();
         for n in &nodes {

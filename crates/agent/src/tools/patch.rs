@@ -30,7 +30,7 @@
 //! wrapped in a heredoc (`apply_patch <<'EOF'` … `EOF`), as models sometimes copy it from a
 //! shell command.
 
-use std::collections::{BTreeMap, BTreeSet};
+use weft_protocol::sorted::{SortedMap, SortedSet};
 
 use super::path::file_path;
 use super::workspace::{bytes, tree_conflict, Workspace, MAX_FILE_BYTES};
@@ -46,7 +46,7 @@ use super::workspace::{bytes, tree_conflict, Workspace, MAX_FILE_BYTES};
 pub fn apply_patch(patch: &str, ws: &mut dyn Workspace) -> Result<String, String> {
     let ops = parse(patch)?;
     let mut staged = Staged {
-        changes: BTreeMap::new(),
+        changes: SortedMap::new(),
         paths: ws.list().into_iter().map(|(p, _)| p).collect(),
     };
     let mut summary = String::from("Success. Updated the following files:");
@@ -137,9 +137,9 @@ pub fn apply_patch(patch: &str, ws: &mut dyn Workspace) -> Result<String, String
 /// The patch's changes, not yet written, over the workspace.
 struct Staged {
     /// Path → new content, or `None` for a deletion.
-    changes: BTreeMap<String, Option<String>>,
+    changes: SortedMap<String, Option<String>>,
     /// Every path that exists once the staged changes are applied.
-    paths: BTreeSet<String>,
+    paths: SortedSet<String>,
 }
 
 impl Staged {

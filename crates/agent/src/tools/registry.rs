@@ -1,7 +1,7 @@
 //! The tools of a session: the built-in ones plus those its clients declared.
 
-use std::collections::BTreeMap;
 use std::fmt;
+use weft_protocol::sorted::SortedMap;
 
 use serde_json::Value;
 use weft_protocol::event::ToolSpec;
@@ -74,7 +74,7 @@ struct Entry {
 /// change anything needs approval — so a client tool needs it unless declared `read_only`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolRegistry {
-    tools: BTreeMap<String, Entry>,
+    tools: SortedMap<String, Entry>,
 }
 
 impl Default for ToolRegistry {
