@@ -2,7 +2,7 @@
 //! storage, and at most one active run, driven through the agent engine's effects.
 
 use std::cell::{Cell, RefCell};
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::task::{Poll, Waker};
 use std::time::Duration;
 
@@ -80,8 +80,17 @@ pub struct Session {
     cancel: Cell<bool>,
     /// Wakes the drive loop while it waits on model calls: an effect was queued, or a cancel.
     waker: RefCell<Option<Waker>>,
-    /// Frame counters per (run, dialect), with the last canonical event id each encoded.
-    encoders: RefCell<HashMap<(String, Dialect), (u64, Encoder)>>,
+    /// The encoder of each (run, dialect) streaming now, with the last event id it encoded.
+    encoders: RefCell<Vec<LiveEncoder>>,
+}
+
+/// One run's frames in one dialect, as they go out (see [`Session::encode_live`]).
+#[derive(Debug)]
+struct LiveEncoder {
+    run_id: String,
+    dialect: Dialect,
+    last: u64,
+    encoder: Encoder,
 }
 
 impl std::fmt::Debug for Session {
@@ -104,7 +113,7 @@ impl DurableObject for Session {
             driving: Cell::new(false),
             cancel: Cell::new(false),
             waker: RefCell::new(None),
-            encoders: RefCell::new(HashMap::new()),
+            encoders: RefCell::new(Vec::new()),
         }
     }
 
@@ -885,6 +894,11 @@ impl Session {
 
     /// Encodes the run's next event for one dialect, rebuilding the encoder from the log when
     /// it did not see the previous event (after a wake-up, or a dialect's first socket).
+    ///
+    /// The encoders are a list of the runs streaming now (a session has one run at a time,
+    /// times the dialects of its sockets), looked up without building a key per event; a run's
+    /// encoders are dropped with its last event, so a long session does not keep one per run
+    /// it ever had.
     fn encode_live(
         &self,
         store: &Store,
@@ -894,29 +908,46 @@ impl Session {
     ) -> Vec<String> {
         let event_id = ev.envelope.event_id.unwrap_or(0);
         let mut encoders = self.encoders.borrow_mut();
-        let key = (run_id.to_string(), dialect);
-        let fresh = encoders
-            .get(&key)
-            .is_none_or(|(last, _)| *last + 1 != event_id);
-        if fresh {
-            let mut e = Encoder::new(dialect, salt());
-            for logged in store.events(run_id).unwrap_or_default() {
-                if let Some(prev) = decode_logged(run_id, &logged) {
-                    if prev.envelope.event_id >= Some(event_id) {
-                        break;
+        let found = encoders
+            .iter()
+            .position(|e| e.dialect == dialect && e.run_id == run_id);
+        let at = match found {
+            Some(i) if encoders[i].last + 1 == event_id => i,
+            _ => {
+                let mut encoder = Encoder::new(dialect, salt());
+                for logged in store.events(run_id).unwrap_or_default() {
+                    if let Some(prev) = decode_logged(run_id, &logged) {
+                        if prev.envelope.event_id >= Some(event_id) {
+                            break;
+                        }
+                        let _ = encoder.encode(&prev);
                     }
-                    let _ = e.encode(&prev);
+                }
+                let live = LiveEncoder {
+                    run_id: run_id.into(),
+                    dialect,
+                    last: event_id.saturating_sub(1),
+                    encoder,
+                };
+                match found {
+                    Some(i) => {
+                        encoders[i] = live;
+                        i
+                    }
+                    None => {
+                        encoders.push(live);
+                        encoders.len() - 1
+                    }
                 }
             }
-            encoders.insert(key.clone(), (event_id.saturating_sub(1), e));
+        };
+        let live = &mut encoders[at];
+        live.last = event_id;
+        let frames = live.encoder.encode(ev);
+        if ev.event.is_terminal() {
+            encoders.swap_remove(at);
         }
-        match encoders.get_mut(&key) {
-            Some((last, encoder)) => {
-                *last = event_id;
-                encoder.encode(ev)
-            }
-            None => Vec::new(),
-        }
+        frames
     }
 
     /// Streams model call `call` into the run; returns when it ends, fails, is cancelled, or
