@@ -899,10 +899,10 @@ export interface InitOutput {
     readonly runevents_return: (a: number) => any;
     readonly wasm_bindgen__convert__closures_____invoke__h01c668c2fdc2cd34: (a: number, b: number, c: any, d: any) => void;
     readonly wasm_bindgen__convert__closures_____invoke__h0512c4bedd76366e: (a: number, b: number, c: any) => [number, number];
-    readonly wasm_bindgen__convert__closures_____invoke__h1e9640b6eedc90ef: (a: number, b: number, c: any) => void;
-    readonly wasm_bindgen__convert__closures_____invoke__h1e9640b6eedc90ef_38: (a: number, b: number, c: any) => void;
-    readonly wasm_bindgen__convert__closures_____invoke__ha91dad286a750c50: (a: number, b: number, c: any) => void;
-    readonly wasm_bindgen__convert__closures_____invoke__h9986775a45a52eb1: (a: number, b: number) => void;
+    readonly wasm_bindgen__convert__closures_____invoke__h91f39aadcd850cba: (a: number, b: number, c: any) => void;
+    readonly wasm_bindgen__convert__closures_____invoke__h91f39aadcd850cba_38: (a: number, b: number, c: any) => void;
+    readonly wasm_bindgen__convert__closures_____invoke__hfe716deba062c586: (a: number, b: number, c: any) => void;
+    readonly wasm_bindgen__convert__closures_____invoke__hf4df77c434e751c7: (a: number, b: number) => void;
     readonly __wbindgen_malloc: (a: number, b: number) => number;
     readonly __wbindgen_realloc: (a: number, b: number, c: number, d: number) => number;
     readonly __wbindgen_free: (a: number, b: number, c: number) => void;

@@ -86,16 +86,6 @@ impl Error {
         )
     }
 
-    /// A value from JavaScript that does not have the declared shape. `what` is the TypeScript
-    /// name of the expected type, so the message matches what the app's editor shows.
-    pub fn from_ts(what: &str, e: &tsify::Error) -> Self {
-        // tsify's own message names the Rust type path; its source is serde's message alone.
-        let detail = std::error::Error::source(e)
-            .map(|s| s.to_string())
-            .unwrap_or_else(|| e.to_string());
-        Error::argument(format!("invalid {what}: {detail}"))
-    }
-
     /// An exception thrown (or a rejection raised) by one of the app's callbacks.
     pub fn from_callback(what: &str, thrown: &JsValue) -> Self {
         Error::new(

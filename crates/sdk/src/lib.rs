@@ -18,6 +18,7 @@ pub mod connection;
 pub mod error;
 mod listeners;
 pub mod marshal;
+mod read;
 mod reassembler;
 mod run;
 mod socket;

@@ -14,6 +14,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use weft_protocol::event::Sequenced;
 
 use crate::error::Error;
+use crate::read::FromJs;
 
 /// Any serializable value as a plain JS value.
 pub fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, Error> {
@@ -32,13 +33,10 @@ pub fn to_ts<T: Tsify + Serialize>(value: &T) -> Result<Ts<T>, Error> {
     to_js(value).map(Ts::new_unchecked)
 }
 
-/// Reads an app-supplied value of a declared type; `what` is its TypeScript name.
-pub fn from_ts<T>(value: &Ts<T>, what: &str) -> Result<T, Error>
-where
-    T: Tsify + serde::de::DeserializeOwned,
-    <T as Tsify>::JsType: Clone,
-{
-    value.to_rust().map_err(|e| Error::from_ts(what, &e))
+/// Reads an app-supplied value of a declared type; `what` is its TypeScript name, so the
+/// message matches what the app's editor shows.
+pub fn from_ts<T: Tsify + FromJs>(value: &Ts<T>, what: &str) -> Result<T, Error> {
+    T::read(&value.js_value()).map_err(|why| Error::argument(format!("invalid {what}: {why}")))
 }
 
 /// An event as the app sees it (`RunEvent`): the loom JSON object of the event with its

@@ -5,7 +5,7 @@
 //! types come from weft-protocol), so what the app sees matches the protocol documents and the
 //! golden transcripts field for field.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 use tsify::Tsify;
 use weft_protocol::event::StoredMessage;
@@ -13,7 +13,7 @@ use weft_protocol::reassembler::Gap;
 use weft_protocol::Usage;
 
 /// `new Client(options)`.
-#[derive(Debug, Clone, Deserialize, Tsify)]
+#[derive(Debug, Clone, Tsify)]
 #[serde(rename_all = "camelCase")]
 pub struct ClientOptions {
     /// The server: `wss://host` (the dialect's endpoint path is added: `/`, `/agentloop`,
@@ -56,7 +56,7 @@ pub struct ClientOptions {
 }
 
 /// `reconnect`: on/off, or the backoff to use.
-#[derive(Debug, Clone, Deserialize, Tsify)]
+#[derive(Debug, Clone, Tsify)]
 #[serde(untagged)]
 pub enum Reconnect {
     /// `true` for the default backoff, `false` to stay disconnected after a drop.
@@ -66,7 +66,7 @@ pub enum Reconnect {
 }
 
 /// Exponential backoff with jitter between reconnect attempts.
-#[derive(Debug, Clone, Default, Deserialize, Tsify)]
+#[derive(Debug, Clone, Default, Tsify)]
 #[serde(rename_all = "camelCase")]
 pub struct ReconnectOptions {
     /// Delay before the first attempt, in ms (default 500); doubles with every failed attempt.
@@ -85,7 +85,7 @@ pub struct ReconnectOptions {
 }
 
 /// `client.run(options)`.
-#[derive(Debug, Clone, Deserialize, Tsify)]
+#[derive(Debug, Clone, Tsify)]
 #[serde(rename_all = "camelCase")]
 pub struct RunOptions {
     /// The user message.
@@ -165,7 +165,7 @@ pub struct ApprovalRequest {
 }
 
 /// What an `onApproval` callback returns.
-#[derive(Debug, Clone, Deserialize, Tsify)]
+#[derive(Debug, Clone, Tsify)]
 pub struct ApprovalAnswer {
     /// `yes` runs the call; `always` runs it and stops asking for this tool in this session;
     /// `no-continue` refuses it and lets the model go on; `no-exit` refuses it and ends the run;
@@ -179,7 +179,7 @@ pub struct ApprovalAnswer {
 }
 
 /// A tool the app runs itself (`registerTool`), or one the server offers (`toolsList`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Tsify)]
+#[derive(Debug, Clone, PartialEq, Serialize, Tsify)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolDefinition {
     /// Tool name, unique within the session.
@@ -200,7 +200,7 @@ pub struct ToolDefinition {
 }
 
 /// `client.userMessages(threadId, options)`.
-#[derive(Debug, Clone, Default, Deserialize, Tsify)]
+#[derive(Debug, Clone, Default, Tsify)]
 #[serde(rename_all = "camelCase")]
 pub struct UserMessagesOptions {
     /// Only messages older than this message id (the `id` of a `StoredMessage`).

@@ -365,6 +365,26 @@ fn client_options_are_checked() {
             serde_json::json!({"url": "ws://h", "dialect": "loom", "reconnect": "often"}),
             "ClientOptions",
         ),
+        (
+            serde_json::json!({"url": "ws://h", "dialect": "loom", "sessionId": 7}),
+            "`sessionId` must be a string (got number)",
+        ),
+        (
+            serde_json::json!({"url": "ws://h", "dialect": "loom", "reconnect": {"maxAttempts": 1.5}}),
+            "`maxAttempts` must be a whole number",
+        ),
+        (
+            serde_json::json!({"url": "ws://h", "dialect": "loom", "heartbeatIntervalMs": "1s"}),
+            "`heartbeatIntervalMs` must be a number (got string)",
+        ),
+        (
+            serde_json::json!("ws://h"),
+            "invalid ClientOptions: expected an object (got string)",
+        ),
+        (
+            serde_json::json!(["ws://h"]),
+            "expected an object (got an array)",
+        ),
     ];
     for (opts, mention) in bad {
         let thrown = Client::new(options(opts.clone())).unwrap_err();
@@ -376,9 +396,49 @@ fn client_options_are_checked() {
         "dialect": "agentchat",
         "reconnect": {"initialDelayMs": 100, "maxAttempts": 3},
         "token": "abc.DEF-123",
+        "sessionId": null,
+        "somethingElse": true,
     })))
     .unwrap();
     assert_eq!(ok.dialect(), "agentchat");
+    // The other options objects are read the same way.
+    let run = |v: Value| {
+        ok.run(Ts::new_unchecked(
+            js_sys::JSON::parse(&v.to_string()).unwrap(),
+        ))
+    };
+    let msg = weft_error(
+        &run(serde_json::json!({"agent": "react"})).unwrap_err(),
+        "invalid_argument",
+    );
+    assert!(
+        msg.contains("invalid RunOptions: missing field `message`"),
+        "{msg}"
+    );
+    let msg = weft_error(
+        &run(serde_json::json!({"message": "hi", "verbose": "yes"})).unwrap_err(),
+        "invalid_argument",
+    );
+    assert!(
+        msg.contains("`verbose` must be a boolean (got string)"),
+        "{msg}"
+    );
+    let tool = |v: Value| {
+        ok.register_tool(
+            Ts::new_unchecked(js_sys::JSON::parse(&v.to_string()).unwrap()),
+            js_sys::Function::new_no_args(""),
+        )
+    };
+    let msg = weft_error(
+        &tool(serde_json::json!({"name": "t", "readOnly": 1})).unwrap_err(),
+        "invalid_argument",
+    );
+    assert!(
+        msg.contains("invalid ToolDefinition: `readOnly` must be a boolean"),
+        "{msg}"
+    );
+    tool(serde_json::json!({"name": "t", "inputSchema": {"type": "object"}, "readOnly": true}))
+        .unwrap();
 }
 
 #[wasm_bindgen_test]
