@@ -426,7 +426,7 @@ fn client_options_are_checked() {
     let tool = |v: Value| {
         ok.register_tool(
             Ts::new_unchecked(js_sys::JSON::parse(&v.to_string()).unwrap()),
-            js_sys::Function::new_no_args(""),
+            Function::new_no_args(""),
         )
     };
     let msg = weft_error(
