@@ -151,7 +151,8 @@ impl Client {
                 None => Ok(default),
                 Some(v) if v.is_finite() && v >= 0.0 => Ok(v),
                 Some(v) => Err(Error::argument(format!(
-                    "{name} must be a number of milliseconds, 0 or more (got {v})"
+                    "{name} must be a number of milliseconds, 0 or more (got {})",
+                    marshal::number(v)
                 ))),
             }
         };

@@ -494,7 +494,7 @@ impl Connection {
                     "timeout",
                     format!(
                         "no reply from the server within {} ms; ask again, or raise requestTimeoutMs",
-                        self.cfg.request_timeout_ms
+                        crate::marshal::number(self.cfg.request_timeout_ms)
                     ),
                 );
                 self.out.push_back(Output::Reply {

@@ -10,7 +10,7 @@ use js_sys::{Array, Reflect};
 use serde_json::Value;
 use wasm_bindgen::JsValue;
 
-use crate::marshal::type_of;
+use crate::marshal::{number, type_of};
 use crate::types::{
     ApprovalAnswer, ClientOptions, Reconnect, ReconnectOptions, RunOptions, ToolDefinition,
     UserMessagesOptions,
@@ -70,7 +70,9 @@ impl<'a> Fields<'a> {
     fn count(&self, name: &str, max: f64) -> Result<Option<f64>, String> {
         match self.number(name)? {
             Some(n) if !(n.fract() == 0.0 && (0.0..=max).contains(&n)) => Err(format!(
-                "`{name}` must be a whole number from 0 to {max}, not {n}"
+                "`{name}` must be a whole number from 0 to {}, not {}",
+                number(max),
+                number(n)
             )),
             n => Ok(n),
         }

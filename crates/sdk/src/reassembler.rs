@@ -99,7 +99,7 @@ impl Reassembler {
         let joined = join_frames(&frames);
         let Some(text) = joined.as_string() else {
             let why = match joined.as_f64() {
-                Some(i) if i >= 0.0 => format!("pushMany(): frame {i} is not a string"),
+                Some(i) if i >= 0.0 => format!("pushMany(): frame {} is not a string", i as u32),
                 _ => format!(
                     "pushMany() takes an array of strings, not {}",
                     marshal::type_of(&frames)
