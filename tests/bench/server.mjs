@@ -290,7 +290,22 @@ export async function serverBench(o) {
   const hook = hookLlm(llm);
   let weft;
   let peers;
-  const out = { systems, runs: [], paced: [], logCheck: null, profile: null };
+  const out = { systems, runs: [], paced: [], logCheck: null, profile: null, peerFailures: [] };
+  // A peer's session that fails repeats its round, on new sessions, up to twice, and each
+  // failure is reported (CF Agents once answered "An error occurred." to one of 50 concurrent
+  // sessions, which ended a 19-minute run). weft gets no second try: a failed weft session
+  // fails the bench.
+  const measured = async (s, tgt, n, msg, tag, opts) => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await round(s, tgt, n, msg, attempt === 1 ? tag : `${tag}-again${attempt}`, opts);
+      } catch (e) {
+        if (s === 'weft' || attempt === 3) throw e;
+        out.peerFailures.push({ system: s, round: tag, error: e.message });
+        log(`server: ${s} round ${tag} failed (${e.message}); running it again (${attempt + 1} of 3)`);
+      }
+    }
+  };
   try {
     weft = await startWrangler('weft', join(root, 'worker'), { SCRIPTED_LLM_URL: `${llm.url}/v1` });
     if (systems.some((s) => s === 'cf-agents' || s === 'relay')) {
@@ -307,8 +322,8 @@ export async function serverBench(o) {
       const row = {};
       const order = systems.map((_, i) => systems[(i + rep) % systems.length]);
       for (const s of order) {
-        const one = summarize(await round(s, target[s], 1, message, `r${rep}-one-${s}`), o.tokens);
-        const many = await round(s, target[s], o.concurrency, message, `r${rep}-many-${s}`);
+        const one = summarize(await measured(s, target[s], 1, message, `r${rep}-one-${s}`), o.tokens);
+        const many = await measured(s, target[s], o.concurrency, message, `r${rep}-many-${s}`);
         row[s] = { one, many: summarize(many, o.tokens) };
         if (s === 'weft' && o.logCheck !== false) {
           for (const r of many.results) {
@@ -329,7 +344,7 @@ export async function serverBench(o) {
       const row = {};
       for (const s of systems) {
         hook.capture();
-        const { results } = await round(s, target[s], 1, pacedMessage, `p${rep}-${s}`, { keepArrivals: true });
+        const { results } = await measured(s, target[s], 1, pacedMessage, `p${rep}-${s}`, { keepArrivals: true });
         const writes = hook.take().find((w) => w.length === o.paceTokens) ?? [];
         const arr = results[0].arrivals;
         const lat = [];

@@ -218,6 +218,11 @@ function serverSection(s, targets, lines) {
   lines.push('');
   const problems = sys.flatMap((k) => s.runs.flatMap((r) => [...r[k].one.problems, ...r[k].many.problems].map((p) => `${k} ${p}`)));
   if (problems.length) lines.push(`Problems seen: ${problems.slice(0, 10).join('; ')}`);
+  if (s.peerFailures?.length) {
+    const names = { 'cf-agents': 'Cloudflare Agents', relay: 'the bare relay', direct: 'the direct floor' };
+    lines.push(`Repeated rounds: ${s.peerFailures.map((f) => `${names[f.system] ?? f.system} round \`${f.round}\` (${f.error})`).join('; ')} — a peer's failed session repeats its round on new sessions (at most twice); weft's never do.`);
+    lines.push('');
+  }
   if (s.logCheck) lines.push(`Event log: after each run, every one of weft's ${s.logCheck.sessions} concurrent sessions was resumed from event 0 on a new socket: ${s.logCheck.framesMissing === 0 ? 'every frame was in the log' : `**${s.logCheck.framesMissing} frames missing**`}.`);
   lines.push('');
   if (sys.includes('weft') && sys.includes('cf-agents')) {
@@ -307,7 +312,7 @@ function limits(S, targets) {
   const b = S.bundle;
   if (b?.weftWasm && missed('Bundle: weft-sdk')) {
     const c = b.weftWasm.crates.slice(0, 5).map((x) => `${x.crate} ${KB(x.bytes)}`).join(', ');
-    out.push(`- **SDK bundle**: the wasm is ${KB(b.apps.weft.wasm.gzip)} gzip of the ${KB(b.apps.weft.total.gzip)}; its code by crate: ${c}; the largest functions are the dialect decoders (\`decode_server\`, \`Event::from_json\`), the event marshalling to JS and \`f64\` formatting. The JSON layer is the bulk: frames are read into serde_json trees and events built from them and back (decoders, \`from_json\`, \`to_json\`, serde_json and serde\'s derives are about a third of the code, measured 2026-11-22), and serde\'s error messages bring core\'s float formatting (14 KB). Meeting 50 KB means a JSON layer of weft\'s own (the borrowed scanner of \`dialect::fast\` grown to every frame) and options read without serde: a rewrite of the protocol crate\'s decoding, not a trim.`);
+    out.push(`- **SDK bundle**: the wasm is ${KB(b.apps.weft.wasm.gzip)} gzip of the ${KB(b.apps.weft.total.gzip)}; its code by crate: ${c}; the largest functions are the dialect decoders (\`decode_server\`, \`Event::from_json\`) and the event marshalling to JS. The JSON layer is the bulk: frames are read into serde_json trees and events built from them and back (decoders, \`from_json\`, \`to_json\`, serde_json and serde\'s derives are about a third of the code, measured 2026-11-22). What was not the wire is gone already: B-trees (a sorted \`Vec\` map instead), serde-wasm-bindgen (options read field by field), core\'s float formatting. Meeting 50 KB means a JSON layer of weft\'s own (the borrowed scanner of \`dialect::fast\` grown to every frame) and options read without serde: a rewrite of the protocol crate\'s decoding, not a trim.`);
   }
   if (b?.worker?.files && missed('Bundle: Worker upload')) {
     const w = b.worker.files.find((x) => x.sections);
