@@ -224,7 +224,7 @@ impl Sequenced {
 
     /// The envelope `node_id` as written on the wire. `got_expand` has a payload field of the
     /// same name (loom §8), which wins: its frame carries no envelope node id.
-    fn envelope_node_id(&self) -> Option<&str> {
+    pub fn envelope_node_id(&self) -> Option<&str> {
         match self.event {
             Event::GotExpand { .. } => None,
             _ => self.envelope.node_id.as_deref(),

@@ -257,6 +257,46 @@ fn events_reach_listeners_in_order_until_they_unsubscribe() {
     assert_eq!(first["session_id"], "sess-7f3a");
 }
 
+/// What a listener gets is the loom event object with its envelope (`session_id`, `node_id`,
+/// `event_id`) as the loom frame carries it, plus `run_id`: checked for every golden loom
+/// frame that carries an event (`run_stream_event`), and for `run_end`, whose frame is the event
+/// itself with the run's id as `id`.
+#[wasm_bindgen_test]
+fn listeners_get_the_loom_event_object_with_its_envelope() {
+    for (dialect, name, jsonl, _) in GOLDEN.iter().filter(|g| g.0 == "loom") {
+        let r = Reassembler::new(dialect).unwrap();
+        let got: Rc<RefCell<Vec<Value>>> = Rc::default();
+        let _off = r.on_event(recorder(&got));
+        let mut want = Vec::new();
+        for f in frames(jsonl) {
+            let frame: Value = serde_json::from_str(&f).unwrap();
+            let run = frame["id"].clone();
+            let event = match (frame["type"].as_str(), &frame) {
+                (Some("run_stream_event"), _) => frame["event"].as_object().cloned(),
+                (Some("run_end"), Value::Object(end)) => {
+                    let mut end = end.clone();
+                    end.remove("id");
+                    Some(end)
+                }
+                _ => None,
+            };
+            if let Some(mut ev) = event {
+                ev.entry("run_id").or_insert(run);
+                want.push(Value::Object(ev));
+            }
+            r.push(f.into()).unwrap();
+        }
+        let got: Vec<Value> = got
+            .borrow()
+            .iter()
+            .filter(|e| e["type"] != "error")
+            .cloned()
+            .collect();
+        assert!(want.len() >= 3, "{name}");
+        assert_eq!(got, want, "{dialect}/{name}");
+    }
+}
+
 #[wasm_bindgen_test]
 fn a_listener_that_pushes_does_not_re_enter() {
     let (_, _, jsonl, want) = GOLDEN[0];
