@@ -2,8 +2,8 @@
 //! and to a session's Durable Object.
 //!
 //! They are built on `web_sys` directly. `worker::RequestInit` converts its Cloudflare `cf`
-//! options (image resizing, cache rules, …) into every request it builds — 11 KB of the upload
-//! for options this server never sets.
+//! options (image resizing, cache rules, …) into every request it builds: 11 KB of code, 5 KB of
+//! the gzipped upload (measured 2026-11-22), for options this server never sets.
 
 use wasm_bindgen::JsValue;
 use weft_agent::provider::HttpRequest;

@@ -3,8 +3,8 @@
 //!
 //! The Worker reads three or four parameters from a request's URL and writes three into the URL
 //! it forwards to a session; that is all it needs of URLs. The `url` crate (behind
-//! `worker::Request::url`) parses hosts, IP addresses and paths besides, and cost the upload
-//! about 35 KB of code — a tenth of the way to the size target of BENCHMARKS.md.
+//! `worker::Request::url`) parses hosts, IP addresses and paths besides: taking it out shrank
+//! the gzipped upload by 26 KB (measured 2026-11-22).
 
 /// The query of `url`: what follows the first `?`, up to a `#`.
 fn query_of(url: &str) -> &str {

@@ -1034,8 +1034,7 @@ impl Session {
                             if !self.feed_decoded(call, &mut decoder) {
                                 return;
                             }
-                            batching.published(js_sys::Date::now());
-                            flush = Some(self.committed());
+                            flush = self.published(&mut batching, js_sys::Date::now());
                         }
                         Step::Wait => flush = Some(delay(QUIET_GAP_MS).boxed_local()),
                         Step::Hold | Step::Quiet => {}
@@ -1080,10 +1079,7 @@ impl Session {
             if let Err(e) = pushed {
                 return self.failed(call, e);
             }
-            batching.published(last_chunk);
-            if batching.is_armed() {
-                flush = Some(self.committed());
-            }
+            flush = self.published(&mut batching, last_chunk);
         }
         if self.cancel.replace(false) {
             self.feed_decoded(call, &mut decoder);
@@ -1101,6 +1097,12 @@ impl Session {
                 self.failed(call, e)
             }
         }
+    }
+
+    /// A model stream's reads were published at `now`: its next flush, when batching arms one.
+    fn published(&self, batching: &mut Batching, now: f64) -> Option<LocalBoxFuture<'static, ()>> {
+        batching.published(now);
+        batching.is_armed().then(|| self.committed())
     }
 
     /// A model stream's flush (batch.rs): a quiet gap after the storage's pending writes are

@@ -197,22 +197,8 @@ impl Sequenced {
         }
     }
 
-    /// The loom JSON form: the event's fields with the envelope fields beside them (§4.1).
-    pub fn to_json(&self) -> Map<String, Value> {
-        let mut map = self.event.to_json();
-        if let Some(s) = &self.envelope.session_id {
-            map.insert("session_id".into(), Value::String(s.clone()));
-        }
-        if let Some(n) = self.envelope_node_id() {
-            map.insert("node_id".into(), Value::String(n.into()));
-        }
-        if let Some(id) = self.envelope.event_id {
-            map.insert("event_id".into(), Value::from(id));
-        }
-        map
-    }
-
-    /// Reads the loom JSON form back (the inverse of [`Sequenced::to_json`]).
+    /// Reads the loom JSON form back: the event's fields with the envelope fields beside them
+    /// (§4.1), as its `Serialize` writes them.
     pub fn from_json(map: &Map<String, Value>) -> Result<Self, Error> {
         let mut envelope = Envelope::read(Fields::new("envelope", map))?;
         let event = Event::from_json(map)?;
@@ -224,7 +210,7 @@ impl Sequenced {
 
     /// The envelope `node_id` as written on the wire. `got_expand` has a payload field of the
     /// same name (loom §8), which wins: its frame carries no envelope node id.
-    pub fn envelope_node_id(&self) -> Option<&str> {
+    fn envelope_node_id(&self) -> Option<&str> {
         match self.event {
             Event::GotExpand { .. } => None,
             _ => self.envelope.node_id.as_deref(),

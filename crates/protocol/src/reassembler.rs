@@ -209,14 +209,12 @@ pub struct Pushed {
     pub gap: Option<Gap>,
 }
 
-/// Where a frame stands in its run's order.
-enum Admission {
+/// Why a frame is not applied now (see [`Reassembler::admit`]).
+enum NotNext {
     /// Its event id was applied (or is held) already.
     Duplicate,
     /// It skips ahead of the run's last contiguous id.
     Gap(Gap),
-    /// It is the next: apply it, then these frames that were held for the ids after it.
-    Next(Vec<Sequenced>),
 }
 
 #[derive(Debug, Clone, Default)]
@@ -328,18 +326,8 @@ impl Reassembler {
             return self.apply_all(events, Vec::new());
         };
         match self.admit(run_id, id) {
-            Admission::Duplicate => Pushed {
-                duplicate: true,
-                ..Pushed::default()
-            },
-            Admission::Gap(gap) => {
-                self.hold(&gap, events);
-                Pushed {
-                    gap: Some(gap),
-                    ..Pushed::default()
-                }
-            }
-            Admission::Next(released) => self.apply_all(events, released),
+            Ok(released) => self.apply_all(events, released),
+            Err(not) => self.set_aside(not, || events),
         }
     }
 
@@ -354,29 +342,19 @@ impl Reassembler {
             };
         };
         match self.admit(run_id, id) {
-            Admission::Duplicate => Pushed {
-                duplicate: true,
-                ..Pushed::default()
-            },
-            Admission::Gap(gap) => {
-                self.hold(&gap, alloc::vec![delta.into_sequenced()]);
-                Pushed {
-                    gap: Some(gap),
-                    ..Pushed::default()
-                }
-            }
-            Admission::Next(released) => {
+            Ok(released) => {
                 self.apply_delta(&delta);
                 let mut pushed = self.apply_all(Vec::new(), released);
                 pushed.applied += 1;
                 pushed
             }
+            Err(not) => self.set_aside(not, || alloc::vec![delta.into_sequenced()]),
         }
     }
 
     /// Where frame `id` of `run_id` stands in its run's order. When it is the next one, the
     /// frames held for the ids right after it are released (returned, in order) with it.
-    fn admit(&mut self, run_id: &str, id: u64) -> Admission {
+    fn admit(&mut self, run_id: &str, id: u64) -> Result<Vec<Sequenced>, NotNext> {
         let order = match self.order.get_mut(run_id) {
             Some(order) => order,
             None => self
@@ -384,14 +362,14 @@ impl Reassembler {
                 .get_or_insert_with(run_id.into(), RunOrder::default),
         };
         if id <= order.contiguous || order.held.contains_key(&id) {
-            return Admission::Duplicate;
+            return Err(NotNext::Duplicate);
         }
         if id != order.contiguous + 1 {
-            return Admission::Gap(Gap {
+            return Err(NotNext::Gap(Gap {
                 run_id: run_id.into(),
                 after_event_id: order.contiguous,
                 received: id,
-            });
+            }));
         }
         order.contiguous = id;
         let mut released = Vec::new();
@@ -401,14 +379,27 @@ impl Reassembler {
             released.extend(more);
             next += 1;
         }
-        Admission::Next(released)
+        Ok(released)
     }
 
-    /// Holds the events of a frame that arrived after `gap`, while there is room.
-    fn hold(&mut self, gap: &Gap, events: Vec<Sequenced>) {
-        if let Some(order) = self.order.get_mut(&gap.run_id) {
-            if order.held.len() < MAX_HELD_FRAMES {
-                order.held.insert(gap.received, events);
+    /// What becomes of a frame that is not the next of its run: a duplicate is dropped; one
+    /// past a gap is held (its `events`, while there is room) until the gap is filled.
+    fn set_aside(&mut self, not: NotNext, events: impl FnOnce() -> Vec<Sequenced>) -> Pushed {
+        match not {
+            NotNext::Duplicate => Pushed {
+                duplicate: true,
+                ..Pushed::default()
+            },
+            NotNext::Gap(gap) => {
+                if let Some(order) = self.order.get_mut(&gap.run_id) {
+                    if order.held.len() < MAX_HELD_FRAMES {
+                        order.held.insert(gap.received, events());
+                    }
+                }
+                Pushed {
+                    gap: Some(gap),
+                    ..Pushed::default()
+                }
             }
         }
     }
@@ -428,14 +419,8 @@ impl Reassembler {
 
     /// Applies a delta read in place, as [`Reassembler::apply`] applies its event.
     fn apply_delta(&mut self, delta: &Delta<'_>) {
-        let fallback;
-        let run = match delta.run_id.as_deref() {
-            Some(r) => Some(r),
-            None => {
-                fallback = self.running_run();
-                fallback.as_deref()
-            }
-        };
+        let mut running = None;
+        let run = self.run_or_running(delta.run_id.as_deref(), &mut running);
         match &delta.body {
             Body::Text {
                 content, reasoning, ..
@@ -471,14 +456,8 @@ impl Reassembler {
 
     /// Applies one event to the transcript.
     fn apply(&mut self, ev: Sequenced) {
-        let fallback;
-        let run_id = match ev.envelope.run_id.as_deref() {
-            Some(r) => Some(r),
-            None => {
-                fallback = self.running_run();
-                fallback.as_deref()
-            }
-        };
+        let mut running = None;
+        let run_id = self.run_or_running(ev.envelope.run_id.as_deref(), &mut running);
         match &ev.event {
             Event::RunStart { message, agent, .. } => {
                 self.ensure_run(run_id, agent.clone());
@@ -684,11 +663,21 @@ impl Reassembler {
 
     /// The run an event without a run id belongs to: the run still streaming, else a new
     /// anonymous one (frames of original servers carry no run id).
-    fn running_run(&self) -> Option<String> {
-        match self.transcript.runs.last() {
+    /// The run a frame belongs to: its own run id, or for a frame without one (an original
+    /// server's, which streams one run at a time) the run still running, kept in `running`.
+    fn run_or_running<'a>(
+        &self,
+        run_id: Option<&'a str>,
+        running: &'a mut Option<String>,
+    ) -> Option<&'a str> {
+        if run_id.is_some() {
+            return run_id;
+        }
+        *running = match self.transcript.runs.last() {
             Some(r) if r.status == RunStatus::Running => r.run_id.clone(),
             _ => None,
-        }
+        };
+        running.as_deref()
     }
 
     fn is_running(&self, run_id: Option<&str>) -> bool {

@@ -53,24 +53,15 @@ pub fn from_ts<T: Tsify + FromJs>(value: &Ts<T>, what: &str) -> Result<T, Error>
 }
 
 /// An event as the app sees it (`RunEvent`): the loom JSON object of the event with its
-/// envelope, plus `run_id` so a listener knows which run it belongs to.
+/// envelope (the protocol's `Serialize` for `Sequenced`, as a loom frame carries it), plus
+/// `run_id` so a listener knows which run it belongs to.
 ///
-/// The event is written straight to JSON text and the envelope fields are set on the parsed
-/// object in the same call: building a `serde_json::Value` tree first (`Sequenced::to_json`)
-/// cost an allocation per field and a second pass, on every event a listener gets.
+/// Written straight to JSON text and parsed once, `run_id` set in the same call: no
+/// `serde_json::Value` tree is built per event.
 pub fn event(seq: &Sequenced) -> Result<JsValue, Error> {
-    let json = serde_json::to_string(&seq.event)
+    let json = serde_json::to_string(seq)
         .map_err(|e| Error::new("internal", format!("could not serialize an event: {e}")))?;
-    let env = &seq.envelope;
-    event_object(
-        &json,
-        env.session_id.as_deref(),
-        seq.envelope_node_id(),
-        // Event ids count frames of one run; they stay far below 2^53.
-        env.event_id.map(|id| id as f64),
-        env.run_id.as_deref(),
-    )
-    .map_err(|e| {
+    event_object(&json, seq.envelope.run_id.as_deref()).map_err(|e| {
         Error::new(
             "internal",
             format!("JSON.parse failed: {}", crate::error::describe(&e)),
@@ -79,26 +70,16 @@ pub fn event(seq: &Sequenced) -> Result<JsValue, Error> {
 }
 
 #[wasm_bindgen(inline_js = r#"
-export function eventObject(json, session_id, node_id, event_id, run_id) {
+export function eventObject(json, run_id) {
   const o = JSON.parse(json);
-  if (session_id !== undefined) o.session_id = session_id;
-  if (node_id !== undefined) o.node_id = node_id;
-  if (event_id !== undefined) o.event_id = event_id;
   if (run_id !== undefined && !("run_id" in o)) o.run_id = run_id;
   return o;
 }
 "#)]
 extern "C" {
-    /// The event's JSON parsed, with the envelope fields set as `Sequenced::to_json` sets them
-    /// (`run_id` only where the event has none of its own).
+    /// The event's JSON parsed, with `run_id` set where the event has none of its own.
     #[wasm_bindgen(js_name = eventObject, catch)]
-    fn event_object(
-        json: &str,
-        session_id: Option<&str>,
-        node_id: Option<&str>,
-        event_id: Option<f64>,
-        run_id: Option<&str>,
-    ) -> Result<JsValue, JsValue>;
+    fn event_object(json: &str, run_id: Option<&str>) -> Result<JsValue, JsValue>;
 }
 
 /// The bytes of one frame given as a string, a `Uint8Array` or an `ArrayBuffer` (what a

@@ -121,8 +121,11 @@ impl Reassembler {
                 }
                 Ok::<_, Error>(())
             };
-            if count > 0 && text.split(FRAME_SEPARATOR).count() == count {
-                for (i, frame) in text.split(FRAME_SEPARATOR).enumerate() {
+            // One pass over the text for the pieces; as many as frames, unless a frame held
+            // the separator.
+            let pieces: Vec<&str> = text.split(FRAME_SEPARATOR).collect();
+            if count > 0 && pieces.len() == count {
+                for (i, frame) in pieces.iter().enumerate() {
                     push(i, frame.as_bytes())?;
                 }
             } else if count > 0 {
