@@ -212,8 +212,8 @@ for (const dialect of DIALECTS) {
       const c = weft.client(dialect);
       const asked = [];
       const log = [];
-      c.onApproval(async (req) => {
-        asked.push(req);
+      c.onApproval(async ({ signal, ...req }) => {
+        asked.push({ ...req, signal: signal instanceof AbortSignal && !signal.aborted });
         log.push({ ask: req.callId });
         return answers[asked.length - 1];
       });
@@ -236,7 +236,7 @@ for (const dialect of DIALECTS) {
       const [first] = out.asked;
       assert.match(first.callId, /^call_\w+$/);
       for (const req of out.asked) {
-        assert.deepEqual(req, { callId: first.callId, name: 'apply_patch', arguments: { patch: PATCH('notes.txt', 'hello') }, runId: out.runId });
+        assert.deepEqual(req, { callId: first.callId, name: 'apply_patch', arguments: { patch: PATCH('notes.txt', 'hello') }, runId: out.runId, signal: true });
       }
       return first.callId;
     };
@@ -315,6 +315,81 @@ for (const dialect of DIALECTS) {
       ]);
       const [call] = out.transcript.tool_calls;
       assert.deepEqual([call.status, call.review], ['done', 'yes']);
+    });
+
+    test('follow(): a second client follows a run it did not start, from its start; an approval answered elsewhere is withdrawn', async () => {
+      const out = await page.evaluate(async ({ dialect }) => {
+        const sessionId = crypto.randomUUID();
+        const a = weft.client(dialect, { sessionId });
+        let aAsked;
+        let bAsked;
+        const askedA = new Promise((resolve) => (aAsked = resolve));
+        const askedB = new Promise((resolve) => (bAsked = resolve));
+        // A answers once B, which follows the run, has been asked too.
+        a.onApproval(async (req) => {
+          aAsked(req.callId);
+          await askedB;
+          return { review: 'yes' };
+        });
+        await a.connect();
+        const runA = a.run({ message: 'write hello to notes.txt' });
+        const followedA = weft.follow(runA, { label: `${dialect} · A starts` });
+        const callId = await weft.within(askedA, 10_000, 'A asked');
+
+        const b = weft.client(dialect, { sessionId });
+        const bLog = [];
+        b.onApproval((req) => {
+          bLog.push({ callId: req.callId, aborted: req.signal.aborted });
+          bAsked();
+          return new Promise((resolve) => req.signal.addEventListener('abort', () => {
+            bLog.push('withdrawn');
+            resolve({ review: 'no-exit' });
+          }));
+        });
+        await b.connect();
+        const before = dialect === 'loom' ? await b.userMessages(sessionId) : null;
+        const outB = await weft.follow(b.follow(runA.runId), { label: `${dialect} · B follows` });
+        const outA = await followedA;
+        const afterwards = dialect === 'loom' ? await b.userMessages(sessionId) : null;
+        const unknown = await b.follow('no-such-run').result.then(() => null, weft.error);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        return {
+          callId,
+          outA,
+          outB,
+          bLog,
+          active: before?.activeRunId,
+          after: afterwards && 'activeRunId' in afterwards,
+          history: before?.messages.map((m) => [m.role, m.content]),
+          unknown,
+          sentB: weft.wire[1].sent.map((f) => JSON.parse(f)),
+          transcriptA: a.transcript(),
+          transcriptB: b.transcript(),
+        };
+      }, { dialect });
+      const { outA, outB } = out;
+      assert.equal(outA.error, undefined);
+      assert.equal(outA.result.reply, 'Done: I wrote notes.txt.');
+      assert.equal(outB.error, undefined);
+      assert.deepEqual(outB.result, outA.result, 'the follower settles with the same result');
+      assertWhole(outB);
+      assert.deepEqual(outB.events, outA.events, 'every event of the run, from its start, once');
+      assert.equal(outB.text, outA.text);
+      assert.deepEqual(out.transcriptB, out.transcriptA, 'both clients rebuilt the same transcript');
+      // B was asked by the replay, then A's answer withdrew the request; B's late answer
+      // never went out.
+      assert.deepEqual(out.bLog, [{ callId: out.callId, aborted: false }, 'withdrawn']);
+      assert.deepEqual(out.sentB.filter((f) => f.type === 'approval_response'), []);
+      assert.deepEqual(out.sentB.filter((f) => f.type === 'resume'), [
+        { type: 'resume', run_id: outA.runId, after_event_id: 0 },
+        { type: 'resume', run_id: 'no-such-run', after_event_id: 0 },
+      ]);
+      assert.equal(out.unknown?.code, 'unknown_run');
+      if (dialect === 'loom') {
+        assert.equal(out.active, outA.runId, 'userMessages() names the run streaming now');
+        assert.deepEqual(out.history, [['user', 'write hello to notes.txt']]);
+        assert.equal(out.after, false, 'and nothing once it ended');
+      }
     });
 
     test('a client-side tool: registerTool runs it in the page, its value reaches the model', async () => {

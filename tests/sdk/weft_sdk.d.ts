@@ -71,7 +71,7 @@ export type UnknownEvent = { type: string; [field: string]: unknown };
 /**
  * Everything a server says, in canonical form. See the module docs for where the set comes from.
  */
-export type Event = { type: "run_start"; run_id?: string; message?: string; agent?: Agent } | { type: "node_enter"; id: string } | { type: "node_exit"; id: string; result: NodeResult } | { type: "message_chunk"; content: string; id: string } | ({ type: "usage" } & Usage) | { type: "values"; state: unknown } | { type: "updates"; id: string; state: unknown } | { type: "custom"; value: unknown } | { type: "checkpoint"; checkpoint_id: string; timestamp: string; step: number; state: unknown; thread_id?: string; checkpoint_ns?: string } | { type: "tot_expand"; candidates: string[] } | { type: "tot_evaluate"; chosen: number; scores: number[] } | { type: "tot_backtrack"; reason: string; to_depth: number } | { type: "got_plan"; node_count: number; edge_count: number; node_ids: string[] } | { type: "got_node_start"; id: string } | { type: "got_node_complete"; id: string; result_summary: string } | { type: "got_node_failed"; id: string; error: string } | { type: "got_expand"; node_id: string; nodes_added: number; edges_added: number } | { type: "tool_call_chunk"; call_id?: string; name?: string; arguments_delta: string } | { type: "tool_call"; call_id?: string; name: string; arguments: unknown } | { type: "tool_start"; call_id?: string; name: string } | { type: "tool_output"; call_id?: string; name: string; content: string } | { type: "tool_end"; call_id?: string; name: string; result: string; is_error: boolean } | { type: "tool_approval"; call_id?: string; name: string; arguments: unknown } | { type: "reasoning_chunk"; content: string; id: string } | { type: "llm_complete"; content: string; tool_calls: string[]; finish_reason: FinishReason } | { type: "approval_resolved"; call_id?: string; name?: string; review: Review; message?: string } | { type: "context_info"; token_count: number; usage_percent: number; transcript_length: number; max_tokens: number; strategy: string } | { type: "context_compacted"; old_token_count: number; new_token_count: number; reduction_percent: number; strategy: string } | { type: "user_message"; content: string } | { type: "run_end"; reply: string; usage?: Usage; total_usage?: Usage; iteration_count?: number; paused?: boolean; tool_calls?: string[] } | { type: "error"; message: string; code?: string; id?: string; details?: unknown } | { type: "pong"; id: string } | { type: "tools_list"; id: string; tools: ToolSpec[] } | { type: "tool_show"; id: string; tool?: unknown; tool_yaml?: string } | { type: "user_messages"; id: string; thread_id: string; messages: StoredMessage[]; has_more?: boolean } | ({ type: "unknown" } & UnknownEvent);
+export type Event = { type: "run_start"; run_id?: string; message?: string; agent?: Agent } | { type: "node_enter"; id: string } | { type: "node_exit"; id: string; result: NodeResult } | { type: "message_chunk"; content: string; id: string } | ({ type: "usage" } & Usage) | { type: "values"; state: unknown } | { type: "updates"; id: string; state: unknown } | { type: "custom"; value: unknown } | { type: "checkpoint"; checkpoint_id: string; timestamp: string; step: number; state: unknown; thread_id?: string; checkpoint_ns?: string } | { type: "tot_expand"; candidates: string[] } | { type: "tot_evaluate"; chosen: number; scores: number[] } | { type: "tot_backtrack"; reason: string; to_depth: number } | { type: "got_plan"; node_count: number; edge_count: number; node_ids: string[] } | { type: "got_node_start"; id: string } | { type: "got_node_complete"; id: string; result_summary: string } | { type: "got_node_failed"; id: string; error: string } | { type: "got_expand"; node_id: string; nodes_added: number; edges_added: number } | { type: "tool_call_chunk"; call_id?: string; name?: string; arguments_delta: string } | { type: "tool_call"; call_id?: string; name: string; arguments: unknown } | { type: "tool_start"; call_id?: string; name: string } | { type: "tool_output"; call_id?: string; name: string; content: string } | { type: "tool_end"; call_id?: string; name: string; result: string; is_error: boolean } | { type: "tool_approval"; call_id?: string; name: string; arguments: unknown } | { type: "reasoning_chunk"; content: string; id: string } | { type: "llm_complete"; content: string; tool_calls: string[]; finish_reason: FinishReason } | { type: "approval_resolved"; call_id?: string; name?: string; review: Review; message?: string } | { type: "context_info"; token_count: number; usage_percent: number; transcript_length: number; max_tokens: number; strategy: string } | { type: "context_compacted"; old_token_count: number; new_token_count: number; reduction_percent: number; strategy: string } | { type: "user_message"; content: string } | { type: "run_end"; reply: string; usage?: Usage; total_usage?: Usage; iteration_count?: number; paused?: boolean; tool_calls?: string[] } | { type: "error"; message: string; code?: string; id?: string; details?: unknown } | { type: "pong"; id: string } | { type: "tools_list"; id: string; tools: ToolSpec[] } | { type: "tool_show"; id: string; tool?: unknown; tool_yaml?: string } | { type: "user_messages"; id: string; thread_id: string; messages: StoredMessage[]; has_more?: boolean; active_run_id?: string } | ({ type: "unknown" } & UnknownEvent);
 
 /**
  * Everything reassembled so far.
@@ -216,6 +216,11 @@ export interface UserMessagesPage {
      * Older messages remain: ask again with `before` set to the first message's `id`.
      */
     hasMore: boolean;
+    /**
+     * The run streaming in the thread now, if any: `client.follow(activeRunId)` shows it
+     * (after a page reload, or when another tab or device started it).
+     */
+    activeRunId?: string;
 }
 
 /**
@@ -396,6 +401,12 @@ export interface ApprovalRequest {
      * The run that made the call.
      */
     runId?: string;
+    /**
+     * Aborted when the call is settled without this client: another tab or device answered
+     * it, or it came from the replay of a run (`follow()`) and was answered long ago. Close the
+     * prompt then; an answer given after that is not sent.
+     */
+    signal: AbortSignal;
 }
 
 /**
@@ -659,6 +670,15 @@ export class Client {
      */
     contextInfo(): Promise<ContextInfo>;
     /**
+     * Follows a run this client did not start, by its id: one started before the page was
+     * reloaded, or from another tab or device (`userMessages()` gives the session's
+     * `activeRunId`). The returned `Run` gets the run from its start (what this client has
+     * not seen yet is replayed), then live, and settles when it ends; its approvals reach
+     * `onApproval`, those answered already arriving withdrawn. Rejects `run.result` with
+     * `unknown_run` when the server has no such run; throws `closed` after `close()`.
+     */
+    follow(runId: string): Run;
+    /**
      * The last event id of a run received with nothing missing before it.
      */
     lastEventId(runId: string): number;
@@ -868,6 +888,7 @@ export interface InitOutput {
     readonly client_connect: (a: number) => any;
     readonly client_contextInfo: (a: number) => any;
     readonly client_dialect: (a: number) => [number, number];
+    readonly client_follow: (a: number, b: number, c: number) => [number, number, number];
     readonly client_lastEventId: (a: number, b: number, c: number) => number;
     readonly client_new: (a: any) => [number, number, number];
     readonly client_onApproval: (a: number, b: any) => any;
@@ -899,10 +920,10 @@ export interface InitOutput {
     readonly runevents_return: (a: number) => any;
     readonly wasm_bindgen__convert__closures_____invoke__h01c668c2fdc2cd34: (a: number, b: number, c: any, d: any) => void;
     readonly wasm_bindgen__convert__closures_____invoke__h0512c4bedd76366e: (a: number, b: number, c: any) => [number, number];
-    readonly wasm_bindgen__convert__closures_____invoke__h91f39aadcd850cba: (a: number, b: number, c: any) => void;
-    readonly wasm_bindgen__convert__closures_____invoke__h91f39aadcd850cba_38: (a: number, b: number, c: any) => void;
-    readonly wasm_bindgen__convert__closures_____invoke__hfe716deba062c586: (a: number, b: number, c: any) => void;
-    readonly wasm_bindgen__convert__closures_____invoke__hf4df77c434e751c7: (a: number, b: number) => void;
+    readonly wasm_bindgen__convert__closures_____invoke__h9b069d7d700c6f55: (a: number, b: number, c: any) => void;
+    readonly wasm_bindgen__convert__closures_____invoke__h9b069d7d700c6f55_39: (a: number, b: number, c: any) => void;
+    readonly wasm_bindgen__convert__closures_____invoke__ha5635277c73c5276: (a: number, b: number, c: any) => void;
+    readonly wasm_bindgen__convert__closures_____invoke__h753767bcfd33c547: (a: number, b: number) => void;
     readonly __wbindgen_malloc: (a: number, b: number) => number;
     readonly __wbindgen_realloc: (a: number, b: number, c: number, d: number) => number;
     readonly __wbindgen_free: (a: number, b: number, c: number) => void;

@@ -356,6 +356,39 @@ describe('the demo app', () => {
     }
   });
 
+  test('reload mid-run, and a second tab: both follow the run from its start; one answer closes both dialogs', async () => {
+    const session = await open();
+    await send('write hello to notes.txt');
+    await page.locator('dialog#approval[open]').waitFor();
+    // Another tab opens the session while the run waits: it follows the run, replayed from
+    // its start, and is asked too.
+    const other = await browser.context.newPage();
+    try {
+      await other.goto(`${base}/?session=${session}`);
+      await other.locator('dialog#approval[open]').waitFor();
+      // The first tab is reloaded: it picks the run up again, dialog included.
+      await page.reload();
+      await page.waitForSelector('#conn[data-state=live]');
+      const dialog = page.locator('dialog#approval[open]');
+      await dialog.waitFor();
+      assert.equal(await dialog.locator('#approval-title').innerText(), 'Allow apply_patch?');
+      for (const p of [page, other]) {
+        assert.deepEqual(await p.locator('.msg.user').allInnerTexts(), ['write hello to notes.txt'], 'the message once, in the run');
+        assert.equal(await p.locator('#stop').isVisible(), true, 'the followed run can be stopped');
+      }
+      await dialog.locator('[data-review=yes]').click();
+      await other.waitForSelector('dialog#approval:not([open])', { state: 'attached' });
+      for (const p of [page, other]) {
+        await p.waitForSelector('#runs .turn:last-of-type[data-status=completed]');
+        assert.equal(await p.locator('#runs .turn .markdown.reply').innerText(), 'Done: I wrote notes.txt.');
+        assert.equal(await p.locator('#runs .tool[data-tool=apply_patch]').getAttribute('data-status'), 'done');
+      }
+      await other.screenshot({ path: join(results, 'www-followed-run.png') });
+    } finally {
+      await other.close();
+    }
+  });
+
   test('the context meter fills from the runs, and compact summarises the session', async () => {
     await open();
     await send('What time is it?');

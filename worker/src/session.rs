@@ -316,15 +316,18 @@ impl Session {
                         thread_id: q.thread_id,
                         messages: Vec::new(),
                         has_more: Some(false),
+                        active_run_id: None,
                     }
                 } else {
                     let limit = q.limit.unwrap_or(100).clamp(1, 1000);
-                    match self.store().messages(q.before, limit) {
+                    let store = self.store();
+                    match store.messages(q.before, limit) {
                         Ok((messages, has_more)) => Event::UserMessages {
                             id: q.id,
                             thread_id: q.thread_id,
                             messages,
                             has_more: Some(has_more),
+                            active_run_id: store.active_run().ok().flatten().map(|r| r.run_id),
                         },
                         Err(e) => error_event(
                             &format!("could not read the history: {e}"),

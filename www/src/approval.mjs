@@ -36,10 +36,18 @@ export class Approvals {
     dialog.addEventListener('cancel', (e) => e.preventDefault());
   }
 
-  /** `onApproval` callback. */
+  /**
+   * `onApproval` callback. A request the SDK withdraws (another tab answered it, or it came
+   * from the replay of a run answered long ago) leaves the dialog; the answer it resolves
+   * with then is not sent.
+   */
   ask(req) {
     return new Promise((resolve) => {
       this.queue.push({ req, resolve });
+      req.signal.addEventListener('abort', () => {
+        this.settled(req.callId);
+        resolve({ review: 'no-continue' });
+      }, { once: true });
       this.next();
     });
   }
@@ -74,7 +82,7 @@ export class Approvals {
     this.next();
   }
 
-  /** The call was decided elsewhere (another tab): stop asking here. */
+  /** The call was decided elsewhere: stop asking here. */
   settled(callId) {
     if (this.current?.req.callId === callId) {
       this.current = null;

@@ -246,9 +246,6 @@ function onEvent(ev) {
       if (!state.compacting) addNote(compactionText(ev.old_token_count, ev.new_token_count, ev.reduction_percent), 'info');
       if (state.context) setContext({ ...state.context, tokenCount: ev.new_token_count, usagePercent: (ev.new_token_count * 100) / state.context.maxTokens });
       break;
-    case 'approval_resolved':
-      if (ev.call_id) approvals.settled(ev.call_id);
-      break;
     default:
       break;
   }
@@ -318,7 +315,11 @@ function send(text) {
   }
   els.input.value = '';
   autosize();
-  const view = addRun({ runId: run.runId, message, agent: state.agent, own: true });
+  watch(run, addRun({ runId: run.runId, message, agent: state.agent, own: true }));
+}
+
+/** Shows `run` as this page's running run (Stop cancels it) until it settles. */
+function watch(run, view) {
   setActive({ run, view });
   run.result
     .then(
@@ -367,7 +368,14 @@ async function loadHistory(client) {
   try {
     const page = await client.userMessages(session.id, { limit: 50 });
     if (client !== state.client) return;
+    const active = page.activeRunId && !state.runs.has(page.activeRunId) ? page.activeRunId : null;
+    // A run still streaming (the page was reloaded, or another tab or device started it): its
+    // user message is the last one stored; the run's own view shows it, with the reply as it
+    // streams — replayed from the run's start, then live.
+    const last = page.messages.at(-1);
+    const message = active && last?.role === 'user' ? page.messages.pop().content : undefined;
     showHistory(page, false);
+    if (active && !state.active) watch(client.follow(active), addRun({ runId: active, message, own: false }));
   } catch (e) {
     if (client !== state.client) return;
     els.history.replaceChildren(note(`Could not load the history: ${e.message}`, 'error'));

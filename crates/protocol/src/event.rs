@@ -546,6 +546,10 @@ pub enum Event {
         /// Whether older messages remain.
         #[serde(skip_serializing_if = "Option::is_none")]
         has_more: Option<bool>,
+        /// weft: the run streaming in this thread right now, if any, so a client that was not
+        /// there when it started (a reloaded page, another device) can follow it.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        active_run_id: Option<String>,
     },
     /// An event type this crate does not know, kept whole: `kind` is its `type`, `data` every
     /// other field.
@@ -814,6 +818,7 @@ impl Event {
                 thread_id: f.req("thread_id")?,
                 messages: f.objects("messages", StoredMessage::read)?,
                 has_more: f.opt("has_more")?,
+                active_run_id: f.opt("active_run_id")?,
             },
             _ => Event::Unknown(UnknownEvent {
                 kind: kind.into(),

@@ -265,20 +265,24 @@ fn reply_event() -> impl Strategy<Value = Event> {
             word(),
             word(),
             prop::collection::vec((opt(0u64..99), text()), 0..3),
-            opt(any::<bool>())
+            opt(any::<bool>()),
+            opt(word())
         )
-            .prop_map(|(id, thread_id, msgs, has_more)| Event::UserMessages {
-                id,
-                thread_id,
-                messages: msgs
-                    .into_iter()
-                    .map(|(id, content)| StoredMessage {
-                        id,
-                        role: Role::User,
-                        content,
-                    })
-                    .collect(),
-                has_more,
+            .prop_map(|(id, thread_id, msgs, has_more, active_run_id)| {
+                Event::UserMessages {
+                    id,
+                    thread_id,
+                    messages: msgs
+                        .into_iter()
+                        .map(|(id, content)| StoredMessage {
+                            id,
+                            role: Role::User,
+                            content,
+                        })
+                        .collect(),
+                    has_more,
+                    active_run_id,
+                }
             }),
         (text(), opt(word()), opt(word())).prop_map(|(message, code, id)| Event::Error {
             message,

@@ -17,6 +17,7 @@ use tsify::Ts;
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
+use web_sys::AbortController;
 use weft_protocol::event::ToolSpec;
 use weft_protocol::Transcript;
 
@@ -61,6 +62,8 @@ pub(crate) struct Shared {
     errors: Rc<Listeners>,
     status: Rc<Listeners>,
     approver: Rc<Slot>,
+    /// The approvals the app's callback is deciding, to abort when one is withdrawn.
+    asked: RefCell<SortedMap<String, AbortController>>,
     tools: RefCell<SortedMap<String, (u32, ToolSpec, Function)>>,
     next_tool: Cell<u32>,
 }
@@ -201,6 +204,7 @@ impl Client {
                 errors: Listeners::new(),
                 status: Listeners::new(),
                 approver: Rc::new(Slot::default()),
+                asked: RefCell::new(SortedMap::new()),
                 tools: RefCell::new(SortedMap::new()),
                 next_tool: Cell::new(0),
             }
@@ -243,6 +247,27 @@ impl Client {
             .runs
             .borrow_mut()
             .insert(handle, Rc::clone(&state));
+        self.shared.drive();
+        Ok(Run::new(state))
+    }
+
+    /// Follows a run this client did not start, by its id: one started before the page was
+    /// reloaded, or from another tab or device (`userMessages()` gives the session's
+    /// `activeRunId`). The returned `Run` gets the run from its start (what this client has
+    /// not seen yet is replayed), then live, and settles when it ends; its approvals reach
+    /// `onApproval`, those answered already arriving withdrawn. Rejects `run.result` with
+    /// `unknown_run` when the server has no such run; throws `closed` after `close()`.
+    pub fn follow(&self, #[wasm_bindgen(js_name = runId)] run_id: String) -> Result<Run, JsValue> {
+        let handle = self.shared.with_core(|c| c.follow(run_id.clone()))?;
+        let existing = self.shared.runs.borrow().get(&handle).cloned();
+        let state = existing.unwrap_or_else(|| {
+            let state = RunState::new(handle, run_id, Rc::clone(&self.shared));
+            self.shared
+                .runs
+                .borrow_mut()
+                .insert(handle, Rc::clone(&state));
+            state
+        });
         self.shared.drive();
         Ok(Run::new(state))
     }
@@ -587,6 +612,12 @@ impl Shared {
                 }
             }
             Output::Approval(request) => self.ask_approval(request),
+            Output::ApprovalWithdrawn { call_id } => {
+                let asked = self.asked.borrow_mut().remove(&call_id);
+                if let Some(controller) = asked {
+                    controller.abort();
+                }
+            }
             Output::ClientTool {
                 call_id,
                 name,
@@ -686,11 +717,20 @@ impl Shared {
             Ok(v) => v,
             Err(e) => return self.error(e),
         };
+        if let Ok(controller) = AbortController::new() {
+            let _ = js_sys::Reflect::set(&arg, &"signal".into(), &controller.signal());
+            if let Some(c) = &request.call_id {
+                self.asked.borrow_mut().insert(c.clone(), controller);
+            }
+        }
         let weak = Rc::downgrade(self);
         let call_id = request.call_id;
         wasm_bindgen_futures::spawn_local(async move {
             let outcome = call_async(&callback, &arg).await;
             let Some(s) = weak.upgrade() else { return };
+            if let Some(c) = &call_id {
+                s.asked.borrow_mut().remove(c);
+            }
             let answer = outcome
                 .map_err(|thrown| Error::from_callback("the onApproval callback", &thrown))
                 .and_then(|v| {

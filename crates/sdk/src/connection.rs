@@ -30,7 +30,9 @@ use weft_protocol::command::{
 };
 use weft_protocol::event::{Sequenced, ToolSpec};
 use weft_protocol::reassembler::{Gap, RunStatus, ToolStatus};
-use weft_protocol::{Agent, Command, Dialect, Event, Limits, Reassembler, Review, Transcript};
+use weft_protocol::{
+    Agent, Command, Dialect, Event, Limits, Reassembler, Review, Role, Transcript,
+};
 
 use crate::backoff::Backoff;
 use crate::error::Error;
@@ -161,6 +163,13 @@ pub enum Output {
     },
     /// Ask the app's `onApproval` callback; answer with [`Connection::answer`].
     Approval(ApprovalRequest),
+    /// An approval asked for was settled without this client (another tab answered, or the
+    /// request came from a replay of a run whose approval was answered long ago): abort the
+    /// request's `signal`; the callback's answer, if it still comes, is not sent.
+    ApprovalWithdrawn {
+        /// The call.
+        call_id: String,
+    },
     /// Run the app's handler of a client tool; answer with [`Connection::tool_result`].
     ClientTool {
         /// The call to answer.
@@ -193,8 +202,12 @@ enum Phase {
 #[derive(Debug, Clone)]
 struct RunSlot {
     run_id: String,
-    /// Its `run` frame went out on a socket.
+    /// Its `run` frame went out on a socket, or it is followed ([`Connection::follow`]): either
+    /// way a reopened socket resumes it.
     sent: bool,
+    /// Started elsewhere and followed here: never the run a nameless event or a run start
+    /// named by the server belongs to.
+    followed: bool,
     /// An event of it arrived.
     started: bool,
     /// Text already given to `onText` for the response being streamed.
@@ -237,6 +250,8 @@ pub struct Connection {
     declared: bool,
     unacked_approvals: SortedMap<String, String>,
     unacked_results: SortedMap<String, String>,
+    /// Calls whose approval the app is being asked for and has not answered.
+    asking: SortedSet<String>,
     dispatched: SortedSet<String>,
     /// Tools a user answered `always` for: the server runs their calls without asking again.
     always: SortedSet<String>,
@@ -269,6 +284,7 @@ impl Connection {
             declared: false,
             unacked_approvals: SortedMap::new(),
             unacked_results: SortedMap::new(),
+            asking: SortedSet::new(),
             dispatched: SortedSet::new(),
             always: SortedSet::new(),
             resuming: SortedMap::new(),
@@ -597,11 +613,83 @@ impl Connection {
             RunSlot {
                 run_id,
                 sent: false,
+                followed: false,
                 started: false,
                 text: String::new(),
             },
         );
         self.send(frame, Tag::Run(handle), now);
+        Ok(handle)
+    }
+
+    /// `follow()`: attaches to a run this client did not start (one started before the page
+    /// was reloaded, or from another tab or device: `userMessages()` names the session's
+    /// active run). The server replays what this client has not applied of it, then streams
+    /// the rest live, through the same `resume` that mends a dropped socket; a run the server
+    /// does not know fails with `unknown_run`. A run this client already holds whole settles at
+    /// once from the transcript. Following a run twice gives the same handle.
+    pub fn follow(&mut self, run_id: String) -> Result<RunHandle, Error> {
+        self.usable("follow()")?;
+        if run_id.trim().is_empty() {
+            return Err(Error::argument("follow(): runId must not be empty"));
+        }
+        if let Some((h, _)) = self.runs.iter().find(|(_, r)| r.run_id == run_id) {
+            return Ok(*h);
+        }
+        let handle = self.next_run;
+        self.next_run = self.next_run.wrapping_add(1);
+        let seen = self.reassembler.transcript().run(&run_id);
+        let over = match seen {
+            Some(r) if r.status != RunStatus::Running => Some(match r.status {
+                RunStatus::Completed => Ok(RunResult {
+                    reply: r.reply.clone().unwrap_or_default(),
+                    usage: r.usage,
+                    total_usage: r.total_usage,
+                    run_id: run_id.clone(),
+                }),
+                status => Err(Error::new(
+                    if status == RunStatus::Cancelled {
+                        "cancelled"
+                    } else {
+                        "run_failed"
+                    },
+                    r.error.clone().unwrap_or_else(|| "the run failed".into()),
+                )),
+            }),
+            _ => None,
+        };
+        if let Some(result) = over {
+            self.out.push_back(Output::RunDone {
+                run: handle,
+                result,
+            });
+            return Ok(handle);
+        }
+        // Text of the response streaming now, already applied: `onText` continues after it.
+        let text = self
+            .reassembler
+            .transcript()
+            .messages
+            .iter()
+            .rev()
+            .find(|m| m.run_id.as_deref() == Some(run_id.as_str()))
+            .filter(|m| m.role == Role::Assistant && !m.complete)
+            .map(|m| m.text.clone())
+            .unwrap_or_default();
+        self.runs.insert(
+            handle,
+            RunSlot {
+                run_id: run_id.clone(),
+                sent: true,
+                followed: true,
+                started: seen.is_some(),
+                text,
+            },
+        );
+        if self.phase == Phase::Open {
+            let after_event_id = self.reassembler.last_event_id(&run_id);
+            self.send_resume(run_id, after_event_id);
+        }
         Ok(handle)
     }
 
@@ -777,6 +865,13 @@ impl Connection {
             custom_deny_message,
             explanation,
         });
+        if let Some(c) = &call_id {
+            if !self.asking.remove(c) {
+                // Settled meanwhile without this client (the request was withdrawn): the
+                // server would refuse the answer as stale.
+                return Ok(());
+            }
+        }
         let frame_id = self.new_id("approval");
         let frame = self.encode(&cmd, &frame_id, "onApproval")?;
         match call_id {
@@ -1130,6 +1225,7 @@ impl Connection {
                 thread_id,
                 messages,
                 has_more,
+                active_run_id,
                 ..
             } => Ok(Reply::Messages(UserMessagesPage {
                 thread_id: if thread_id.is_empty() {
@@ -1139,6 +1235,7 @@ impl Connection {
                 },
                 messages,
                 has_more: has_more.unwrap_or(false),
+                active_run_id,
             })),
             Event::ContextInfo {
                 token_count,
@@ -1176,16 +1273,23 @@ impl Connection {
                 call_id,
                 name,
                 arguments,
-            } => then.push(Output::Approval(ApprovalRequest {
-                call_id: call_id.clone(),
-                name: name.clone(),
-                arguments: arguments.clone(),
-                run_id: ev.envelope.run_id.clone(),
-            })),
+            } => {
+                self.asking.extend(call_id.clone());
+                then.push(Output::Approval(ApprovalRequest {
+                    call_id: call_id.clone(),
+                    name: name.clone(),
+                    arguments: arguments.clone(),
+                    run_id: ev.envelope.run_id.clone(),
+                    signal: (),
+                }));
+            }
             Event::ApprovalResolved {
                 call_id: Some(c), ..
             } => {
                 self.unacked_approvals.remove(c);
+                if self.asking.remove(c) {
+                    then.push(Output::ApprovalWithdrawn { call_id: c.clone() });
+                }
             }
             Event::ToolEnd {
                 call_id: Some(c), ..
@@ -1221,7 +1325,10 @@ impl Connection {
                     if !matches!(ev.event, Event::RunStart { .. }) {
                         return None;
                     }
-                    let mut waiting = self.runs.iter().filter(|(_, r)| r.sent && !r.started);
+                    let mut waiting = self
+                        .runs
+                        .iter()
+                        .filter(|(_, r)| r.sent && !r.started && !r.followed);
                     match (waiting.next(), waiting.next()) {
                         (Some((h, _)), None) => Some(*h),
                         _ => None,
@@ -1237,7 +1344,7 @@ impl Connection {
                 .runs
                 .iter()
                 .rev()
-                .find(|(_, r)| r.sent)
+                .find(|(_, r)| r.sent && !r.followed)
                 .map(|(h, _)| *h),
             None => None,
         };

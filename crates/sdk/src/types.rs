@@ -162,6 +162,13 @@ pub struct ApprovalRequest {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[tsify(optional)]
     pub run_id: Option<String>,
+    /// Aborted when the call is settled without this client: another tab or device answered
+    /// it, or it came from the replay of a run (`follow()`) and was answered long ago. Close the
+    /// prompt then; an answer given after that is not sent.
+    // A placeholder, written as `null`: the client then sets the signal of its
+    // `AbortController` on the object the callback receives.
+    #[tsify(type = "AbortSignal")]
+    pub signal: (),
 }
 
 /// What an `onApproval` callback returns.
@@ -223,6 +230,11 @@ pub struct UserMessagesPage {
     pub messages: Vec<StoredMessage>,
     /// Older messages remain: ask again with `before` set to the first message's `id`.
     pub has_more: bool,
+    /// The run streaming in the thread now, if any: `client.follow(activeRunId)` shows it
+    /// (after a page reload, or when another tab or device started it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub active_run_id: Option<String>,
 }
 
 /// How full the session's context window is: what `contextInfo()` resolves to (the

@@ -195,6 +195,9 @@ pub struct UserMessagesResponse<'a> {
     /// More remain.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub has_more: Option<bool>,
+    /// weft extension: the thread's run streaming now.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub active_run_id: Option<&'a str>,
 }
 
 /// `pong` (§4.6).
@@ -439,6 +442,7 @@ pub(crate) fn encode(out: &mut Out<'_>) {
                 thread_id,
                 messages,
                 has_more,
+                active_run_id,
             },
             _,
         ) => out.push(&UserMessagesResponse {
@@ -447,6 +451,7 @@ pub(crate) fn encode(out: &mut Out<'_>) {
             thread_id,
             messages,
             has_more: *has_more,
+            active_run_id: active_run_id.as_deref(),
         }),
         (_, Some(run_id)) => {
             let mut numbered = ev.clone();

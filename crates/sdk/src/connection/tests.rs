@@ -821,6 +821,165 @@ fn runs_of_other_sockets_reach_the_app_without_a_handle() {
     assert_eq!(c.transcript().runs.len(), 1);
 }
 
+fn handles(out: &[Output]) -> Vec<Option<RunHandle>> {
+    out.iter()
+        .filter_map(|o| match o {
+            Output::Event { run, .. } => Some(*run),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_followed_run_is_replayed_from_its_start_and_settles_in_every_dialect() {
+    for dialect in Dialect::ALL {
+        let mut c = connected(dialect);
+        let h = c.follow(RUN.into()).unwrap();
+        assert_eq!(
+            sent(&drain(&mut c)),
+            vec![json!({"type": "resume", "run_id": RUN, "after_event_id": 0})],
+            "{dialect}"
+        );
+        let out = feed(&mut c, &frames(dialect, RUN, plain_run(RUN)));
+        assert!(
+            handles(&out).iter().all(|r| *r == Some(h)),
+            "{dialect}: every event is the followed run's"
+        );
+        assert_eq!(texts(&out), "Hi there!", "{dialect}");
+        assert!(
+            matches!(done(&out)[..], [Ok(r)] if r.reply == "Hi there!" && r.run_id == RUN),
+            "{dialect}: {out:?}"
+        );
+        assert_eq!(
+            c.follow(RUN.into()).map(|h2| h2 == h),
+            Ok(false),
+            "{dialect}: ended, a new handle"
+        );
+    }
+}
+
+#[test]
+fn a_run_followed_before_connecting_is_resumed_when_the_socket_opens() {
+    let mut c = Connection::new(config(Dialect::Cueso));
+    let h = c.follow(RUN.into()).unwrap();
+    assert_eq!(c.follow(RUN.into()), Ok(h), "following twice: the same run");
+    assert!(sent(&drain(&mut c)).is_empty());
+    c.connect();
+    c.opened(0.0);
+    assert_eq!(
+        sent(&drain(&mut c)),
+        vec![json!({"type": "resume", "run_id": RUN, "after_event_id": 0})]
+    );
+}
+
+#[test]
+fn following_a_run_the_server_does_not_know_rejects_with_unknown_run() {
+    let mut c = connected(Dialect::Loom);
+    c.follow("nope".into()).unwrap();
+    drain(&mut c);
+    c.frame(
+        br#"{"type":"error","id":"nope","error":"unknown run nope in this session","code":"unknown_run"}"#,
+        0.0,
+    );
+    let out = drain(&mut c);
+    assert!(
+        matches!(done(&out)[..], [Err(e)] if e.code() == "unknown_run"),
+        "{out:?}"
+    );
+    assert_eq!(
+        c.follow("".into()).map_err(|e| e.code().to_string()),
+        Err("invalid_argument".into())
+    );
+}
+
+#[test]
+fn following_a_run_already_held_whole_settles_at_once() {
+    let mut c = connected(Dialect::Loom);
+    feed(&mut c, &frames(Dialect::Loom, RUN, plain_run(RUN)));
+    c.follow(RUN.into()).unwrap();
+    let out = drain(&mut c);
+    assert!(sent(&out).is_empty(), "nothing to ask the server");
+    assert!(
+        matches!(done(&out)[..], [Ok(r)] if r.reply == "Hi there!" && r.total_usage == usage(12, 6))
+    );
+
+    let mut events = plain_run("r2");
+    events.truncate(3);
+    events.push(Event::Error {
+        message: "cancelled by the user".into(),
+        code: Some("cancelled".into()),
+        id: None,
+        details: None,
+    });
+    feed(&mut c, &frames(Dialect::Loom, "r2", events));
+    c.follow("r2".into()).unwrap();
+    assert!(matches!(done(&drain(&mut c))[..], [Err(e)] if e.code() == "cancelled"));
+}
+
+#[test]
+fn a_run_followed_midway_continues_after_what_was_applied() {
+    // This socket saw the first half live (another socket started the run), then follows it.
+    let mut c = connected(Dialect::Loom);
+    let all = frames(Dialect::Loom, RUN, plain_run(RUN));
+    let out = feed(&mut c, &all[..4]);
+    assert_eq!(handles(&out), vec![None; 4]);
+    let h = c.follow(RUN.into()).unwrap();
+    assert_eq!(
+        sent(&drain(&mut c)),
+        vec![json!({"type": "resume", "run_id": RUN, "after_event_id": 4})]
+    );
+    // The resume overlaps what arrived live: nothing twice, text continues where it was.
+    let out = feed(&mut c, &all[2..]);
+    assert_eq!(handles(&out), vec![Some(h); all.len() - 4]);
+    assert_eq!(texts(&out), "!");
+    assert_eq!(done(&out).len(), 1);
+}
+
+#[test]
+fn a_followed_run_never_takes_the_events_of_another() {
+    let mut c = connected(Dialect::Loom);
+    let h = c.follow("elsewhere".into()).unwrap();
+    drain(&mut c);
+    // A run of another socket starts while the follow waits for its replay.
+    let out = feed(&mut c, &frames(Dialect::Loom, "srv-9", plain_run("srv-9")));
+    assert!(handles(&out).iter().all(Option::is_none), "{out:?}");
+    assert!(done(&out).is_empty());
+    assert_eq!(c.run_id(h), Some("elsewhere"));
+}
+
+#[test]
+fn an_approval_settled_without_this_client_is_withdrawn_and_its_answer_not_sent() {
+    let mut c = connected(Dialect::Loom);
+    c.set_approver(true);
+    c.follow(RUN.into()).unwrap();
+    drain(&mut c);
+    let mut events = approval_run();
+    events.push(Event::ApprovalResolved {
+        call_id: Some("call_w".into()),
+        name: Some("write".into()),
+        review: Review::Yes,
+        message: None,
+    });
+    // The replay holds the request and, two frames on, its answer from another tab.
+    let out = feed(&mut c, &frames(Dialect::Loom, RUN, events));
+    let asked = out
+        .iter()
+        .position(|o| matches!(o, Output::Approval(a) if a.call_id.as_deref() == Some("call_w")));
+    let withdrawn = out
+        .iter()
+        .position(|o| matches!(o, Output::ApprovalWithdrawn { call_id } if call_id == "call_w"));
+    assert!(
+        matches!((asked, withdrawn), (Some(a), Some(w)) if a < w),
+        "{out:?}"
+    );
+    let yes = ApprovalAnswer {
+        review: "yes".into(),
+        message: None,
+    };
+    assert_eq!(c.answer(Some("call_w".into()), yes, 0.0), Ok(()));
+    assert!(sent(&drain(&mut c)).is_empty(), "a stale answer stays here");
+}
+
 #[test]
 fn undecodable_frames_are_reported_not_fatal() {
     let mut c = connected(Dialect::Loom);
@@ -989,8 +1148,12 @@ fn a_client_tool_that_needs_approval_runs_only_once_approved() {
                     .iter()
                     .position(|o| matches!(o, Output::ClientTool { .. }))
                     .unwrap();
+                let before = out[..at]
+                    .iter()
+                    .rev()
+                    .find(|o| matches!(o, Output::Event { .. }));
                 assert!(
-                    matches!(&out[at - 1], Output::Event { event, .. } if matches!(event.event, Event::ApprovalResolved { .. }))
+                    matches!(before, Some(Output::Event { event, .. }) if matches!(event.event, Event::ApprovalResolved { .. }))
                 );
             }
         }
