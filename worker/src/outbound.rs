@@ -33,6 +33,17 @@ pub fn request(
         })
 }
 
+/// A `GET` of a page for `web_fetch`, with redirects off: the caller checks every target
+/// before following it (`tools::redirect_target`).
+pub fn page(url: &str) -> Result<Request> {
+    let init = web_sys::RequestInit::new();
+    init.set_method("GET");
+    init.set_redirect(web_sys::RequestRedirect::Manual);
+    web_sys::Request::new_with_str_and_init(url, &init)
+        .map(Request::from)
+        .map_err(|_| worker::Error::JsError(format!("invalid URL for a fetch: {url}")))
+}
+
 /// The provider call a [`HttpRequest`] describes (method, URL, headers with the credential,
 /// JSON body).
 pub fn provider(http: &HttpRequest) -> Result<Request> {

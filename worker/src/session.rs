@@ -1204,14 +1204,36 @@ fn local_time(now_ms: i64, zone: &str) -> Option<String> {
     ))
 }
 
+/// GETs a page for the `web_fetch` tool, following at most `MAX_REDIRECTS` redirects, each
+/// checked before it is followed (a public page must not lead the fetch to a private host).
 async fn web_fetch(url: &str, max_bytes: usize) -> (String, bool) {
-    let response = match crate::outbound::request(url, "GET", None, None) {
-        Ok(req) => Fetch::Request(req).send().await,
-        Err(e) => Err(e),
-    };
-    let mut response = match response {
-        Ok(r) => r,
-        Err(e) => return (format!("fetch failed: {e}"), true),
+    let mut url = url.to_string();
+    let mut redirects = 0;
+    let mut response = loop {
+        let response = match crate::outbound::page(&url) {
+            Ok(req) => Fetch::Request(req).send().await,
+            Err(e) => Err(e),
+        };
+        let response = match response {
+            Ok(r) => r,
+            Err(e) => return (format!("fetch failed: {e}"), true),
+        };
+        let location = response.headers().get("location").ok().flatten();
+        match tools::redirect_target(&url, response.status_code(), location.as_deref()) {
+            Ok(None) => break response,
+            Ok(Some(next)) if redirects < tools::MAX_REDIRECTS => {
+                redirects += 1;
+                url = next;
+            }
+            Ok(Some(next)) => {
+                let max = tools::MAX_REDIRECTS;
+                return (
+                    format!("fetch failed: more than {max} redirects (the next to {next})"),
+                    true,
+                );
+            }
+            Err(e) => return (format!("fetch failed: {e}"), true),
+        }
     };
     let status = response.status_code();
     let content_type = response

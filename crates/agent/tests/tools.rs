@@ -3,9 +3,10 @@
 use serde_json::{json, Value};
 use weft_agent::tools::{
     apply_patch, builtin_specs, check_url, evaluate, fetch_result, format_time_offset,
-    needs_approval, normalize_path, run_builtin, spec_json, spec_yaml, to_yaml, Builtin,
-    MemoryWorkspace, RegistryError, ToolHost, ToolRegistry, ToolRun, Workspace, FETCH_MAX_BYTES,
-    FETCH_TIMEOUT_MS, MAX_EXPRESSION_LEN, MAX_FILE_BYTES, MAX_LS_ENTRIES, MAX_NESTING,
+    needs_approval, normalize_path, redirect_target, run_builtin, spec_json, spec_yaml, to_yaml,
+    Builtin, MemoryWorkspace, RegistryError, ToolHost, ToolRegistry, ToolRun, Workspace,
+    FETCH_MAX_BYTES, FETCH_TIMEOUT_MS, MAX_EXPRESSION_LEN, MAX_FILE_BYTES, MAX_LS_ENTRIES,
+    MAX_NESTING,
 };
 use weft_protocol::event::ToolSpec;
 
@@ -2217,5 +2218,83 @@ fn random_arguments_never_panic() {
         }
         let name = names[rng.below(names.len())];
         let _ = host.run(name, Value::Object(args));
+    }
+}
+
+#[test]
+fn redirects_resolve_against_the_page_and_each_target_is_checked() {
+    let base = "https://example.com/docs/guide/intro.html?lang=en#top";
+    for (location, want) in [
+        ("https://www.example.com/", "https://www.example.com/"),
+        ("//cdn.example.org/a.js", "https://cdn.example.org/a.js"),
+        (
+            "/login?next=%2Fdocs",
+            "https://example.com/login?next=%2Fdocs",
+        ),
+        ("setup.html", "https://example.com/docs/guide/setup.html"),
+        ("../api/", "https://example.com/docs/api/"),
+        ("./../../x/./y/..", "https://example.com/x/"),
+        ("../../../../up", "https://example.com/up"),
+        (
+            "?lang=de",
+            "https://example.com/docs/guide/intro.html?lang=de",
+        ),
+        (
+            "#part-2",
+            "https://example.com/docs/guide/intro.html?lang=en#part-2",
+        ),
+        ("  /spaced  ", "https://example.com/spaced"),
+    ] {
+        for status in [301, 302, 303, 307, 308] {
+            assert_eq!(
+                redirect_target(base, status, Some(location)),
+                Ok(Some(want.to_string())),
+                "{status} {location}"
+            );
+        }
+    }
+    assert_eq!(
+        redirect_target("http://example.com", 301, Some("next")),
+        Ok(Some("http://example.com/next".to_string())),
+        "a base without a path"
+    );
+}
+
+#[test]
+fn a_redirect_to_a_private_host_or_without_a_location_is_refused() {
+    let base = "https://example.com/a";
+    for location in [
+        "http://127.0.0.1:8080/admin",
+        "http://localhost/",
+        "//10.0.0.7/metadata",
+        "http://[::1]/",
+        "http://169.254.169.254/latest/meta-data/",
+        "file:///etc/passwd",
+        "javascript:alert(1)",
+        "http://user:pw@example.com/",
+    ] {
+        let refused = redirect_target(base, 302, Some(location));
+        assert!(
+            matches!(&refused, Err(e) if e.contains("which is refused")),
+            "{location}: {refused:?}"
+        );
+    }
+    for location in [None, Some(""), Some("   ")] {
+        let refused = redirect_target(base, 301, location);
+        assert!(
+            matches!(&refused, Err(e) if e.contains("without a Location")),
+            "{location:?}: {refused:?}"
+        );
+    }
+}
+
+#[test]
+fn answers_that_are_not_redirects_are_the_page() {
+    for status in [200, 204, 300, 304, 404, 500] {
+        assert_eq!(
+            redirect_target("https://example.com/", status, Some("http://127.0.0.1/")),
+            Ok(None),
+            "{status}"
+        );
     }
 }

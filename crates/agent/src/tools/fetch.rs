@@ -27,7 +27,8 @@ pub const MAX_URL_LEN: usize = 2048;
 ///
 /// Names are not resolved here, so a public name pointing at a private address passes: the
 /// host must not be able to reach private networks (a Cloudflare Worker cannot), or must check
-/// resolved addresses itself. A host that follows redirects must call this on every target.
+/// resolved addresses itself. A host that follows redirects must check every target
+/// ([`redirect_target`]).
 pub fn check_url(url: &str) -> Result<(), String> {
     let url = url.trim();
     if url.is_empty() {
@@ -231,6 +232,109 @@ fn ipv6_refusal(ip: Ipv6Addr) -> Option<&'static str> {
     } else {
         None
     }
+}
+
+/// The most redirects one `web_fetch` follows: enough for `http` → `https` → `www.` → a
+/// login-free mirror, few enough that a redirect loop ends fast.
+pub const MAX_REDIRECTS: usize = 5;
+
+/// Where a fetch of `url` that was answered `status` goes next: `Ok(None)` when the answer is
+/// not a redirect (it is the page), `Ok(Some(target))` when it redirects to a URL that may be
+/// fetched, `Err` when it redirects somewhere [`check_url`] refuses, or gives no `Location`.
+///
+/// The host fetches with redirects off and calls this on every answer, so a public page cannot
+/// send the fetch on to a private address (`Location: http://127.0.0.1/admin`): each target is
+/// checked as the first URL was. `location` may be relative; it is resolved against `url`
+/// (RFC 3986 §5.2).
+pub fn redirect_target(
+    url: &str,
+    status: u16,
+    location: Option<&str>,
+) -> Result<Option<String>, String> {
+    if !matches!(status, 301 | 302 | 303 | 307 | 308) {
+        return Ok(None);
+    }
+    let location = location
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .ok_or_else(|| format!("{url} answered HTTP {status} (a redirect) without a Location"))?;
+    let target = resolve(url, location);
+    check_url(&target)
+        .map_err(|e| format!("{url} redirects to {target}, which is refused: {e}"))?;
+    Ok(Some(target))
+}
+
+/// `reference` resolved against the absolute URL `base` (RFC 3986 §5.2, with the
+/// dot segments of the merged path removed).
+fn resolve(base: &str, reference: &str) -> String {
+    let has_scheme = reference.split_once(':').is_some_and(|(scheme, _)| {
+        scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+    });
+    if has_scheme {
+        return reference.to_string();
+    }
+    let (scheme, rest) = base.split_once("://").unwrap_or(("https", base));
+    if let Some(net_path) = reference.strip_prefix("//") {
+        return format!("{scheme}://{net_path}");
+    }
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    let without_fragment = tail.split('#').next().unwrap_or_default();
+    let (path, query) = match without_fragment.split_once('?') {
+        Some((path, query)) => (path, Some(query)),
+        None => (without_fragment, None),
+    };
+    let (path, suffix) = match reference.chars().next() {
+        Some('#') => (
+            path.to_string(),
+            format!(
+                "{}{reference}",
+                query.map(|q| format!("?{q}")).unwrap_or_default()
+            ),
+        ),
+        Some('?') => (path.to_string(), reference.to_string()),
+        _ => {
+            let split = reference.find(['?', '#']).unwrap_or(reference.len());
+            let (ref_path, ref_rest) = reference.split_at(split);
+            let merged = if ref_path.starts_with('/') {
+                ref_path.to_string()
+            } else {
+                let dir = &path[..path.rfind('/').map_or(0, |i| i + 1)];
+                let dir = if dir.is_empty() { "/" } else { dir };
+                format!("{dir}{ref_path}")
+            };
+            (remove_dot_segments(&merged), ref_rest.to_string())
+        }
+    };
+    let path = if path.is_empty() { "/" } else { path.as_str() };
+    format!("{scheme}://{authority}{path}{suffix}")
+}
+
+/// The path with its `.` and `..` segments applied (RFC 3986 §5.2.4): `/a/b/../c/./d` → `/a/c/d`.
+fn remove_dot_segments(path: &str) -> String {
+    let mut out: Vec<&str> = Vec::new();
+    let segments: Vec<&str> = path.split('/').skip(1).collect();
+    for (i, segment) in segments.iter().enumerate() {
+        let last = i + 1 == segments.len();
+        match *segment {
+            "." => {
+                if last {
+                    out.push("");
+                }
+            }
+            ".." => {
+                out.pop();
+                if last {
+                    out.push("");
+                }
+            }
+            s => out.push(s),
+        }
+    }
+    format!("/{}", out.join("/"))
 }
 
 /// What the model sees of a fetched answer: a status line, then the body as text — HTML

@@ -20,7 +20,7 @@
 //! One tool cannot finish inside the call: `web_fetch` needs the network, so [`run_builtin`]
 //! returns [`ToolRun::Fetch`] and the host performs the request (with [`FETCH_TIMEOUT_MS`] and at
 //! most `max_bytes + 1` body bytes), then turns the answer into the model's text with
-//! [`fetch_result`]. A host that follows redirects must check each target with [`check_url`].
+//! [`fetch_result`]. A host follows redirects itself, checking each with [`redirect_target`].
 //!
 //! ```text
 //! match tools::run_builtin(&name, &arguments, &mut host) {
@@ -54,7 +54,10 @@ mod yaml;
 
 pub use builtin::{builtin_specs, needs_approval, Builtin};
 pub use calculator::{evaluate, MAX_EXPRESSION_LEN, MAX_NESTING};
-pub use fetch::{check_url, fetch_result, FETCH_MAX_BYTES, FETCH_TIMEOUT_MS, MAX_URL_LEN};
+pub use fetch::{
+    check_url, fetch_result, redirect_target, FETCH_MAX_BYTES, FETCH_TIMEOUT_MS, MAX_REDIRECTS,
+    MAX_URL_LEN,
+};
 pub use patch::apply_patch;
 pub use path::{normalize_path, MAX_PATH_LEN};
 pub use registry::{RegistryError, ToolRegistry, MAX_TOOL_NAME_LEN};
