@@ -140,28 +140,32 @@ export async function soak(sizes, { log = console.log } = {}) {
     // Tokens slower than the Worker's quiet gap, one event each, so every kill point (up to
     // event 71 of about 88) lands mid-stream; a faster stream is published in batches.
     server.pace(10);
-    await pool(sizes.killRuns, 8, async (i) => {
-      const sid = `soak-kill-${i}-${randomUUID()}`;
-      const a = await open('/', sid);
-      const runId = `k-${i}`;
-      a.send({ type: 'run', message: 'count to 80', agent: 'react', id: runId });
-      const at = 2 + ((i * 7919) % 70);
-      await a.wait((f) => (eventIdOf(f) ?? 0) >= at || f.type === 'run_end', { timeout: 60_000 });
-      a.kill();
-      const seen = runFrames(a.frames, runId);
-      const last = seen.length ? eventIdOf(seen[seen.length - 1]) : 0;
-      const b = await open('/', sid);
-      b.send({ type: 'resume', run_id: runId, after_event_id: last });
-      await b.wait((f) => f.type === 'run_end' && f.id === runId, { timeout: 60_000 });
-      const all = [...seen, ...runFrames(b.frames, runId)];
-      const r = checkRun(all, runId);
-      const ids = all.map(eventIdOf);
-      lost += ids.length ? ids[ids.length - 1] - new Set(ids).size : 0;
-      doubled += r.duplicates;
-      if (r.dense && r.textMatches) exact += 1;
-      b.close();
-    });
-    server.pace(null);
+    try {
+      await pool(sizes.killRuns, 8, async (i) => {
+        const sid = `soak-kill-${i}-${randomUUID()}`;
+        const a = await open('/', sid);
+        const runId = `k-${i}`;
+        a.send({ type: 'run', message: 'count to 80', agent: 'react', id: runId });
+        const at = 2 + ((i * 7919) % 70);
+        await a.wait((f) => (eventIdOf(f) ?? 0) >= at || f.type === 'run_end', { timeout: 60_000 });
+        a.kill();
+        const seen = runFrames(a.frames, runId);
+        const last = seen.length ? eventIdOf(seen[seen.length - 1]) : 0;
+        const b = await open('/', sid);
+        b.send({ type: 'resume', run_id: runId, after_event_id: last });
+        await b.wait((f) => f.type === 'run_end' && f.id === runId, { timeout: 60_000 });
+        const all = [...seen, ...runFrames(b.frames, runId)];
+        const r = checkRun(all, runId);
+        const ids = all.map(eventIdOf);
+        lost += ids.length ? ids[ids.length - 1] - new Set(ids).size : 0;
+        doubled += r.duplicates;
+        if (r.dense && r.textMatches) exact += 1;
+        b.close();
+      });
+    } finally {
+      // The later phases stream at full speed, whatever happened here.
+      server.pace(null);
+    }
     record('faults', 'socket killed at a random point, then resumed: the reply exact', sizes.killRuns, exact, `frames lost ${lost}, doubled ${doubled}`);
 
     // ---- wrangler dev killed and restarted during runs and approval waits -------------------------
