@@ -675,7 +675,8 @@ export class Client {
      * `activeRunId`). The returned `Run` gets the run from its start (what this client has
      * not seen yet is replayed), then live, and settles when it ends; its approvals reach
      * `onApproval`, those answered already arriving withdrawn. Rejects `run.result` with
-     * `unknown_run` when the server has no such run; throws `closed` after `close()`.
+     * `unknown_run` when the server has no such run; throws `closed` after `close()`. Needs a
+     * weft server: it asks with `resume`, weft's extension to every dialect.
      */
     follow(runId: string): Run;
     /**

@@ -256,7 +256,8 @@ impl Client {
     /// `activeRunId`). The returned `Run` gets the run from its start (what this client has
     /// not seen yet is replayed), then live, and settles when it ends; its approvals reach
     /// `onApproval`, those answered already arriving withdrawn. Rejects `run.result` with
-    /// `unknown_run` when the server has no such run; throws `closed` after `close()`.
+    /// `unknown_run` when the server has no such run; throws `closed` after `close()`. Needs a
+    /// weft server: it asks with `resume`, weft's extension to every dialect.
     pub fn follow(&self, #[wasm_bindgen(js_name = runId)] run_id: String) -> Result<Run, JsValue> {
         let handle = self.shared.with_core(|c| c.follow(run_id.clone()))?;
         let existing = self.shared.runs.borrow().get(&handle).cloned();
