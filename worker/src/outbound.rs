@@ -24,13 +24,7 @@ pub fn request(
     if let Some(body) = body {
         init.set_body(&JsValue::from_str(body));
     }
-    web_sys::Request::new_with_str_and_init(url, &init)
-        .map(Request::from)
-        .map_err(|e| {
-            worker::Error::JsError(e.as_string().unwrap_or_else(|| {
-                format!("invalid URL or options for a {method} request to {url}")
-            }))
-        })
+    build(url, method, &init)
 }
 
 /// A `GET` of a page for `web_fetch`, with redirects off: the caller checks every target
@@ -39,9 +33,17 @@ pub fn page(url: &str) -> Result<Request> {
     let init = web_sys::RequestInit::new();
     init.set_method("GET");
     init.set_redirect(web_sys::RequestRedirect::Manual);
-    web_sys::Request::new_with_str_and_init(url, &init)
+    build(url, "GET", &init)
+}
+
+fn build(url: &str, method: &str, init: &web_sys::RequestInit) -> Result<Request> {
+    web_sys::Request::new_with_str_and_init(url, init)
         .map(Request::from)
-        .map_err(|_| worker::Error::JsError(format!("invalid URL for a fetch: {url}")))
+        .map_err(|e| {
+            worker::Error::JsError(e.as_string().unwrap_or_else(|| {
+                format!("invalid URL or options for a {method} request to {url}")
+            }))
+        })
 }
 
 /// The provider call a [`HttpRequest`] describes (method, URL, headers with the credential,

@@ -661,10 +661,9 @@ impl Reassembler {
         Ok(total)
     }
 
-    /// The run an event without a run id belongs to: the run still streaming, else a new
-    /// anonymous one (frames of original servers carry no run id).
     /// The run a frame belongs to: its own run id, or for a frame without one (an original
-    /// server's, which streams one run at a time) the run still running, kept in `running`.
+    /// server's, which streams one run at a time) the run still running, kept in `running`;
+    /// `None` when no run is running (a new anonymous run then starts).
     fn run_or_running<'a>(
         &self,
         run_id: Option<&'a str>,

@@ -242,13 +242,7 @@ impl Client {
         let handle = self
             .shared
             .with_core(|c| c.run(opts, run_id.clone(), now()))?;
-        let state = RunState::new(handle, run_id, Rc::clone(&self.shared));
-        self.shared
-            .runs
-            .borrow_mut()
-            .insert(handle, Rc::clone(&state));
-        self.shared.drive();
-        Ok(Run::new(state))
+        Ok(self.shared.run_object(handle, run_id))
     }
 
     /// Follows a run this client did not start, by its id: one started before the page was
@@ -260,17 +254,7 @@ impl Client {
     /// weft server: it asks with `resume`, weft's extension to every dialect.
     pub fn follow(&self, #[wasm_bindgen(js_name = runId)] run_id: String) -> Result<Run, JsValue> {
         let handle = self.shared.with_core(|c| c.follow(run_id.clone()))?;
-        let existing = self.shared.runs.borrow().get(&handle).cloned();
-        let state = existing.unwrap_or_else(|| {
-            let state = RunState::new(handle, run_id, Rc::clone(&self.shared));
-            self.shared
-                .runs
-                .borrow_mut()
-                .insert(handle, Rc::clone(&state));
-            state
-        });
-        self.shared.drive();
-        Ok(Run::new(state))
+        Ok(self.shared.run_object(handle, run_id))
     }
 
     /// Answers tool approvals with `callback(request)`, which returns (or resolves to)
@@ -523,6 +507,19 @@ impl Shared {
 
     /// Carries out the core's outputs, in order, with nothing borrowed while JavaScript runs.
     /// A call from inside a callback finds the loop running and leaves its outputs to it.
+    /// A `Run` on the core's run `handle` (its state made on first use), with the outputs the
+    /// call that made it queued carried out.
+    fn run_object(self: &Rc<Self>, handle: RunHandle, run_id: String) -> Run {
+        let existing = self.runs.borrow().get(&handle).cloned();
+        let state = existing.unwrap_or_else(|| {
+            let state = RunState::new(handle, run_id, Rc::clone(self));
+            self.runs.borrow_mut().insert(handle, Rc::clone(&state));
+            state
+        });
+        self.drive();
+        Run::new(state)
+    }
+
     pub(crate) fn drive(self: &Rc<Self>) {
         if self.draining.replace(true) {
             return;

@@ -606,8 +606,7 @@ impl Connection {
             previous_response_id: None,
         });
         let frame = self.encode(&cmd, &run_id, "run()")?;
-        let handle = self.next_run;
-        self.next_run = self.next_run.wrapping_add(1);
+        let handle = self.new_handle();
         self.runs.insert(
             handle,
             RunSlot {
@@ -636,8 +635,7 @@ impl Connection {
         if let Some((h, _)) = self.runs.iter().find(|(_, r)| r.run_id == run_id) {
             return Ok(*h);
         }
-        let handle = self.next_run;
-        self.next_run = self.next_run.wrapping_add(1);
+        let handle = self.new_handle();
         let seen = self.reassembler.transcript().run(&run_id);
         let over = match seen {
             Some(r) if r.status != RunStatus::Running => Some(match r.status {
@@ -929,6 +927,12 @@ impl Connection {
             return Err(Error::closed(method));
         }
         Ok(())
+    }
+
+    fn new_handle(&mut self) -> RunHandle {
+        let handle = self.next_run;
+        self.next_run = self.next_run.wrapping_add(1);
+        handle
     }
 
     fn new_id(&mut self, what: &str) -> String {

@@ -46,13 +46,20 @@ impl<'a> Fields<'a> {
         format!("`{name}` must be {want} (got {})", type_of(got))
     }
 
-    fn string(&self, name: &str) -> Result<Option<String>, String> {
+    /// Field `name` converted by `as_t`, which answers `None` for a value that is not `want`.
+    fn typed<T>(
+        &self,
+        name: &str,
+        want: &str,
+        as_t: impl FnOnce(&JsValue) -> Option<T>,
+    ) -> Result<Option<T>, String> {
         self.get(name)
-            .map(|v| {
-                v.as_string()
-                    .ok_or_else(|| Self::wrong(name, "a string", &v))
-            })
+            .map(|v| as_t(&v).ok_or_else(|| Self::wrong(name, want, &v)))
             .transpose()
+    }
+
+    fn string(&self, name: &str) -> Result<Option<String>, String> {
+        self.typed(name, "a string", JsValue::as_string)
     }
 
     fn required_string(&self, name: &str) -> Result<String, String> {
@@ -61,9 +68,7 @@ impl<'a> Fields<'a> {
     }
 
     fn number(&self, name: &str) -> Result<Option<f64>, String> {
-        self.get(name)
-            .map(|v| v.as_f64().ok_or_else(|| Self::wrong(name, "a number", &v)))
-            .transpose()
+        self.typed(name, "a number", JsValue::as_f64)
     }
 
     /// A whole number from 0 to `max`.
@@ -79,12 +84,7 @@ impl<'a> Fields<'a> {
     }
 
     fn bool(&self, name: &str) -> Result<Option<bool>, String> {
-        self.get(name)
-            .map(|v| {
-                v.as_bool()
-                    .ok_or_else(|| Self::wrong(name, "a boolean", &v))
-            })
-            .transpose()
+        self.typed(name, "a boolean", JsValue::as_bool)
     }
 
     /// Any JSON value (a schema), through `JSON.stringify`.
