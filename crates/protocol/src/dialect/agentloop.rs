@@ -17,6 +17,13 @@
 //! | everything else | not sent |
 //!
 //! Frame ids are UUID-shaped, unique, and the same when a frame is replayed.
+//!
+//! A socket of the original protocol ([`Encoder::original`](super::Encoder::original)) gets no
+//! extension frame, each reasoning item once and whole, and its turn shaped as the original
+//! client expects: a turn that ends without a model response after its last item (the user
+//! answered `no-exit`) still gets `agent_finished` before `loading_state:false`; an `explain`
+//! answer's explanation is followed by the repeated `approval_request` with no
+//! `agent_finished` or `context_info` between.
 
 use alloc::format;
 use alloc::string::String;
@@ -33,7 +40,7 @@ use crate::Error;
 
 use super::extension::{self, arguments_text, parse_arguments, stamp, Ext, ExtIn, WithExt};
 use super::loom::check_run_id;
-use super::{frame_type, Dialect, Out};
+use super::{frame_type, Dialect, Out, Turn};
 
 /// The base message shape: `{id, type, payload}`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -386,7 +393,46 @@ fn push<P: Serialize>(out: &mut Out<'_>, kind: &str, payload: P, ext: Ext<'_>) {
     });
 }
 
+/// An original client's turn (see the module docs): what it must not see, and the
+/// `agent_finished` it needs before the turn's end. Returns false when the event is not sent.
+fn shape_turn(out: &mut Out<'_>) -> bool {
+    let turn = &mut *out.turn;
+    match &out.ev.event {
+        Event::RunStart { .. } => *turn = Turn::default(),
+        Event::ApprovalResolved {
+            review: Review::Explain,
+            ..
+        } => turn.explaining = true,
+        Event::LlmComplete { .. } | Event::ContextInfo { .. } if turn.explaining => return false,
+        Event::LlmComplete { .. } => turn.finished = true,
+        Event::ToolApproval { .. } => {
+            turn.explaining = false;
+            turn.finished = false;
+        }
+        Event::UserMessage { .. }
+        | Event::MessageChunk { .. }
+        | Event::ReasoningChunk { .. }
+        | Event::ToolCall { .. }
+        | Event::ToolEnd { .. } => turn.finished = false,
+        Event::RunEnd { .. } if !turn.finished => {
+            let ext = stamp(out);
+            let id = item_id("msg", out.ev);
+            push(
+                out,
+                "agent_finished",
+                AgentFinished { response_id: &id },
+                ext,
+            );
+        }
+        _ => {}
+    }
+    true
+}
+
 pub(crate) fn encode(out: &mut Out<'_>) {
+    if !out.extensions && !shape_turn(out) {
+        return;
+    }
     let ev = out.ev;
     match &ev.event {
         Event::RunStart { message, agent, .. } => {

@@ -190,8 +190,12 @@ struct EventFrame<'a> {
     event_id: Option<u64>,
 }
 
-/// Writes the current event as an extension frame.
+/// Writes the current event as an extension frame — for sockets that asked for weft's
+/// extensions only; an original client gets nothing, and no `event_id` is spent.
 pub(crate) fn push_event_frame(out: &mut Out<'_>) {
+    if !out.extensions {
+        return;
+    }
     let event_id = out.next_event_id();
     let ev = out.ev;
     out.push(&EventFrame {

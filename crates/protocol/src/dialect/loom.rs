@@ -453,6 +453,7 @@ pub(crate) fn encode(out: &mut Out<'_>) {
             has_more: *has_more,
             active_run_id: active_run_id.as_deref(),
         }),
+        (event, Some(_)) if !out.extensions && !in_stream_protocol(event) => {}
         (_, Some(run_id)) => {
             let mut numbered = ev.clone();
             numbered.envelope.event_id = out.next_event_id();
@@ -465,6 +466,37 @@ pub(crate) fn encode(out: &mut Out<'_>) {
         // A weft event outside any run (e.g. `context_compacted` after a manual compaction).
         (_, None) => extension::push_event_frame(out),
     }
+}
+
+/// Whether the stream protocol (§4.2) defines this event: an original loom client's event enum
+/// has no catch-all and fails on any other type, so those go to weft clients only.
+pub(crate) fn in_stream_protocol(event: &Event) -> bool {
+    matches!(
+        event,
+        Event::RunStart { .. }
+            | Event::NodeEnter { .. }
+            | Event::NodeExit { .. }
+            | Event::MessageChunk { .. }
+            | Event::Usage(_)
+            | Event::Values { .. }
+            | Event::Updates { .. }
+            | Event::Custom { .. }
+            | Event::Checkpoint { .. }
+            | Event::TotExpand { .. }
+            | Event::TotEvaluate { .. }
+            | Event::TotBacktrack { .. }
+            | Event::GotPlan { .. }
+            | Event::GotNodeStart { .. }
+            | Event::GotNodeComplete { .. }
+            | Event::GotNodeFailed { .. }
+            | Event::GotExpand { .. }
+            | Event::ToolCallChunk { .. }
+            | Event::ToolCall { .. }
+            | Event::ToolStart { .. }
+            | Event::ToolOutput { .. }
+            | Event::ToolEnd { .. }
+            | Event::ToolApproval { .. }
+    )
 }
 
 /// The reply message of the stream protocol (§5): the run's full reply, without a `type`.

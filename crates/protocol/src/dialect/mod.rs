@@ -54,7 +54,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::command::Command;
-use crate::event::Sequenced;
+use crate::event::{Event, Sequenced};
 use crate::frame::{parse_object, Limits};
 use crate::Error;
 
@@ -123,6 +123,47 @@ impl Dialect {
             .and_then(Dialect::parse)
     }
 
+    /// Whether an original client of this dialect shows each reasoning frame as a thought of
+    /// its own (agentloop's CLI prints a "Reasoning:" block per item, Nova's dashboard a card
+    /// per `agent_thinking`), so it must get each thought once, whole.
+    pub fn sends_whole_thoughts(self) -> bool {
+        matches!(self, Dialect::Agentloop | Dialect::Agentchat)
+    }
+
+    /// The text of the `error` frame that answers a request this endpoint could not decode:
+    /// the original server's own wording where it is known (its clients and tests match on
+    /// it), else the error's own message. The `code` stays [`Error::code`].
+    pub fn error_text(self, e: &Error) -> String {
+        match (self, e) {
+            (Dialect::Agentloop | Dialect::Agentchat, Error::UnknownType { kind, .. }) => {
+                alloc::format!("Unknown message type: {kind}")
+            }
+            (Dialect::Agentchat, Error::Invalid { reason, .. })
+                if reason == agentchat::EMPTY_MESSAGE =>
+            {
+                String::from(agentchat::EMPTY_MESSAGE)
+            }
+            (
+                Dialect::Agentloop,
+                Error::InvalidJson { .. }
+                | Error::NotAnObject { .. }
+                | Error::MissingType
+                | Error::Field { .. }
+                | Error::InvalidUtf8 { .. },
+            ) => String::from("Invalid message format"),
+            _ => alloc::string::ToString::to_string(e),
+        }
+    }
+
+    /// What an approval answer that finds nothing pending is told, in the original server's
+    /// words where it has them.
+    pub fn no_pending_approval_text(self) -> &'static str {
+        match self {
+            Dialect::Agentloop => "No pending approval request",
+            _ => "no approval is pending",
+        }
+    }
+
     /// Server side: one client frame (text, or binary holding UTF-8) to a command.
     pub fn decode_request(self, frame: &[u8], limits: Limits) -> Result<Command, Error> {
         let obj = parse_object(frame, limits)?;
@@ -186,32 +227,82 @@ impl fmt::Display for Dialect {
 /// Server side: turns the canonical events of one run into the frames of one dialect.
 ///
 /// Holds the only state encoding needs: how many frames of the run this dialect has sent (so
-/// `event_id`s are dense), and a salt for the UUIDs agentloop puts on every frame. Everything
-/// else comes from the event itself, so replaying a run's log through a fresh encoder yields the
-/// very frames sent live — which is what `resume` does.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// `event_id`s are dense), a salt for the UUIDs agentloop puts on every frame, and — for a
+/// client of the original protocol — what it holds back until it is whole. Everything else
+/// comes from the event itself, so replaying a run's log through a fresh encoder yields the very
+/// frames sent live — which is what `resume` does.
+///
+/// # Original clients see only their own protocol
+///
+/// An encoder made with [`Encoder::original`] writes for a socket that did not offer
+/// `weft.<dialect>` (specs/README, "Original clients see only their own protocol"): no extension
+/// frame types, on loom only the stream protocol's §4.2 events, reasoning (agentloop
+/// `reasoning`, agentchat `agent_thinking`) sent once per thought, whole, and agentloop's turn
+/// shaped as its original client expects ([`agentloop`]'s module docs). Dropped events claim no
+/// `event_id`, so its numbering stays dense too.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Encoder {
     dialect: Dialect,
     sent: u64,
     replies: u64,
     salt: u64,
+    extensions: bool,
+    /// Original clients: the reasoning of the thought under way, merged into its first chunk.
+    thought: Option<Sequenced>,
+    turn: Turn,
+}
+
+/// What an original agentloop client's turn needs remembered between events.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Turn {
+    /// An `agent_finished` went out since the last item: the turn may end.
+    pub(crate) finished: bool,
+    /// An `explain` was answered: the explanation's own end is not a finished response.
+    pub(crate) explaining: bool,
 }
 
 impl Encoder {
-    /// An encoder for one run (or for replies outside runs). `salt` makes agentloop frame ids
-    /// differ between sessions; give each session its own random value.
+    /// An encoder for one run (or for replies outside runs), for a socket that opted in to
+    /// weft's extensions. `salt` makes agentloop frame ids differ between sessions; give each
+    /// session its own random value.
     pub fn new(dialect: Dialect, salt: u64) -> Self {
         Encoder {
             dialect,
             sent: 0,
             replies: 0,
             salt,
+            extensions: true,
+            thought: None,
+            turn: Turn::default(),
+        }
+    }
+
+    /// An encoder for a client of the original protocol: only what the dialect's documents
+    /// define (see the type's docs).
+    pub fn original(dialect: Dialect, salt: u64) -> Self {
+        Encoder {
+            extensions: false,
+            ..Encoder::new(dialect, salt)
+        }
+    }
+
+    /// [`Encoder::new`] or [`Encoder::original`].
+    pub fn for_socket(dialect: Dialect, salt: u64, extensions: bool) -> Self {
+        if extensions {
+            Encoder::new(dialect, salt)
+        } else {
+            Encoder::original(dialect, salt)
         }
     }
 
     /// The dialect it writes.
     pub fn dialect(&self) -> Dialect {
         self.dialect
+    }
+
+    /// Whether it writes weft's extensions.
+    pub fn extensions(&self) -> bool {
+        self.extensions
     }
 
     /// Run frames written so far: the `event_id` of the last one.
@@ -221,11 +312,34 @@ impl Encoder {
 
     /// The frames (JSON text) that carry this event in the dialect, possibly none.
     pub fn encode(&mut self, ev: &Sequenced) -> Vec<String> {
+        let mut frames = Vec::new();
+        if !self.extensions && self.dialect.sends_whole_thoughts() {
+            if let Event::ReasoningChunk { content, .. } = &ev.event {
+                match &mut self.thought {
+                    Some(Sequenced {
+                        event: Event::ReasoningChunk { content: whole, .. },
+                        ..
+                    }) => whole.push_str(content),
+                    _ => self.thought = Some(ev.clone()),
+                }
+                return frames;
+            }
+            if let Some(thought) = self.thought.take() {
+                self.write(&thought, &mut frames);
+            }
+        }
+        self.write(ev, &mut frames);
+        frames
+    }
+
+    fn write(&mut self, ev: &Sequenced, frames: &mut Vec<String>) {
         let mut out = Out {
-            frames: Vec::new(),
+            frames: core::mem::take(frames),
             sent: &mut self.sent,
             replies: &mut self.replies,
             salt: self.salt,
+            extensions: self.extensions,
+            turn: &mut self.turn,
             ev,
         };
         match self.dialect {
@@ -234,7 +348,7 @@ impl Encoder {
             Dialect::Agentchat => agentchat::encode(&mut out),
             Dialect::Cueso => cueso::encode(&mut out),
         }
-        out.frames
+        *frames = out.frames;
     }
 }
 
@@ -244,6 +358,9 @@ pub(crate) struct Out<'a> {
     sent: &'a mut u64,
     replies: &'a mut u64,
     salt: u64,
+    /// Whether the socket takes weft's extensions; see [`Encoder::original`].
+    pub(crate) extensions: bool,
+    pub(crate) turn: &'a mut Turn,
     pub(crate) ev: &'a Sequenced,
 }
 

@@ -1,0 +1,334 @@
+//! What a socket that did not offer `weft.<dialect>` gets (specs/README, "Original clients see
+//! only their own protocol"): only the frame and event types its documents define, dense event
+//! ids, each thought once and whole, and agentloop's turn shaped as its original client expects.
+
+mod common;
+
+use serde_json::{json, Value};
+use weft_protocol::{Agent, Dialect, Encoder, Event, FinishReason, Review, Sequenced, Sequencer};
+
+/// The frame types each dialect's documents define for the server to send.
+fn documented(dialect: Dialect) -> &'static [&'static str] {
+    match dialect {
+        Dialect::Loom => &[
+            "run_stream_event",
+            "run_end",
+            "error",
+            "pong",
+            "tools_list",
+            "tool_show",
+            "user_messages",
+        ],
+        Dialect::Agentloop => &[
+            "response_item",
+            "loading_state",
+            "approval_request",
+            "agent_finished",
+            "context_info",
+            "context_compacted",
+            "error",
+        ],
+        Dialect::Agentchat => &[
+            "user_message",
+            "agent_thinking",
+            "tool_call",
+            "tool_result",
+            "agent_message",
+            "error",
+        ],
+        Dialect::Cueso => &[
+            "session_created",
+            "content_delta",
+            "tool_call_delta",
+            "message_complete",
+            "tool_result",
+            "final",
+            "error",
+        ],
+    }
+}
+
+/// loom-stream-protocol.md §4.2.
+const LOOM_EVENTS: &[&str] = &[
+    "run_start",
+    "node_enter",
+    "node_exit",
+    "message_chunk",
+    "usage",
+    "values",
+    "updates",
+    "custom",
+    "checkpoint",
+    "tot_expand",
+    "tot_evaluate",
+    "tot_backtrack",
+    "got_plan",
+    "got_node_start",
+    "got_node_complete",
+    "got_node_failed",
+    "got_expand",
+    "tool_call_chunk",
+    "tool_call",
+    "tool_start",
+    "tool_output",
+    "tool_end",
+    "tool_approval",
+];
+
+fn encode(enc: &mut Encoder, run: &[Sequenced]) -> Vec<Value> {
+    run.iter()
+        .flat_map(|e| enc.encode(e))
+        .map(|f| serde_json::from_str(&f).unwrap())
+        .collect()
+}
+
+fn original(dialect: Dialect, run: &[Sequenced]) -> Vec<Value> {
+    encode(&mut Encoder::original(dialect, 7), run)
+}
+
+fn kind(frame: &Value) -> &str {
+    frame["type"].as_str().unwrap_or("")
+}
+
+/// A react run that reasons in three pieces, answers, and calls for an approval answered
+/// `review`; then what the engine emits after that answer.
+fn reasoning_run(review: Review) -> Vec<Sequenced> {
+    let mut s = Sequencer::new(Some(common::SESSION.into()), "run-r");
+    let mut run = vec![s.stamp(Event::RunStart {
+        run_id: Some("run-r".into()),
+        message: Some("write it".into()),
+        agent: Some(Agent::React),
+    })];
+    let mut e = |ev: Event| run.push(s.stamp(ev));
+    e(Event::NodeEnter { id: "think".into() });
+    for piece in ["Let me ", "think about ", "it."] {
+        e(Event::ReasoningChunk {
+            content: piece.into(),
+            id: "think".into(),
+        });
+    }
+    e(Event::MessageChunk {
+        content: "Writing.".into(),
+        id: "think".into(),
+    });
+    let args = json!({"path": "a.txt", "content": "hi"});
+    e(Event::ToolCall {
+        call_id: Some("c1".into()),
+        name: "write".into(),
+        arguments: args.clone(),
+    });
+    e(Event::LlmComplete {
+        content: "Writing.".into(),
+        tool_calls: vec!["write".into()],
+        finish_reason: FinishReason::ToolCalls,
+    });
+    e(Event::ToolApproval {
+        call_id: Some("c1".into()),
+        name: "write".into(),
+        arguments: args.clone(),
+    });
+    e(Event::ApprovalResolved {
+        call_id: Some("c1".into()),
+        name: Some("write".into()),
+        review,
+        message: None,
+    });
+    match review {
+        Review::Explain => {
+            e(Event::MessageChunk {
+                content: "It writes a file.".into(),
+                id: "think".into(),
+            });
+            e(Event::LlmComplete {
+                content: "It writes a file.".into(),
+                tool_calls: vec![],
+                finish_reason: FinishReason::Stop,
+            });
+            e(Event::ContextInfo {
+                token_count: 10,
+                usage_percent: 0.1,
+                transcript_length: 3,
+                max_tokens: 1000,
+                strategy: "ThresholdContextManager".into(),
+            });
+            e(Event::ToolApproval {
+                call_id: Some("c1".into()),
+                name: "write".into(),
+                arguments: args,
+            });
+        }
+        _ => {
+            e(Event::ToolEnd {
+                call_id: Some("c1".into()),
+                name: "write".into(),
+                result: "denied by the user".into(),
+                is_error: true,
+            });
+            e(Event::NodeExit {
+                id: "think".into(),
+                result: weft_protocol::event::NodeResult::Ok,
+            });
+            e(Event::RunEnd {
+                reply: "Writing.".into(),
+                usage: None,
+                total_usage: None,
+                iteration_count: Some(1),
+                paused: false,
+                tool_calls: vec!["write".into()],
+            });
+        }
+    }
+    run
+}
+
+fn every_run() -> Vec<(String, Vec<Sequenced>)> {
+    let mut runs: Vec<(String, Vec<Sequenced>)> = common::scenarios()
+        .into_iter()
+        .map(|(n, r)| (n.to_string(), r))
+        .collect();
+    runs.push(("reasoning-no-exit".into(), reasoning_run(Review::NoExit)));
+    runs.push(("reasoning-explain".into(), reasoning_run(Review::Explain)));
+    runs
+}
+
+#[test]
+fn an_original_client_gets_only_documented_types_with_dense_ids() {
+    for dialect in Dialect::ALL {
+        for (name, run) in every_run() {
+            let frames = original(dialect, &run);
+            assert!(!frames.is_empty(), "{dialect}/{name}");
+            let mut expected_id = 1;
+            for f in &frames {
+                assert!(
+                    documented(dialect).contains(&kind(f)),
+                    "{dialect}/{name}: undocumented frame {f}"
+                );
+                if dialect == Dialect::Loom && kind(f) == "run_stream_event" {
+                    let inner = f["event"]["type"].as_str().unwrap();
+                    assert!(LOOM_EVENTS.contains(&inner), "{name}: loom event {inner}");
+                }
+                if let Some(id) = f["event_id"]
+                    .as_u64()
+                    .or_else(|| f["event"]["event_id"].as_u64())
+                {
+                    assert_eq!(id, expected_id, "{dialect}/{name}: ids not dense at {f}");
+                    expected_id += 1;
+                }
+            }
+            assert!(expected_id > 1, "{dialect}/{name}: no numbered frame");
+        }
+    }
+}
+
+#[test]
+fn a_weft_client_still_gets_every_extension() {
+    let run = reasoning_run(Review::NoContinue);
+    let weft = encode(&mut Encoder::new(Dialect::Agentloop, 7), &run);
+    assert!(weft.iter().any(|f| kind(f) == "approval_resolved"));
+    let thoughts = weft
+        .iter()
+        .filter(|f| f["payload"]["type"] == "reasoning")
+        .count();
+    assert_eq!(thoughts, 3, "weft clients get reasoning as it streams");
+    let loom = encode(&mut Encoder::new(Dialect::Loom, 7), &run);
+    assert!(loom.iter().any(|f| f["event"]["type"] == "reasoning_chunk"));
+}
+
+#[test]
+fn each_thought_goes_out_once_and_whole() {
+    let run = reasoning_run(Review::NoContinue);
+    let agentloop = original(Dialect::Agentloop, &run);
+    let reasoning: Vec<&Value> = agentloop
+        .iter()
+        .filter(|f| f["payload"]["type"] == "reasoning")
+        .collect();
+    assert_eq!(reasoning.len(), 1);
+    assert_eq!(
+        reasoning[0]["payload"]["content"][0]["text"],
+        "Let me think about it."
+    );
+    let at = |frames: &[Value], pred: &dyn Fn(&Value) -> bool| {
+        frames.iter().position(|f| pred(f)).unwrap()
+    };
+    assert!(
+        at(&agentloop, &|f| f["payload"]["type"] == "reasoning")
+            < at(&agentloop, &|f| f["payload"]["role"] == "assistant"),
+        "the thought goes out before the text that follows it"
+    );
+    let agentchat = original(Dialect::Agentchat, &run);
+    let thinking: Vec<&Value> = agentchat
+        .iter()
+        .filter(|f| kind(f) == "agent_thinking")
+        .collect();
+    assert_eq!(thinking.len(), 1);
+    assert_eq!(thinking[0]["reasoning"], "Let me think about it.");
+    let loom = original(Dialect::Loom, &run);
+    assert!(loom.iter().all(|f| f["event"]["type"] != "reasoning_chunk"));
+}
+
+#[test]
+fn replaying_an_original_run_gives_the_frames_sent_live() {
+    for dialect in Dialect::ALL {
+        let run = reasoning_run(Review::NoContinue);
+        let live = original(dialect, &run);
+        // A fresh encoder fed the same log, as `resume` and a rebuilt live encoder do.
+        assert_eq!(original(dialect, &run), live, "{dialect}");
+    }
+}
+
+#[test]
+fn agentloop_no_exit_ends_with_agent_finished_then_loading_false() {
+    let frames = original(Dialect::Agentloop, &reasoning_run(Review::NoExit));
+    let tail: Vec<&str> = frames[frames.len() - 3..].iter().map(kind).collect();
+    assert_eq!(tail, ["response_item", "agent_finished", "loading_state"]);
+    assert_eq!(frames.last().unwrap()["payload"]["loading"], false);
+}
+
+#[test]
+fn agentloop_explain_repeats_the_request_with_no_agent_finished_between() {
+    let frames = original(Dialect::Agentloop, &reasoning_run(Review::Explain));
+    let first = frames
+        .iter()
+        .position(|f| kind(f) == "approval_request")
+        .unwrap();
+    let between: Vec<&str> = frames[first + 1..].iter().map(kind).collect();
+    assert_eq!(between, ["response_item", "approval_request"]);
+    assert_eq!(
+        frames[first + 1]["payload"]["content"][0]["text"],
+        "It writes a file."
+    );
+}
+
+#[test]
+fn errors_use_the_originals_wording() {
+    let limits = weft_protocol::Limits::default();
+    let text = |d: Dialect, frame: &str| {
+        d.error_text(&d.decode_request(frame.as_bytes(), limits).unwrap_err())
+    };
+    assert_eq!(
+        text(Dialect::Agentchat, r#"{"type":"shout"}"#),
+        "Unknown message type: shout"
+    );
+    assert_eq!(
+        text(Dialect::Agentchat, r#"{"type":"chat","message":"  "}"#),
+        "Empty message received"
+    );
+    assert_eq!(
+        text(Dialect::Agentloop, r#"{"id":"1","type":"ping2"}"#),
+        "Unknown message type: ping2"
+    );
+    assert_eq!(text(Dialect::Agentloop, "{nope"), "Invalid message format");
+    assert_eq!(
+        text(
+            Dialect::Agentloop,
+            r#"{"type":"user_input","id":"1","payload":3}"#
+        ),
+        "Invalid message format"
+    );
+    assert_eq!(
+        Dialect::Agentloop.no_pending_approval_text(),
+        "No pending approval request"
+    );
+    // Where no original wording is known, the error says what is wrong itself.
+    assert!(text(Dialect::Cueso, "[1]").contains("JSON object"));
+}
