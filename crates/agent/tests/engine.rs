@@ -785,3 +785,43 @@ fn verbose_snapshots_follow_each_node_and_a_thread_checkpoint_closes_the_run() {
     assert_eq!(id, "think");
     assert_eq!(state["iteration"], 1);
 }
+
+#[test]
+fn an_approval_nobody_can_give_is_refused_with_its_reason_and_the_run_goes_on() {
+    let mut run = Run::new(Config::default(), tools(true), Session::default(), &start("Weather?"));
+    run.set_clock(5_000);
+    run.start();
+    let mut host = Host {
+        streams: [ONE_TOOL, TEXT].into(),
+        ..Host::default()
+    };
+    host.drive(&mut run);
+    let waiting: Vec<(String, String, Option<i64>)> = run
+        .waiting_approvals()
+        .map(|(id, name, at)| (id.to_string(), name.to_string(), at))
+        .collect();
+    assert_eq!(waiting.len(), 1);
+    assert_eq!(waiting[0].1, "get_weather");
+    assert_eq!(waiting[0].2, Some(5_000), "the ask is timed on the run's clock");
+    let reason = "no connected client can approve get_weather";
+    run.handle(Input::Refuse {
+        call_id: waiting[0].0.clone(),
+        reason: reason.into(),
+    })
+    .unwrap();
+    host.drive(&mut run);
+    assert!(host.tools_run.is_empty());
+    let end = host.events.iter().find_map(|e| match &e.event {
+        Event::ToolEnd {
+            result, is_error, ..
+        } => Some((result.clone(), *is_error)),
+        _ => None,
+    });
+    assert_eq!(end, Some((reason.into(), true)), "never 'denied by the user'");
+    assert!(
+        matches!(&run.session().history[2], ChatMessage::Tool(r) if r.content == reason),
+        "the model hears the reason"
+    );
+    assert_eq!(host.events.last().unwrap().event.kind(), "run_end");
+    assert_eq!(run.waiting_approvals().count(), 0);
+}

@@ -192,6 +192,15 @@ pub enum Input {
     },
     /// The user answered an approval request.
     Approval(ApprovalDecision),
+    /// Nobody can answer this call's approval request (no client connected that could, or
+    /// nobody answered in time): it is not run, and the model and the clients are told
+    /// `reason` as its result — not "denied by the user", since nobody denied it.
+    Refuse {
+        /// The call.
+        call_id: String,
+        /// Why it is refused.
+        reason: String,
+    },
     /// Stop the run.
     Cancel,
 }
@@ -316,6 +325,9 @@ struct Call {
     state: CallState,
     #[serde(default)]
     lane: Lane,
+    /// When its approval was last asked (the run's clock): nobody waits on it forever.
+    #[serde(default)]
+    asked_at_ms: Option<i64>,
 }
 
 /// A model call in flight.
@@ -757,11 +769,16 @@ impl Run {
 
     /// The calls waiting for the user's decision (the first is the one asked).
     pub fn pending_approvals(&self) -> Vec<&str> {
+        self.waiting_approvals().map(|(id, _, _)| id).collect()
+    }
+
+    /// The calls waiting for the user's decision: call id, tool, and when it was asked (the
+    /// run's clock; `None` for a run checkpointed before asks were timed).
+    pub fn waiting_approvals(&self) -> impl Iterator<Item = (&str, &str, Option<i64>)> {
         self.calls
             .iter()
             .filter(|c| c.state == CallState::AwaitingApproval)
-            .map(|c| c.call.id.as_str())
-            .collect()
+            .map(|c| (c.call.id.as_str(), c.call.name.as_str(), c.asked_at_ms))
     }
 
     /// The model calls outstanding, oldest first.
@@ -815,7 +832,16 @@ impl Run {
                 result,
                 is_error,
             } => self.tool_result(&call_id, result, is_error),
-            Input::Approval(d) => self.approval(d),
+            Input::Approval(d) => self.approval(d, None),
+            Input::Refuse { call_id, reason } => {
+                let d = ApprovalDecision {
+                    call_id: Some(call_id),
+                    review: Review::NoContinue,
+                    custom_deny_message: Some(reason.clone()),
+                    explanation: None,
+                };
+                self.approval(d, Some(reason))
+            }
         }
     }
 
@@ -1477,6 +1503,7 @@ impl Run {
                 arguments,
                 state,
                 lane: lane.clone(),
+                asked_at_ms: None,
             });
         }
         for id in ready {
@@ -1527,9 +1554,11 @@ impl Run {
     }
 
     fn ask_approval(&mut self, call_id: &str) {
-        let Some(c) = self.calls.iter().find(|c| c.call.id == call_id) else {
+        let now = self.now_ms;
+        let Some(c) = self.calls.iter_mut().find(|c| c.call.id == call_id) else {
             return;
         };
+        c.asked_at_ms = Some(now);
         let (name, arguments) = (c.call.name.clone(), c.arguments.clone());
         self.emit(Event::ToolApproval {
             call_id: Some(call_id.into()),
@@ -1589,7 +1618,13 @@ impl Run {
         Ok(())
     }
 
-    fn approval(&mut self, d: ApprovalDecision) -> Result<(), EngineError> {
+    /// An answer to an approval request; `refusal` is the result the call gets when nobody
+    /// decided (see [`Input::Refuse`]) instead of a denial by the user.
+    fn approval(
+        &mut self,
+        d: ApprovalDecision,
+        refusal: Option<String>,
+    ) -> Result<(), EngineError> {
         if self.got.is_none() && self.phase != Phase::Acting {
             return Err(EngineError::NoPendingApproval);
         }
@@ -1623,9 +1658,10 @@ impl Run {
             review: d.review,
             message: message.clone(),
         });
-        let denied = match &message {
-            Some(m) => format!("denied by the user: {m}"),
-            None => "denied by the user".to_string(),
+        let denied = match (refusal, &message) {
+            (Some(reason), _) => reason,
+            (None, Some(m)) => format!("denied by the user: {m}"),
+            (None, None) => "denied by the user".to_string(),
         };
         match d.review {
             Review::Always => {
