@@ -23,6 +23,7 @@ pub mod batch;
 pub mod outbound;
 pub mod proxy;
 pub mod query;
+pub mod relay;
 pub mod session;
 pub mod settings;
 pub mod store;
@@ -115,15 +116,14 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
     }
 
     let session_id = query::get(&url, "session_id")
-        .filter(|s| !s.is_empty() && s.len() <= 128)
+        .filter(|s| !s.is_empty() && s.len() <= relay::MAX_SESSION_ID)
         .unwrap_or_else(session::uuid);
-
-    let mut target = String::from("https://session.internal/connect?");
-    query::append(&mut target, "dialect", dialect.as_str());
-    query::append(&mut target, "session", &session_id);
-    if let Some(p) = &echo {
-        query::append(&mut target, "protocol", p);
-    }
+    // Whether the client asked for weft's extensions (specs/README, "Original clients see only
+    // their own protocol").
+    let weft = protocols
+        .iter()
+        .any(|p| Dialect::from_subprotocol(p).is_some());
+    let target = session::connect_url(dialect, &session_id, weft, echo.as_deref());
     let forwarded = outbound::request(&target, "GET", Some(req.headers()), None)?;
     let stub = env
         .durable_object("SESSIONS")?

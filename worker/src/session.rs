@@ -17,13 +17,14 @@ use weft_agent::provider::{ProviderError, ToolDef};
 use weft_agent::tools::{self, ToolHost, ToolRun, Workspace};
 use weft_protocol::command::{ApprovalDecision, ClientTools, Command, RunCommand};
 use weft_protocol::event::ToolSpec;
-use weft_protocol::{Agent, Dialect, Encoder, Event, Limits, Review, Sequenced};
+use weft_protocol::{Agent, Dialect, Encoder, Event, Limits, Sequenced};
 use worker::{
     durable_object, DurableObject, Env, Fetch, Request, Response, Result, State, WebSocket,
     WebSocketIncomingMessage, WebSocketPair,
 };
 
 use crate::batch::{Batching, Step, QUIET_GAP_MS};
+use crate::relay::{self, Links, Route};
 use crate::settings::Settings;
 use crate::store::{SqlWorkspace, Store};
 
@@ -32,7 +33,17 @@ use crate::store::{SqlWorkspace, Store};
 struct SocketInfo {
     dialect: String,
     session_id: String,
-    /// Whether this socket answers approval requests.
+    /// Whether the client offered `weft.<dialect>`: it gets weft's extensions, and may answer
+    /// approvals in any dialect. Without it, only what the dialect's documents define
+    /// (`Encoder::original`).
+    #[serde(default)]
+    weft: bool,
+    /// The session a message that names none goes to: the last one a message on this socket
+    /// named (see relay.rs); `None` is the socket's own.
+    #[serde(default)]
+    current: Option<String>,
+    /// Whether this socket said it answers approval requests (`client_tools` with
+    /// `approvals: true`).
     approvals: bool,
     /// Tools this socket runs itself.
     tools: Vec<ClientTool>,
@@ -58,9 +69,12 @@ impl SocketInfo {
     fn dialect(&self) -> Dialect {
         Dialect::parse(&self.dialect).unwrap_or(Dialect::Loom)
     }
+    /// specs/README, "Approvals": a socket whose protocol lets it answer.
     fn can_approve(&self) -> bool {
-        // loom and agentloop have approvals in their protocols; the others opt in.
-        self.approvals || matches!(self.dialect(), Dialect::Loom | Dialect::Agentloop)
+        self.weft || self.approvals || self.dialect().documents_approvals()
+    }
+    fn encoder(&self) -> Encoder {
+        Encoder::for_socket(self.dialect(), salt(), self.weft)
     }
 }
 
@@ -80,8 +94,12 @@ pub struct Session {
     cancel: Cell<bool>,
     /// Wakes the drive loop while it waits on model calls: an effect was queued, or a cancel.
     waker: RefCell<Option<Waker>>,
-    /// The encoder of each (run, dialect) streaming now, with the last event id it encoded.
+    /// The encoder of each (run, dialect, opt-in) streaming now, with the last event id it
+    /// encoded.
     encoders: RefCell<Vec<LiveEncoder>>,
+    env: Env,
+    /// Links to the other sessions messages on this object's sockets named (relay.rs).
+    links: Links,
 }
 
 /// One run's frames in one dialect, as they go out (see [`Session::encode_live`]).
@@ -89,6 +107,7 @@ pub struct Session {
 struct LiveEncoder {
     run_id: String,
     dialect: Dialect,
+    weft: bool,
     last: u64,
     encoder: Encoder,
 }
@@ -114,6 +133,8 @@ impl DurableObject for Session {
             cancel: Cell::new(false),
             waker: RefCell::new(None),
             encoders: RefCell::new(Vec::new()),
+            env,
+            links: Links::default(),
         }
     }
 
@@ -124,12 +145,14 @@ impl DurableObject for Session {
             .unwrap_or(Dialect::Loom);
         let session_id = crate::query::get(&url, "session").unwrap_or_default();
         let protocol = crate::query::get(&url, "protocol");
+        let weft = crate::query::get(&url, "weft").is_some_and(|w| w == "1");
         let pair = WebSocketPair::new()?;
         self.state.accept_web_socket(&pair.server);
         let active = self.store().active_run().ok().flatten().map(|r| r.run_id);
         let info = SocketInfo {
             dialect: dialect.as_str().into(),
             session_id,
+            weft,
             not_following: active.into_iter().collect(),
             ..SocketInfo::default()
         };
@@ -157,18 +180,50 @@ impl DurableObject for Session {
         let limits = Limits {
             max_frame_bytes: self.settings.max_frame_bytes,
         };
-        match info.dialect().decode_request(&bytes, limits) {
-            Ok(command) => self.command(&ws, &mut info, command).await,
-            Err(e) => self.reply(
-                &ws,
-                &info,
-                Event::Error {
-                    message: e.to_string(),
-                    code: Some(e.code().into()),
-                    id: None,
-                    details: None,
-                },
-            ),
+        let command = match info.dialect().decode_request(&bytes, limits) {
+            Ok(command) => command,
+            Err(e) => {
+                let message = info.dialect().error_text(&e);
+                self.reply(&ws, &info, error_event(&message, e.code(), None));
+                return Ok(());
+            }
+        };
+        let home = self.session_id(&info);
+        let route = match relay::route(&home, info.current.as_deref(), &command) {
+            Ok(route) => route,
+            Err(message) => {
+                self.reply(&ws, &info, error_event(&message, "invalid_request", None));
+                return Ok(());
+            }
+        };
+        if let Some(named) = command.session() {
+            let current = (named != home).then(|| named.to_string());
+            if info.current != current {
+                info.current = current;
+                self.remember(&ws, &info);
+            }
+        }
+        if let Command::ClientTools(tools) = &command {
+            // Declared here, and to every session this socket reaches through a link.
+            self.links.broadcast(&ws, &bytes);
+            info.approvals |= tools.approvals;
+            info.tools = tools.tools.iter().cloned().map(client_tool).collect();
+            self.remember(&ws, &info);
+            if route == Route::Here {
+                return Ok(());
+            }
+        }
+        match route {
+            Route::Here => self.command(&ws, &mut info, command).await,
+            Route::There(session) => {
+                let client = relay::Client {
+                    socket: &ws,
+                    dialect: info.dialect(),
+                    weft: info.weft,
+                    tools: declared_tools(&info),
+                };
+                self.links.send(&self.env, client, &session, bytes).await;
+            }
         }
         Ok(())
     }
@@ -180,6 +235,7 @@ impl DurableObject for Session {
         reason: String,
         _was_clean: bool,
     ) -> Result<()> {
+        self.links.close_all(&ws);
         if let Some(info) = ws.deserialize_attachment::<SocketInfo>().ok().flatten() {
             self.orphan_client_calls(&ws, &info).await;
         }
@@ -193,8 +249,36 @@ impl DurableObject for Session {
         Ok(())
     }
 
-    async fn websocket_error(&self, _ws: WebSocket, _error: worker::Error) -> Result<()> {
+    async fn websocket_error(&self, ws: WebSocket, _error: worker::Error) -> Result<()> {
+        self.links.close_all(&ws);
         Ok(())
+    }
+
+    /// An approval nobody answered within `APPROVAL_TIMEOUT_MS` is refused, so the run goes on
+    /// and the session is never left busy by it.
+    async fn alarm(&self) -> Result<Response> {
+        if self.load_active_run() {
+            let timeout = self.settings.approval_timeout_ms as i64;
+            let now = js_sys::Date::now() as i64;
+            let expired: Vec<(String, String)> = match self.run.borrow().as_ref() {
+                Some(run) => run
+                    .waiting_approvals()
+                    .filter(|(_, _, at)| at.is_none_or(|at| at + timeout <= now))
+                    .map(|(id, name, _)| (id.to_string(), name.to_string()))
+                    .collect(),
+                None => Vec::new(),
+            };
+            for (call_id, name) in expired {
+                let secs = timeout / 1000;
+                self.handle(Input::Refuse {
+                    call_id,
+                    reason: format!("nobody answered the approval of {name} within {secs} s"),
+                });
+            }
+            self.drive().await;
+            self.arm_approval_alarm().await;
+        }
+        Response::ok("")
     }
 }
 
@@ -225,7 +309,7 @@ impl Session {
             info.window_frames = 0;
         }
         info.window_frames += 1;
-        let _ = ws.serialize_attachment(&*info);
+        self.remember(ws, info);
         if info.window_frames > self.settings.rate_limit_per_minute {
             if info.window_frames == self.settings.rate_limit_per_minute + 1 {
                 self.reply(
@@ -239,11 +323,23 @@ impl Session {
         false
     }
 
-    /// Sends a reply (not part of a run) to one socket, in its dialect.
+    /// Sends a reply (not part of a run) to one socket, in its dialect. Its salt is fresh, so
+    /// every agentloop reply has an `id` of its own.
     fn reply(&self, ws: &WebSocket, info: &SocketInfo, event: Event) {
-        let mut encoder = Encoder::new(info.dialect(), salt());
+        let salt = (js_sys::Math::random() * 9_007_199_254_740_992.0) as u64;
+        let mut encoder = Encoder::for_socket(info.dialect(), salt, info.weft);
         for frame in encoder.encode(&Sequenced::bare(event)) {
-            let _ = ws.send_with_str(frame);
+            if let Err(e) = ws.send_with_str(frame) {
+                // The socket is closing; its close handler cleans up after it.
+                worker::console_warn!("reply not sent: {e}");
+            }
+        }
+    }
+
+    /// Stores the socket's attachment (it outlives hibernation).
+    fn remember(&self, ws: &WebSocket, info: &SocketInfo) {
+        if let Err(e) = ws.serialize_attachment(info) {
+            worker::console_error!("socket state not saved: {e}");
         }
     }
 
@@ -274,11 +370,11 @@ impl Session {
             Command::ClientTools(ClientTools { tools, approvals }) => {
                 info.approvals |= approvals;
                 info.tools = tools.into_iter().map(client_tool).collect();
-                let _ = ws.serialize_attachment(&*info);
+                self.remember(ws, info);
             }
             Command::Resume(resume) => {
                 info.not_following.retain(|r| *r != resume.run_id);
-                let _ = ws.serialize_attachment(&*info);
+                self.remember(ws, info);
                 self.resume(ws, info, &resume.run_id, resume.after_event_id);
             }
             Command::Cancel { run_id } => self.cancel(ws, info, &run_id).await,
@@ -310,31 +406,22 @@ impl Session {
                 self.reply(ws, info, event);
             }
             Command::UserMessages(q) => {
-                let event = if q.thread_id != self.session_id(info) {
-                    Event::UserMessages {
+                // relay.rs routed it here: its thread is this session.
+                let limit = q.limit.unwrap_or(100).clamp(1, 1000);
+                let store = self.store();
+                let event = match store.messages(q.before, limit) {
+                    Ok((messages, has_more)) => Event::UserMessages {
                         id: q.id,
                         thread_id: q.thread_id,
-                        messages: Vec::new(),
-                        has_more: Some(false),
-                        active_run_id: None,
-                    }
-                } else {
-                    let limit = q.limit.unwrap_or(100).clamp(1, 1000);
-                    let store = self.store();
-                    match store.messages(q.before, limit) {
-                        Ok((messages, has_more)) => Event::UserMessages {
-                            id: q.id,
-                            thread_id: q.thread_id,
-                            messages,
-                            has_more: Some(has_more),
-                            active_run_id: store.active_run().ok().flatten().map(|r| r.run_id),
-                        },
-                        Err(e) => error_event(
-                            &format!("could not read the history: {e}"),
-                            "storage",
-                            Some(q.id),
-                        ),
-                    }
+                        messages,
+                        has_more: Some(has_more),
+                        active_run_id: store.active_run().ok().flatten().map(|r| r.run_id),
+                    },
+                    Err(e) => error_event(
+                        &format!("could not read the history: {e}"),
+                        "storage",
+                        Some(q.id),
+                    ),
                 };
                 self.reply(ws, info, event);
             }
@@ -356,7 +443,18 @@ impl Session {
                     },
                 );
             }
-            Command::Compact { .. } => {
+            Command::Compact { id } => {
+                if self
+                    .store()
+                    .session_state()
+                    .unwrap_or_default()
+                    .history
+                    .is_empty()
+                {
+                    // specs/README (agentloop): the error alone, no run around it.
+                    let msg = "Cannot compact empty transcript";
+                    return self.reply(ws, info, error_event(msg, "empty_transcript", id));
+                }
                 if self.busy() {
                     self.reply(
                         ws,
@@ -474,13 +572,8 @@ impl Session {
     }
 
     async fn start_run(&self, ws: &WebSocket, info: &SocketInfo, run: RunCommand) {
+        // relay.rs routed it here: a thread it names is this session.
         let session_id = self.session_id(info);
-        if let Some(thread) = run.thread_id.as_deref().filter(|t| *t != session_id) {
-            let msg = format!(
-                "thread_id {thread} is not this connection's session ({session_id}); connect with ?session_id={thread}"
-            );
-            return self.reply(ws, info, error_event(&msg, "wrong_session", run.id));
-        }
         if let Agent::Unknown(name) = &run.agent {
             let msg = format!("unknown agent: {name} (react, dup, tot or got)");
             return self.reply(ws, info, error_event(&msg, "agent_unavailable", run.id));
@@ -597,6 +690,16 @@ impl Session {
                 ),
             );
         }
+        let pending = self.load_active_run()
+            && self
+                .run
+                .borrow()
+                .as_ref()
+                .is_some_and(|r| r.waiting_approvals().next().is_some());
+        if !pending {
+            let msg = info.dialect().no_pending_approval_text();
+            return self.reply(ws, info, error_event(msg, "no_pending_approval", None));
+        }
         self.feed(ws, info, Input::Approval(decision)).await;
     }
 
@@ -655,14 +758,18 @@ impl Session {
                 error_event(&msg, "unknown_run", Some(run_id.into())),
             );
         }
-        let mut encoder = Encoder::new(info.dialect(), salt());
+        let mut encoder = info.encoder();
         for json in store.events(run_id).unwrap_or_default() {
             let Some(ev) = decode_logged(run_id, &json) else {
                 continue;
             };
             for frame in encoder.encode(&ev) {
                 if encoder.frames_sent() > after {
-                    let _ = ws.send_with_str(frame);
+                    if let Err(e) = ws.send_with_str(frame) {
+                        // The socket closed mid-replay: it resumes again when it returns.
+                        worker::console_warn!("resume of {run_id} cut short: {e}");
+                        return;
+                    }
                 }
             }
         }
@@ -813,16 +920,24 @@ impl Session {
             }
             Effect::AwaitApproval { call_id } => {
                 if !self.sockets().iter().any(|(_, i)| i.can_approve()) {
-                    // Nobody can answer: deny at once so no client is left hanging and nothing
-                    // mutating runs behind anyone's back (DESIGN.md).
-                    self.handle(Input::Approval(ApprovalDecision {
-                        call_id: Some(call_id),
-                        review: Review::NoContinue,
-                        custom_deny_message: Some(
-                            "no connected client can approve tool calls".into(),
-                        ),
-                        explanation: None,
-                    }));
+                    // Nobody can answer: refuse at once so no client is left hanging and
+                    // nothing mutating runs behind anyone's back (specs/README, "Approvals").
+                    let name = self
+                        .run
+                        .borrow()
+                        .as_ref()
+                        .and_then(|r| {
+                            r.waiting_approvals()
+                                .find(|(id, _, _)| *id == call_id)
+                                .map(|(_, name, _)| name.to_string())
+                        })
+                        .unwrap_or_else(|| "this tool".into());
+                    self.handle(Input::Refuse {
+                        call_id,
+                        reason: format!("no connected client can approve {name}"),
+                    });
+                } else {
+                    self.arm_approval_alarm().await;
                 }
             }
             Effect::Checkpoint => self.checkpoint("running"),
@@ -837,6 +952,25 @@ impl Session {
                     }
                 }
             }
+        }
+    }
+
+    /// Sets the alarm for the first waiting approval's deadline (`APPROVAL_TIMEOUT_MS` after
+    /// it was asked), or clears it when nothing waits.
+    async fn arm_approval_alarm(&self) {
+        let timeout = self.settings.approval_timeout_ms as i64;
+        let first = self
+            .run
+            .borrow()
+            .as_ref()
+            .and_then(|r| r.waiting_approvals().filter_map(|(_, _, at)| at).min());
+        let storage = self.state.storage();
+        let set = match first {
+            Some(at) => storage.set_alarm(at + timeout).await,
+            None => storage.delete_alarm().await,
+        };
+        if let Err(e) = set {
+            worker::console_error!("approval deadline not set: {e}");
         }
     }
 
@@ -872,23 +1006,36 @@ impl Session {
             return;
         }
         let store = self.store();
-        let _ = store.append_events(&logged);
+        if let Err(e) = store.append_events(&logged) {
+            // The frames still go out (the clients are waiting); a resume after this point
+            // may miss them, which the log line records.
+            worker::console_error!("event log write failed ({} events): {e}", logged.len());
+        }
         let sockets = self.sockets();
-        let mut dialects: Vec<Dialect> = sockets.iter().map(|(_, i)| i.dialect()).collect();
-        dialects.sort();
-        dialects.dedup();
+        // One encoder per (dialect, opt-in): weft clients and original clients of one dialect
+        // see different frames, each densely numbered.
+        let mut kinds: Vec<(Dialect, bool)> =
+            sockets.iter().map(|(_, i)| (i.dialect(), i.weft)).collect();
+        kinds.sort();
+        kinds.dedup();
         for ev in events {
             let Some(run_id) = ev.envelope.run_id.as_deref() else {
                 continue;
             };
-            for &dialect in &dialects {
-                let frames = self.encode_live(&store, run_id, dialect, ev);
+            for &(dialect, weft) in &kinds {
+                let frames = self.encode_live(&store, run_id, (dialect, weft), ev);
                 for (ws, info) in &sockets {
-                    if info.dialect() != dialect || info.not_following.iter().any(|r| r == run_id) {
+                    if (info.dialect(), info.weft) != (dialect, weft)
+                        || info.not_following.iter().any(|r| r == run_id)
+                    {
                         continue;
                     }
                     for frame in &frames {
-                        let _ = ws.send_with_str(frame);
+                        if let Err(e) = ws.send_with_str(frame) {
+                            // A socket that is closing; it resumes from the log if it returns.
+                            worker::console_warn!("frame of {run_id} not sent: {e}");
+                            break;
+                        }
                     }
                 }
             }
@@ -906,29 +1053,31 @@ impl Session {
         &self,
         store: &Store,
         run_id: &str,
-        dialect: Dialect,
+        (dialect, weft): (Dialect, bool),
         ev: &Sequenced,
     ) -> Vec<String> {
         let event_id = ev.envelope.event_id.unwrap_or(0);
         let mut encoders = self.encoders.borrow_mut();
         let found = encoders
             .iter()
-            .position(|e| e.dialect == dialect && e.run_id == run_id);
+            .position(|e| e.dialect == dialect && e.weft == weft && e.run_id == run_id);
         let at = match found {
             Some(i) if encoders[i].last + 1 == event_id => i,
             _ => {
-                let mut encoder = Encoder::new(dialect, salt());
+                let mut encoder = Encoder::for_socket(dialect, salt(), weft);
                 for logged in store.events(run_id).unwrap_or_default() {
                     if let Some(prev) = decode_logged(run_id, &logged) {
                         if prev.envelope.event_id >= Some(event_id) {
                             break;
                         }
-                        let _ = encoder.encode(&prev);
+                        // Only the encoder's state matters here: these frames went out before.
+                        encoder.encode(&prev);
                     }
                 }
                 let live = LiveEncoder {
                     run_id: run_id.into(),
                     dialect,
+                    weft,
                     last: event_id.saturating_sub(1),
                     encoder,
                 };
@@ -1302,6 +1451,39 @@ fn last_reply(state: &engine::Session) -> Option<String> {
             Some(content.clone())
         }
         _ => None,
+    })
+}
+
+/// The internal URL a socket's Durable Object is reached at: by the Worker for a client, by
+/// another session's object for a link (relay.rs). `weft` says the client offered
+/// `weft.<dialect>`; `protocol` is the subprotocol the handshake answers with.
+pub fn connect_url(dialect: Dialect, session: &str, weft: bool, protocol: Option<&str>) -> String {
+    let mut target = String::from("https://session.internal/connect?");
+    crate::query::append(&mut target, "dialect", dialect.as_str());
+    crate::query::append(&mut target, "session", session);
+    if weft {
+        crate::query::append(&mut target, "weft", "1");
+    }
+    if let Some(p) = protocol {
+        crate::query::append(&mut target, "protocol", p);
+    }
+    target
+}
+
+/// What the socket declared with `client_tools`, to declare again on a link.
+fn declared_tools(info: &SocketInfo) -> Option<ClientTools> {
+    (info.approvals || !info.tools.is_empty()).then(|| ClientTools {
+        tools: info
+            .tools
+            .iter()
+            .map(|t| ToolSpec {
+                name: t.name.clone(),
+                description: t.description.clone(),
+                input_schema: t.input_schema.clone(),
+                read_only: t.read_only,
+            })
+            .collect(),
+        approvals: info.approvals,
     })
 }
 

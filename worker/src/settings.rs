@@ -37,6 +37,9 @@ pub struct Settings {
     /// `STREAM_BATCH_MS`: the longest a read of a fast model stream is held for its batch
     /// (default 250).
     pub stream_batch_ms: u64,
+    /// `APPROVAL_TIMEOUT_MS`: an approval nobody answers is refused after this long (default
+    /// 10 minutes), so no run waits forever on a client that is gone.
+    pub approval_timeout_ms: u64,
 }
 
 impl std::fmt::Debug for Settings {
@@ -139,6 +142,7 @@ impl Settings {
             context_window: number(env, "CONTEXT_WINDOW", 128_000),
             max_frame_bytes: number(env, "MAX_FRAME_BYTES", 1024 * 1024),
             rate_limit_per_minute: number(env, "RATE_LIMIT_PER_MINUTE", 600),
+            approval_timeout_ms: number(env, "APPROVAL_TIMEOUT_MS", 600_000),
             llm_idle_timeout_ms: number(env, "LLM_IDLE_TIMEOUT_MS", 60_000),
             stream_batch_reads: number(env, "STREAM_BATCH_READS", 64),
             stream_batch_ms: number(env, "STREAM_BATCH_MS", 250),

@@ -788,7 +788,12 @@ fn verbose_snapshots_follow_each_node_and_a_thread_checkpoint_closes_the_run() {
 
 #[test]
 fn an_approval_nobody_can_give_is_refused_with_its_reason_and_the_run_goes_on() {
-    let mut run = Run::new(Config::default(), tools(true), Session::default(), &start("Weather?"));
+    let mut run = Run::new(
+        Config::default(),
+        tools(true),
+        Session::default(),
+        &start("Weather?"),
+    );
     run.set_clock(5_000);
     run.start();
     let mut host = Host {
@@ -802,7 +807,11 @@ fn an_approval_nobody_can_give_is_refused_with_its_reason_and_the_run_goes_on() 
         .collect();
     assert_eq!(waiting.len(), 1);
     assert_eq!(waiting[0].1, "get_weather");
-    assert_eq!(waiting[0].2, Some(5_000), "the ask is timed on the run's clock");
+    assert_eq!(
+        waiting[0].2,
+        Some(5_000),
+        "the ask is timed on the run's clock"
+    );
     let reason = "no connected client can approve get_weather";
     run.handle(Input::Refuse {
         call_id: waiting[0].0.clone(),
@@ -817,7 +826,11 @@ fn an_approval_nobody_can_give_is_refused_with_its_reason_and_the_run_goes_on() 
         } => Some((result.clone(), *is_error)),
         _ => None,
     });
-    assert_eq!(end, Some((reason.into(), true)), "never 'denied by the user'");
+    assert_eq!(
+        end,
+        Some((reason.into(), true)),
+        "never 'denied by the user'"
+    );
     assert!(
         matches!(&run.session().history[2], ChatMessage::Tool(r) if r.content == reason),
         "the model hears the reason"

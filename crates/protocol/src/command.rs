@@ -73,6 +73,19 @@ impl Command {
             Command::Ping { .. } => "ping",
         }
     }
+
+    /// The session the command names, if it names one (loom `run.thread_id` and
+    /// `user_messages.thread_id`, agentchat and cueso `session_id`). specs/README, "Sessions
+    /// named in a message": that session is where the command belongs, whatever socket it
+    /// came on.
+    pub fn session(&self) -> Option<&str> {
+        match self {
+            Command::Run(r) => r.thread_id.as_deref(),
+            Command::UserMessages(q) => Some(q.thread_id.as_str()),
+            _ => None,
+        }
+        .filter(|s| !s.is_empty())
+    }
 }
 
 /// A user message to run (loom `run`, agentloop `user_input`, agentchat `chat`, cueso's message).

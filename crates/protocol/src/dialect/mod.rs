@@ -123,6 +123,14 @@ impl Dialect {
             .and_then(Dialect::parse)
     }
 
+    /// Whether the dialect's own documents let a client answer an approval request, so every
+    /// socket of it can approve (agentloop's `approval_response`). loom documents
+    /// `tool_approval` but no answer to it; agentchat and cueso have no approvals at all: their
+    /// sockets approve only once they opt in (specs/README, "Approvals").
+    pub fn documents_approvals(self) -> bool {
+        matches!(self, Dialect::Agentloop)
+    }
+
     /// Whether an original client of this dialect shows each reasoning frame as a thought of
     /// its own (agentloop's CLI prints a "Reasoning:" block per item, Nova's dashboard a card
     /// per `agent_thinking`), so it must get each thought once, whole.
