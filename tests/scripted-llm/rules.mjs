@@ -33,7 +33,7 @@ const SUMMARY_ASK = /\bsummari[sz]e\b|\bcompact\s+(?:the|this|our)\s+(?:conversa
 /** A system prompt asking to summarise the conversation (kept narrow: ordinary prompts must not match). */
 const SUMMARY_SYSTEM = /\b(?:summari[sz]e|summari[sz]ing|summary of)\b[^.\n]{0,60}\b(?:conversation|history|chat|transcript|discussion|messages)\b|\bcompaction\b/i;
 
-const DENIAL = /\b(denied|deny|denies|rejected|declined|refused|not approved|disallowed)\b/i;
+const DENIAL = /\b(denied|deny|denies|rejected|declined|refused|not approved|disallowed|no connected client can approve|nobody answered the approval)\b/i;
 
 export const rules = [
   {

@@ -76,7 +76,10 @@ export async function soak(sizes, { log = console.log } = {}) {
   });
   const everyFrame = [];
   Conn.onFrame = (f) => everyFrame.push(f);
-  const open = (path, sid, opts) => Conn.open(`${server.url}${path}?session_id=${sid}&token=${TOKEN}`, undefined, opts);
+  // The soak drives weft's own features (approvals, resume), so its sockets opt in to weft.
+  const dialectAt = { '/': 'loom', '/agentloop': 'agentloop', '/ws': 'agentchat', '/ws/chat': 'cueso' };
+  const open = (path, sid, opts) =>
+    Conn.open(`${server.url}${path}?session_id=${sid}&token=${TOKEN}`, [`weft.${dialectAt[path]}`], opts);
   const rows = [];
   const record = (area, what, tried, held, detail) => {
     rows.push({ area, what, tried, held, ok: held === tried, detail });

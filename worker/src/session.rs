@@ -188,6 +188,17 @@ impl DurableObject for Session {
                 return Ok(());
             }
         };
+        if !info.weft && matches!(command, Command::Ping { .. }) && !info.dialect().has_ping() {
+            // ping is a weft extension outside loom, and its pong an extension frame: a client
+            // of the original protocol gets what the original server says to an unknown type.
+            let unknown = weft_protocol::Error::UnknownType {
+                dialect: info.dialect(),
+                kind: "ping".into(),
+            };
+            let message = info.dialect().error_text(&unknown);
+            self.reply(&ws, &info, error_event(&message, unknown.code(), None));
+            return Ok(());
+        }
         let home = self.session_id(&info);
         let route = match relay::route(&home, info.current.as_deref(), &command) {
             Ok(route) => route,
@@ -965,8 +976,10 @@ impl Session {
             .as_ref()
             .and_then(|r| r.waiting_approvals().filter_map(|(_, _, at)| at).min());
         let storage = self.state.storage();
+        let now = js_sys::Date::now() as i64;
         let set = match first {
-            Some(at) => storage.set_alarm(at + timeout).await,
+            // An i64 is an offset from now for set_alarm.
+            Some(at) => storage.set_alarm((at + timeout - now).max(1)).await,
             None => storage.delete_alarm().await,
         };
         if let Err(e) = set {

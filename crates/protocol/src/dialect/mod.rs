@@ -131,6 +131,12 @@ impl Dialect {
         matches!(self, Dialect::Agentloop)
     }
 
+    /// Whether the dialect's documents define `ping` (loom's); elsewhere it is a weft
+    /// extension.
+    pub fn has_ping(self) -> bool {
+        matches!(self, Dialect::Loom)
+    }
+
     /// Whether an original client of this dialect shows each reasoning frame as a thought of
     /// its own (agentloop's CLI prints a "Reasoning:" block per item, Nova's dashboard a card
     /// per `agent_thinking`), so it must get each thought once, whole.
