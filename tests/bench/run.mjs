@@ -187,7 +187,7 @@ async function main() {
       const opts = o.quick
         ? { runs: 1, tokens: 50, concurrency: 2, paceMs: 5, paceTokens: 5, systems: ['cf-agents', 'relay', 'direct'] }
         : { runs: o.runs, tokens: 2000, concurrency: 50, paceMs: 20, paceTokens: 100, profileSessions: 10 };
-      if (o.only) opts.systems = (opts.systems ?? ['weft', 'cf-agents', 'relay', 'direct']).filter((s) => o.only.test(s));
+      if (o.only) opts.systems = (opts.systems ?? ['weft', 'weft-relayed', 'cf-agents', 'relay', 'direct']).filter((s) => o.only.test(s));
       results.sections.server = { opts, ...(await serverBench(opts)) };
       cmd(`wrangler dev (worker/ and tests/bench/peers/), scripted LLM in-process: "long reply ${opts.tokens}" with no delay, 1 and ${opts.concurrency} sessions; paced ${opts.paceMs} ms/token × ${opts.paceTokens}`);
     }

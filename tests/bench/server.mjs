@@ -3,6 +3,9 @@
 // by a plain WebSocket / HTTP client in this process that parses every frame:
 //
 //   weft        the Worker (worker/) — tests/e2e/server.mjs starts it and the scripted LLM;
+//   weft-relayed  the same Worker, reached as the original clients reach it: a socket opened
+//               without `?session_id=` whose `run` names its session in `thread_id`, so every
+//               frame crosses a link between two Durable Objects (worker/src/relay.rs);
 //   cf-agents   Cloudflare Agents AIChatAgent + @ai-sdk/openai (tests/bench/peers, same wrangler);
 //   relay       a bare JS Durable Object relaying the scripted stream to its socket (floor);
 //   direct      the scripted LLM streamed straight to a Node client (floor).
@@ -155,7 +158,9 @@ async function session(system, target, id, message, { keepArrivals = false } = {
       },
     };
   }
+  const weftLike = system === 'weft' || system === 'weft-relayed';
   const url = system === 'weft' ? `${target}/?session_id=${id}`
+    : system === 'weft-relayed' ? `${target}/`
     : system === 'cf-agents' ? `${target}/agents/chat/${id}`
       : `${target}/relay?session=${id}`;
   const ws = await open(url);
@@ -178,8 +183,8 @@ async function session(system, target, id, message, { keepArrivals = false } = {
       return relayFeed(text);
     }
     const f = JSON.parse(text);
-    if (system === 'weft') {
-      if (f.type === 'error') return fail(new Error(`weft ${id}: ${text}`));
+    if (weftLike) {
+      if (f.type === 'error') return fail(new Error(`${system} ${id}: ${text}`));
       if (f.type !== 'run_stream_event' && f.type !== 'run_end') return;
       r.frames++;
       const ev = f.type === 'run_end' ? f : f.event;
@@ -205,6 +210,7 @@ async function session(system, target, id, message, { keepArrivals = false } = {
     async start() {
       r.tSend = now();
       if (system === 'weft') ws.send(JSON.stringify({ type: 'run', message, agent: 'react' }));
+      else if (system === 'weft-relayed') ws.send(JSON.stringify({ type: 'run', message, agent: 'react', thread_id: id }));
       else if (system === 'relay') ws.send(JSON.stringify({ message }));
       else {
         ws.send(JSON.stringify({
@@ -215,7 +221,7 @@ async function session(system, target, id, message, { keepArrivals = false } = {
       }
       timer = setTimeout(() => fail(new Error(`${system} ${id}: no complete reply within 10 min (${r.tokens} tokens so far)`)), 600_000);
       await done;
-      if (system === 'weft') {
+      if (weftLike) {
         r.runId = runId;
         const dense = eventIds.every((e, i) => e === i + 1);
         if (!dense) r.problems.push(`event ids not dense 1..${eventIds.length}`);
@@ -284,7 +290,7 @@ function summarize(round, expectedTokens) {
  *   systems?: string[], logCheck?: boolean}} o
  */
 export async function serverBench(o) {
-  const systems = o.systems ?? ['weft', 'cf-agents', 'relay', 'direct'];
+  const systems = o.systems ?? ['weft', 'weft-relayed', 'cf-agents', 'relay', 'direct'];
   log('server: starting the scripted LLM and weft under wrangler dev');
   const llm = await startScriptedLlm({ port: 0, host: '127.0.0.1', delayMs: 0 });
   const hook = hookLlm(llm);
@@ -300,7 +306,7 @@ export async function serverBench(o) {
       try {
         return await round(s, tgt, n, msg, attempt === 1 ? tag : `${tag}-again${attempt}`, opts);
       } catch (e) {
-        if (s === 'weft' || attempt === 3) throw e;
+        if (s.startsWith('weft') || attempt === 3) throw e;
         out.peerFailures.push({ system: s, round: tag, error: e.message });
         log(`server: ${s} round ${tag} failed (${e.message}); running it again (${attempt + 1} of 3)`);
       }
@@ -312,7 +318,7 @@ export async function serverBench(o) {
       log('server: starting the peers worker under wrangler dev');
       peers = await startWrangler('peers', join(benchDir, 'peers'), { SCRIPTED_LLM_URL: `${llm.url}/v1` });
     }
-    const target = { weft: weft.ws, 'cf-agents': peers?.ws, relay: peers?.ws, direct: llm.url };
+    const target = { weft: weft.ws, 'weft-relayed': weft.ws, 'cf-agents': peers?.ws, relay: peers?.ws, direct: llm.url };
     const message = `long reply ${o.tokens}`;
     // Warm-up: each system once (isolate start, first compile, DO creation), not recorded.
     for (const s of systems) await round(s, target[s], 1, message, `warm-${s}`);

@@ -474,6 +474,43 @@ describe('persistence', () => {
   });
 });
 
+describe('a session named in a message (relayed to its Durable Object)', () => {
+  test('approvals, cancel, resume and history work as for ?session_id=', async (t) => {
+    const sid = session();
+    // No ?session_id=: the socket's own session is a fresh one; every run names `sid`.
+    const c = await Conn.open(`${server.url}/?token=${TOKEN}`, ['weft.loom']);
+    c.send({ type: 'run', message: 'write hi to relayed.txt', agent: 'react', id: 'r-approve', thread_id: sid });
+    const ask = (await c.wait((f) => f.event?.type === 'tool_approval')).event;
+    // An answer names no session: it goes to the session the socket last named.
+    c.send({ type: 'approval_response', call_id: ask.call_id, review: 'yes' });
+    const end = await c.wait((f) => f.type === 'run_end' && f.id === 'r-approve');
+    assert.equal(end.reply, 'Done: I wrote relayed.txt.');
+    const frames = loomRun(c.frames, 'r-approve');
+    assertDense(frames.map((f) => f.event?.event_id ?? f.event_id));
+
+    server.pace(20);
+    t.after(() => server.pace(null));
+    c.send({ type: 'run', message: 'long reply 300', agent: 'react', id: 'r-cancel', thread_id: sid });
+    await c.wait((f) => f.id === 'r-cancel' && f.event?.type === 'message_chunk');
+    c.send({ type: 'cancel', id: 'r-cancel' });
+    assert.equal((await c.wait((f) => f.type === 'error' && f.id === 'r-cancel')).error, 'cancelled');
+    server.pace(null);
+
+    // Another socket, also without ?session_id=: naming the session reaches its runs.
+    const d = await Conn.open(`${server.url}/?token=${TOKEN}`, ['weft.loom']);
+    d.send({ type: 'user_messages', id: 'h', thread_id: sid });
+    const page = await d.wait((f) => f.type === 'user_messages');
+    assert.deepEqual(page.messages.filter((m) => m.role === 'user').map((m) => m.content),
+      ['write hi to relayed.txt', 'long reply 300']);
+    d.send({ type: 'resume', run_id: 'r-approve', after_event_id: 3 });
+    await d.wait((f) => f.type === 'run_end' && f.id === 'r-approve');
+    const replayed = loomRun(d.frames, 'r-approve');
+    assert.deepEqual(replayed, frames.slice(3), 'the missing frames, each once');
+    c.close();
+    d.close();
+  });
+});
+
 describe('security and limits', () => {
   test('auth: missing or wrong token is refused before the upgrade; query, subprotocol and bearer work', async () => {
     const sid = session();

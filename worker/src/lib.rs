@@ -15,6 +15,11 @@
 //! | `GET /healthz` | `ok` |
 //! | `GET /` and any other `GET` / `HEAD` | the demo app (`www/`, built by `scripts/build-www`), served from the `ASSETS` binding |
 //!
+//! A socket belongs to the Durable Object of its `?session_id=` (or of a fresh session); a
+//! message naming another session is carried to that session's object over a link
+//! ([`relay`]). A socket that did not offer `weft.<dialect>` gets only what its dialect's
+//! documents define (`weft_protocol::Encoder::original`).
+//!
 //! `wrangler.toml` routes every request to this code first (`run_worker_first`), so a WebSocket
 //! upgrade on `/` still reaches the session; what is not a route here goes to the assets. When
 //! the app is not built, `GET /` answers with a small page listing the endpoints.

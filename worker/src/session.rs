@@ -1,5 +1,12 @@
 //! The Session Durable Object: one per session, holding its sockets (hibernatable), its SQLite
 //! storage, and at most one active run, driven through the agent engine's effects.
+//!
+//! Its sockets are the clients that connected to it and the links other sessions' objects
+//! opened to it for messages that named this session (relay.rs); both are served alike. Each
+//! socket's frames come from an encoder for its dialect and its opt-in to weft's extensions,
+//! so original clients and weft clients of one dialect each get a dense numbering of their
+//! own. Approvals go to the sockets that can answer them; with none, or with nobody answering
+//! within `APPROVAL_TIMEOUT_MS` (the object's alarm), the call is refused and the run goes on.
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;

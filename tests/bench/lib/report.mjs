@@ -199,7 +199,7 @@ function bundleSection(b, targets, lines) {
 function serverSection(s, targets, lines) {
   const { opts } = s;
   const sys = s.systems;
-  const names = { weft: 'weft (Rust Worker + Durable Object)', 'cf-agents': 'Cloudflare Agents AIChatAgent + @ai-sdk/openai', relay: 'floor: bare JS Durable Object relay', direct: 'floor: scripted LLM straight to a Node client' };
+  const names = { weft: 'weft (Rust Worker + Durable Object)', 'weft-relayed': 'weft, session named in the message (relayed between two Durable Objects)', 'cf-agents': 'Cloudflare Agents AIChatAgent + @ai-sdk/openai', relay: 'floor: bare JS Durable Object relay', direct: 'floor: scripted LLM straight to a Node client' };
   const col = (s0, sel) => s.runs.map((r) => sel(r[s0]));
   lines.push('## 3. Server under `wrangler dev`');
   lines.push('');
@@ -257,6 +257,21 @@ function serverSection(s, targets, lines) {
       const added = summary(s.paced.map((r) => r.weft.p50 - r.direct.p50));
       targets.push([`Server: ≤ 1 ms p50 added latency per token over the floor at ${opts.paceMs} ms/token`, `${fmt(added, 2)} ms`, yes(added.median <= 1)]);
     }
+  }
+  if (sys.includes('weft') && sys.includes('weft-relayed')) {
+    // What a socket pays when its messages name another session (worker/src/relay.rs).
+    const ttft = summary(s.runs.map((r) => r['weft-relayed'].one.ttftMs - r.weft.one.ttftMs));
+    const rows = [[`time to first token, one session: relayed − direct, ms`, fmt(ttft, 2)]];
+    if (s.paced?.length) {
+      rows.push([`p50 latency per token at ${opts.paceMs} ms/token: relayed − direct, ms`, fmt(summary(s.paced.map((r) => r['weft-relayed'].p50 - r.weft.p50)), 2)]);
+    }
+    rows.push([`aggregate tokens/s at ${opts.concurrency} sessions: relayed ÷ direct`, `${fmt(pairRatio(col('weft-relayed', (x) => x.many.tokensPerS), col('weft', (x) => x.many.tokensPerS)), 2)}×`]);
+    lines.push('### A session named in a message: the relayed path');
+    lines.push('');
+    lines.push('weft reached as the original cueso and Nova clients reach it (a socket without `?session_id=`, the session named in each message): every frame crosses a WebSocket link between the socket\'s Durable Object and the session\'s. Pair by pair within a run, against weft reached directly.');
+    lines.push('');
+    lines.push(table(['relayed vs direct', 'median (min–max)'], rows));
+    lines.push('');
   }
   if (s.profile) {
     lines.push('### Where weft\'s server time goes (CPU profile of the Worker\'s isolate)');
