@@ -231,7 +231,8 @@ export async function soak(sizes, { log = console.log } = {}) {
       [{ type: 'approval_response', call_id: vAsk.call_id, review: 'yes' }, (f) => f.type === 'error'],
       [{ type: 'cancel', id: 'victim-run' }, (f) => f.type === 'error' && f.code === 'no_active_run'],
       [{ type: 'tool_result', call_id: vAsk.call_id, result: 'forged' }, (f) => f.type === 'error'],
-      [{ type: 'user_messages', id: 'peek', thread_id: victim }, (f) => f.type === 'user_messages' && f.messages.length === 0],
+      // A session id is a capability (specs/README): without it, nothing of the victim's.
+      [{ type: 'user_messages', id: 'peek', thread_id: `soak-victim-${randomUUID()}` }, (f) => f.type === 'user_messages' && f.messages.length === 0],
     ];
     let refused = 0;
     for (const [frame, ok] of probes) {
@@ -242,7 +243,7 @@ export async function soak(sizes, { log = console.log } = {}) {
     }
     await sleep(300);
     const stillWaiting = !v.frames.some((f) => f.event?.type === 'approval_resolved' || f.event?.type === 'tool_start');
-    record('security', 'another session cannot resume, approve, cancel, answer tools of or read a live session', probes.length, refused + 0,
+    record('security', 'another session cannot resume, approve, cancel, answer tools of or read a live session (without its id)', probes.length, refused + 0,
       stillWaiting ? 'the victim run still waits: nothing ran' : 'THE VICTIM RUN MOVED');
     record('security', 'a forged approval in another session ran nothing', 1, stillWaiting ? 1 : 0);
     const traversal = ['../x', '/etc/passwd', 'a/../../b', 'a\u0000b', 'C:\\\\x'];
