@@ -22,7 +22,10 @@ use weft_protocol::event::ToolSpec;
 use weft_protocol::Transcript;
 
 use crate::backoff::Backoff;
-use crate::connection::{endpoint_url, subprotocols, Config, Connection, Output, Reply, RunHandle};
+use crate::connection::{
+    endpoint_url, original_url, subprotocols, Config, Connection, Output, Reply, RunHandle,
+    ServerChoice,
+};
 use crate::error::{describe, report, Error};
 use crate::listeners::{Listeners, Slot};
 use crate::marshal;
@@ -171,10 +174,26 @@ impl Client {
                 })
             }
         };
+        let server = match o.server.as_deref() {
+            None => ServerChoice::Auto,
+            Some(s) => ServerChoice::parse(s).ok_or_else(|| {
+                Error::argument(format!(
+                    "server must be \"auto\", \"weft\" or \"original\" (got {s:?})"
+                ))
+            })?,
+        };
+        let url = endpoint_url(&o.url, dialect, o.session_id.as_deref())?;
+        // The token travels as a subprotocol only to weft, which must be able to carry it.
+        let protocols = match server {
+            ServerChoice::Original => subprotocols(dialect, None)?,
+            _ => subprotocols(dialect, o.token.as_deref())?,
+        };
         let cfg = Config {
             dialect,
-            url: endpoint_url(&o.url, dialect, o.session_id.as_deref())?,
-            protocols: subprotocols(dialect, o.token.as_deref())?,
+            original_url: original_url(&url, o.token.as_deref()),
+            url,
+            protocols,
+            server,
             session_id: o.session_id,
             reconnect,
             heartbeat_interval_ms: ms(o.heartbeat_interval_ms, 15_000.0, "heartbeatIntervalMs")?,
@@ -221,6 +240,19 @@ impl Client {
             .map(|c| c.dialect().as_str())
             .unwrap_or_default()
             .into()
+    }
+
+    /// The server found: `"weft"`, or `"original"` for the dialect's original server, which
+    /// is spoken to in its own document only; `undefined` until the first socket has opened
+    /// (with `server: "auto"`).
+    #[wasm_bindgen(getter, unchecked_return_type = "\"weft\" | \"original\" | undefined")]
+    pub fn server(&self) -> Option<String> {
+        self.shared
+            .core
+            .try_borrow()
+            .ok()
+            .and_then(|c| c.server())
+            .map(|k| k.as_str().into())
     }
 
     /// Opens the socket. Resolves once it is open; rejects with `connect_failed` when the first
@@ -634,9 +666,9 @@ impl Shared {
         let socket = Socket::open(
             url,
             protocols,
-            move || {
+            move |selected: String| {
                 if let Some(s) = a.upgrade() {
-                    s.update(|c| c.opened(now()));
+                    s.update(|c| c.opened_as(now(), &selected));
                 }
             },
             move |data| {
