@@ -687,8 +687,8 @@ impl Connection {
             return;
         }
         if self.peer().turn_end().is_some() {
-            // An original server: frames carry no event ids to order by (loom's count within
-            // the server's run, which the reassembler orders by), and some need shaping first.
+            // An original server: nothing to resume or reorder, one event at a time, each
+            // shaped into the run weft would have sent ([`Connection::shape`]).
             for ev in self.shape(events) {
                 self.reassembler.push_event(ev);
             }

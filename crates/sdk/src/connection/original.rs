@@ -168,6 +168,10 @@ impl Connection {
         let adopts = self.peer().adopts_any_first_event();
         let mut out = Vec::with_capacity(events.len() + 1);
         for mut ev in events {
+            // loom numbers a run's events but may repeat the last number on its `run_end`
+            // (the document makes it optional); with no resume there is nothing to order
+            // across sockets, and one socket delivers in order.
+            ev.envelope.event_id = None;
             match (&mut ev.event, end) {
                 (Event::RunStart { message, .. }, _) if message.is_none() => {
                     *message = self.waiting_message();

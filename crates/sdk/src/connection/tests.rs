@@ -1409,3 +1409,5 @@ fn context_info_and_compact_are_agentloop_only() {
         assert!(drain(&mut c).is_empty(), "nothing was sent");
     }
 }
+
+mod originals;
