@@ -36,7 +36,8 @@ use crate::types::{
     ApprovalAnswer, ClientOptions, Reconnect, RunOptions, ToolDefinition, UserMessagesOptions,
 };
 
-/// A connection to a weft server (or any server of the four dialects) for one session.
+/// A connection to a weft server, or to the original server of one of the four dialects, for
+/// one session (see the `server` option).
 ///
 /// ```js
 /// const client = new Client({ url: "wss://weft.example.com", dialect: "loom", sessionId });
@@ -283,18 +284,21 @@ impl Client {
     /// not seen yet is replayed), then live, and settles when it ends; its approvals reach
     /// `onApproval`, those answered already arriving withdrawn. Rejects `run.result` with
     /// `unknown_run` when the server has no such run; throws `closed` after `close()`. Needs a
-    /// weft server: it asks with `resume`, weft's extension to every dialect.
+    /// weft server: it asks with `resume`, weft's extension to every dialect (on an original
+    /// server it throws `unsupported`).
     pub fn follow(&self, #[wasm_bindgen(js_name = runId)] run_id: String) -> Result<Run, JsValue> {
         let handle = self.shared.with_core(|c| c.follow(run_id.clone()))?;
         Ok(self.shared.run_object(handle, run_id))
     }
 
     /// Answers tool approvals with `callback(request)`, which returns (or resolves to)
-    /// `{ review, message? }`. Works in every dialect: on agentchat and cueso the client
-    /// declares itself an approver (`client_tools` with `approvals: true`) while a callback is
-    /// set. One callback answers at a time; a newer one replaces it. If the callback throws or
-    /// answers something else, the call is denied (`no-continue`) and `onError` is told.
-    /// Returns the function that removes the callback.
+    /// `{ review, message? }`. Works in every dialect on weft: on agentchat and cueso the
+    /// client declares itself an approver (`client_tools` with `approvals: true`) while a
+    /// callback is set. Of the original servers only agentloop asks (its request has no
+    /// `callId`; the answer applies to its one pending request). One callback answers at a
+    /// time; a newer one replaces it. If the callback throws or answers something else, the
+    /// call is denied (`no-continue`) and `onError` is told. Returns the function that removes
+    /// the callback.
     #[wasm_bindgen(js_name = onApproval, unchecked_return_type = "() => void")]
     pub fn on_approval(
         &self,
@@ -316,7 +320,8 @@ impl Client {
     /// returns (or resolves to) the result — a string, or any value, sent as JSON. A throw or
     /// rejection is sent as an error result. The server asks for approval first unless the
     /// tool is `readOnly`. Registering a name again replaces the tool. Returns the function
-    /// that unregisters it.
+    /// that unregisters it. Needs a weft server: an original one never calls the tool, and
+    /// `onError` gets `unsupported` to say so.
     #[wasm_bindgen(js_name = registerTool, unchecked_return_type = "() => void")]
     pub fn register_tool(
         &self,
@@ -444,7 +449,8 @@ impl Client {
         self.shared.request(|c, now| c.compact(now))
     }
 
-    /// Round trip to the server, in ms. Every dialect answers it.
+    /// Round trip to the server, in ms. weft answers it in every dialect; of the original
+    /// servers only loom's does (the others reject with `unsupported` at once).
     #[wasm_bindgen(unchecked_return_type = "Promise<number>")]
     pub fn ping(&self) -> Promise {
         self.shared.request(|c, now| c.ping(now))
