@@ -611,7 +611,8 @@ impl Connection {
                 self.open();
             }
         }
-        if self.probe.as_ref().is_some_and(|(_, until)| now >= *until) {
+        let probing = matches!(self.phase, Phase::Connecting { .. });
+        if probing && self.probe.as_ref().is_some_and(|(_, until)| now >= *until) {
             // weft answers a ping at once; silence is not weft.
             self.found(ServerKind::Original, now);
         }
@@ -729,6 +730,7 @@ impl Connection {
         self.phase = Phase::Closed;
         self.next_ping = None;
         self.pong_deadline = None;
+        self.probe = None;
         if had_socket {
             self.out.push_back(Output::Close {
                 code: CLOSE_NORMAL,
@@ -1523,6 +1525,8 @@ impl Connection {
                         .filter(|(_, r)| r.sent && !r.started && !r.followed);
                     match (waiting.next(), waiting.next()) {
                         (Some((h, _)), None) => Some(*h),
+                        // Several: only a server that takes requests in order says which.
+                        (Some((h, _)), Some(_)) if self.peer().answers_in_order() => Some(*h),
                         _ => None,
                     }
                 })
@@ -1531,7 +1535,14 @@ impl Connection {
                         slot.run_id.clone_from(run_id);
                     }
                 }),
-            // An original server names no runs and streams one at a time: the latest of ours.
+            // An original server names no runs and takes one message at a time, in order: the
+            // oldest of ours still open.
+            None if self.peer().answers_in_order() => self
+                .runs
+                .iter()
+                .find(|(_, r)| r.sent && !r.followed)
+                .map(|(h, _)| *h),
+            // A server that has not named a run yet streams one at a time: the latest of ours.
             None if !self.weft_server => self
                 .runs
                 .iter()

@@ -58,6 +58,7 @@ impl Socket {
                 if closed.replace(true) {
                     return;
                 }
+                // Called at most once (`closed`), so never while already borrowed.
                 if let Ok(mut f) = on_close.try_borrow_mut() {
                     f(code, reason);
                 }

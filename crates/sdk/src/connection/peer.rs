@@ -125,6 +125,13 @@ impl Peer {
         self.original() && self.dialect.original_names_runs()
     }
 
+    /// Whether the server takes the runs of a socket one at a time in the order sent, so
+    /// that a run it names itself, or one it names not at all, is the oldest of ours still
+    /// open. weft streams runs side by side, each named.
+    pub fn answers_in_order(self) -> bool {
+        self.original()
+    }
+
     /// How a turn ends, when the server does not say it with weft's `run_end`: `None` on weft
     /// (every dialect carries weft's end of run).
     pub fn turn_end(self) -> Option<TurnEnd> {

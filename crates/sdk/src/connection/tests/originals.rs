@@ -535,3 +535,85 @@ fn a_drop_mid_run_fails_it_with_resume_unsupported_and_the_next_run_goes_out() {
         assert_eq!(c.run_id(next), Some("run-b"));
     }
 }
+
+#[test]
+fn runs_sent_back_to_back_are_matched_in_the_order_the_original_takes_them() {
+    let mut c = original(Dialect::Loom);
+    let first = c.run(opts("one"), "run-1".into(), 0.0).unwrap();
+    let second = c.run(opts("two"), "run-2".into(), 0.0).unwrap();
+    drain(&mut c);
+    let mut out = Vec::new();
+    for (server_run, reply) in [("run-srv-a", "One."), ("run-srv-b", "Two.")] {
+        out.extend(feed(
+            &mut c,
+            &[
+                loom_event(
+                    server_run,
+                    json!({"type": "message_chunk", "content": reply, "id": "think"}),
+                ),
+                json!({"type": "run_end", "id": server_run, "reply": reply}).to_string(),
+            ],
+        ));
+    }
+    let results: Vec<(RunHandle, String, String)> = out
+        .iter()
+        .filter_map(|o| match o {
+            Output::RunDone { run, result: Ok(r) } => {
+                Some((*run, r.reply.clone(), r.run_id.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        results,
+        [
+            (first, "One.".into(), "run-srv-a".into()),
+            (second, "Two.".into(), "run-srv-b".into())
+        ]
+    );
+    let users: Vec<&str> = c
+        .transcript()
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::User)
+        .map(|m| m.text.as_str())
+        .collect();
+    assert_eq!(users, ["one", "two"]);
+
+    let mut c = original(Dialect::Agentchat);
+    let first = c.run(opts("one"), "run-1".into(), 0.0).unwrap();
+    let second = c.run(opts("two"), "run-2".into(), 0.0).unwrap();
+    drain(&mut c);
+    let out = feed(
+        &mut c,
+        &frames_of(&[
+            json!({"type": "user_message", "message": "one"}),
+            json!({"type": "agent_message", "message": "One."}),
+            json!({"type": "user_message", "message": "two"}),
+            json!({"type": "agent_message", "message": "Two."}),
+        ]),
+    );
+    let results: Vec<(RunHandle, String)> = out
+        .iter()
+        .filter_map(|o| match o {
+            Output::RunDone { run, result: Ok(r) } => Some((*run, r.reply.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results, [(first, "One.".into()), (second, "Two.".into())]);
+}
+
+#[test]
+fn close_while_probing_is_final() {
+    let mut c = auto(Dialect::Agentloop);
+    c.connect();
+    c.opened_as(0.0, "weft.agentloop");
+    drain(&mut c);
+    c.close();
+    drain(&mut c);
+    assert_eq!(c.deadline(), None);
+    c.tick(20_000.0, 0.0);
+    let out = drain(&mut c);
+    assert!(out.is_empty(), "{out:?}");
+    assert!(c.run(opts("hi"), RUN.into(), 0.0).is_err());
+}
