@@ -18,6 +18,12 @@
 //!   (`approval_resolved` / `tool_end` for that call);
 //! - nothing waits forever without saying so: a request is rejected when its socket drops or
 //!   its timeout passes, a run when the client gives up reconnecting or is closed.
+//!
+//! The first two hold on a weft server. The client may be talking to the original server of
+//! its dialect instead ([`peer`] says how it finds out, and what that server serves): there it
+//! sends only what the dialect's document has, shapes the original's turns into runs
+//! (`original.rs`), and fails a run cut by a drop with `resume_unsupported`, since nothing can
+//! resume it. Every difference is asked of [`Peer`], never of the dialect here.
 
 use std::collections::VecDeque;
 
