@@ -20,7 +20,7 @@
 //!   its timeout passes, a run when the client gives up reconnecting or is closed.
 //!
 //! The first two hold on a weft server. The client may be talking to the original server of
-//! its dialect instead ([`peer`] says how it finds out, and what that server serves): there it
+//! its dialect instead (`connection/peer.rs` says how it finds out, and what that server serves): there it
 //! sends only what the dialect's document has, shapes the original's turns into runs
 //! (`original.rs`), and fails a run cut by a drop with `resume_unsupported`, since nothing can
 //! resume it. Every difference is asked of [`Peer`], never of the dialect here.
@@ -299,7 +299,7 @@ pub struct Connection {
     /// The first connect offered `weft.<dialect>` and failed: try once without it.
     try_original: bool,
     /// The `ping` asking a server that selected the subprotocol whether it is weft, and when
-    /// to stop waiting for its answer (see [`peer`]).
+    /// to stop waiting for its answer (see `connection/peer.rs`).
     probe: Option<(String, f64)>,
     next_ping: Option<f64>,
     pong_deadline: Option<f64>,
@@ -424,7 +424,7 @@ impl Connection {
     }
 
     /// The socket asked for by the last [`Output::Open`] opened and the server selected this
-    /// subprotocol (`""` for none). On the first socket this finds the server (see [`peer`]):
+    /// subprotocol (`""` for none). On the first socket this finds the server (see `connection/peer.rs`):
     /// no subprotocol is an original; `weft.<dialect>` is weft, but where the original selects
     /// any offered protocol the client first asks with a `ping` that only weft answers with
     /// `pong`, and holds everything else until the answer.

@@ -18,7 +18,7 @@ use super::{Connection, Output, RunHandle, ServerKind};
 use crate::error::Error;
 
 impl Connection {
-    /// A frame while the probe `ping` waits for its answer (see [`super::peer`]). weft's
+    /// A frame while the probe `ping` waits for its answer (see `peer.rs`). weft's
     /// `pong` to it, or any frame with weft's run id, proves weft; an `error` (the original's
     /// "Unknown message type: ping") proves the original. Anything else is the original's
     /// leftover of an earlier connection's loop, and dropped.
