@@ -596,10 +596,20 @@ export interface ClientOptions {
      */
     sessionId?: string;
     /**
-     * Auth token, sent as the WebSocket subprotocol `weft.token.<token>` (never in the URL, so
-     * it stays out of server logs): letters, digits and ``!#$%&'*+-.^_`|~`` only.
+     * Auth token, sent to weft as the WebSocket subprotocol `weft.token.<token>` (never in the
+     * URL, so it stays out of server logs): letters, digits and ``!#$%&'*+-.^_`|~`` only. An
+     * original server takes no subprotocol: there it goes in the `token` query parameter.
      */
     token?: string;
+    /**
+     * Which server this is: `"auto"` (default) finds out on the first connect — it offers the
+     * `weft.<dialect>` subprotocol and, if the handshake fails for want of it, connects again
+     * without and treats the server as the dialect's original; `"weft"` or `"original"` skip
+     * finding out. `client.server` says what was found. On an original server the client
+     * speaks only the dialect's own document (see the README, "Talking to the original
+     * servers").
+     */
+    server?: "auto" | "weft" | "original";
     /**
      * Reconnect after a drop and resume every unfinished run (default `true`).
      */
@@ -629,7 +639,8 @@ export type Reconnect = boolean | ReconnectOptions;
 
 
 /**
- * A connection to a weft server (or any server of the four dialects) for one session.
+ * A connection to a weft server, or to the original server of one of the four dialects, for
+ * one session (see the `server` option).
  *
  * ```js
  * const client = new Client({ url: "wss://weft.example.com", dialect: "loom", sessionId });
@@ -676,7 +687,8 @@ export class Client {
      * not seen yet is replayed), then live, and settles when it ends; its approvals reach
      * `onApproval`, those answered already arriving withdrawn. Rejects `run.result` with
      * `unknown_run` when the server has no such run; throws `closed` after `close()`. Needs a
-     * weft server: it asks with `resume`, weft's extension to every dialect.
+     * weft server: it asks with `resume`, weft's extension to every dialect (on an original
+     * server it throws `unsupported`).
      */
     follow(runId: string): Run;
     /**
@@ -691,11 +703,13 @@ export class Client {
     constructor(options: ClientOptions);
     /**
      * Answers tool approvals with `callback(request)`, which returns (or resolves to)
-     * `{ review, message? }`. Works in every dialect: on agentchat and cueso the client
-     * declares itself an approver (`client_tools` with `approvals: true`) while a callback is
-     * set. One callback answers at a time; a newer one replaces it. If the callback throws or
-     * answers something else, the call is denied (`no-continue`) and `onError` is told.
-     * Returns the function that removes the callback.
+     * `{ review, message? }`. Works in every dialect on weft: on agentchat and cueso the
+     * client declares itself an approver (`client_tools` with `approvals: true`) while a
+     * callback is set. Of the original servers only agentloop asks (its request has no
+     * `callId`; the answer applies to its one pending request). One callback answers at a
+     * time; a newer one replaces it. If the callback throws or answers something else, the
+     * call is denied (`no-continue`) and `onError` is told. Returns the function that removes
+     * the callback.
      */
     onApproval(callback: (request: ApprovalRequest) => ApprovalAnswer | Promise<ApprovalAnswer>): () => void;
     /**
@@ -716,7 +730,8 @@ export class Client {
      */
     onStatus(callback: (status: ClientStatus) => void): () => void;
     /**
-     * Round trip to the server, in ms. Every dialect answers it.
+     * Round trip to the server, in ms. weft answers it in every dialect; of the original
+     * servers only loom's does (the others reject with `unsupported` at once).
      */
     ping(): Promise<number>;
     /**
@@ -724,7 +739,8 @@ export class Client {
      * returns (or resolves to) the result — a string, or any value, sent as JSON. A throw or
      * rejection is sent as an error result. The server asks for approval first unless the
      * tool is `readOnly`. Registering a name again replaces the tool. Returns the function
-     * that unregisters it.
+     * that unregisters it. Needs a weft server: an original one never calls the tool, and
+     * `onError` gets `unsupported` to say so.
      */
     registerTool(spec: ToolDefinition, handler: (args: any) => unknown): () => void;
     /**
@@ -754,6 +770,12 @@ export class Client {
      * The dialect spoken.
      */
     readonly dialect: Dialect;
+    /**
+     * The server found: `"weft"`, or `"original"` for the dialect's original server, which
+     * is spoken to in its own document only; `undefined` until the first socket has opened
+     * (with `server: "auto"`).
+     */
+    readonly server: "weft" | "original" | undefined;
 }
 
 /**
@@ -823,7 +845,9 @@ export class Run {
     [Symbol.dispose](): void;
     /**
      * Asks the server to stop the run; `result` then rejects with code `cancelled`. A run that
-     * already ended (`close()` ends every run the client follows) is left alone.
+     * already ended (`close()` ends every run the client follows) is left alone. Needs a weft
+     * server once the run has gone out: the original servers have no cancel, so there it
+     * throws `unsupported` and the run goes on.
      */
     cancel(): void;
     /**
@@ -849,7 +873,9 @@ export class Run {
     /**
      * Settles when the run ends: resolves with the reply and usage, rejects with a `WeftError`
      * whose `code` is the server's (`cancelled` after `cancel()`, …), or `disconnected` /
-     * `closed` when the client stopped following it.
+     * `closed` when the client stopped following it, or `resume_unsupported` when the socket
+     * dropped mid-run on an original server, which cannot resume it (what arrived stays in
+     * `transcript()`).
      */
     readonly result: Promise<RunResult>;
     /**
@@ -899,6 +925,7 @@ export interface InitOutput {
     readonly client_ping: (a: number) => any;
     readonly client_registerTool: (a: number, b: any, c: any) => [number, number, number];
     readonly client_run: (a: number, b: any) => [number, number, number];
+    readonly client_server: (a: number) => [number, number];
     readonly client_toolShow: (a: number, b: number, c: number, d: number, e: number) => any;
     readonly client_toolsList: (a: number) => any;
     readonly client_transcript: (a: number) => [number, number, number];
@@ -922,7 +949,7 @@ export interface InitOutput {
     readonly wasm_bindgen__convert__closures_____invoke__h01c668c2fdc2cd34: (a: number, b: number, c: any, d: any) => void;
     readonly wasm_bindgen__convert__closures_____invoke__h0512c4bedd76366e: (a: number, b: number, c: any) => [number, number];
     readonly wasm_bindgen__convert__closures_____invoke__h9b069d7d700c6f55: (a: number, b: number, c: any) => void;
-    readonly wasm_bindgen__convert__closures_____invoke__h9b069d7d700c6f55_39: (a: number, b: number, c: any) => void;
+    readonly wasm_bindgen__convert__closures_____invoke__h9b069d7d700c6f55_40: (a: number, b: number, c: any) => void;
     readonly wasm_bindgen__convert__closures_____invoke__ha5635277c73c5276: (a: number, b: number, c: any) => void;
     readonly wasm_bindgen__convert__closures_____invoke__h753767bcfd33c547: (a: number, b: number) => void;
     readonly __wbindgen_malloc: (a: number, b: number) => number;

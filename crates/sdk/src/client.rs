@@ -22,7 +22,10 @@ use weft_protocol::event::ToolSpec;
 use weft_protocol::Transcript;
 
 use crate::backoff::Backoff;
-use crate::connection::{endpoint_url, subprotocols, Config, Connection, Output, Reply, RunHandle};
+use crate::connection::{
+    endpoint_url, original_url, subprotocols, Config, Connection, Output, Reply, RunHandle,
+    ServerChoice,
+};
 use crate::error::{describe, report, Error};
 use crate::listeners::{Listeners, Slot};
 use crate::marshal;
@@ -33,7 +36,8 @@ use crate::types::{
     ApprovalAnswer, ClientOptions, Reconnect, RunOptions, ToolDefinition, UserMessagesOptions,
 };
 
-/// A connection to a weft server (or any server of the four dialects) for one session.
+/// A connection to a weft server, or to the original server of one of the four dialects, for
+/// one session (see the `server` option).
 ///
 /// ```js
 /// const client = new Client({ url: "wss://weft.example.com", dialect: "loom", sessionId });
@@ -171,10 +175,26 @@ impl Client {
                 })
             }
         };
+        let server = match o.server.as_deref() {
+            None => ServerChoice::Auto,
+            Some(s) => ServerChoice::parse(s).ok_or_else(|| {
+                Error::argument(format!(
+                    "server must be \"auto\", \"weft\" or \"original\" (got {s:?})"
+                ))
+            })?,
+        };
+        let url = endpoint_url(&o.url, dialect, o.session_id.as_deref())?;
+        // The token travels as a subprotocol only to weft, which must be able to carry it.
+        let protocols = match server {
+            ServerChoice::Original => subprotocols(dialect, None)?,
+            _ => subprotocols(dialect, o.token.as_deref())?,
+        };
         let cfg = Config {
             dialect,
-            url: endpoint_url(&o.url, dialect, o.session_id.as_deref())?,
-            protocols: subprotocols(dialect, o.token.as_deref())?,
+            original_url: original_url(&url, o.token.as_deref()),
+            url,
+            protocols,
+            server,
             session_id: o.session_id,
             reconnect,
             heartbeat_interval_ms: ms(o.heartbeat_interval_ms, 15_000.0, "heartbeatIntervalMs")?,
@@ -223,6 +243,19 @@ impl Client {
             .into()
     }
 
+    /// The server found: `"weft"`, or `"original"` for the dialect's original server, which
+    /// is spoken to in its own document only; `undefined` until the first socket has opened
+    /// (with `server: "auto"`).
+    #[wasm_bindgen(getter, unchecked_return_type = "\"weft\" | \"original\" | undefined")]
+    pub fn server(&self) -> Option<String> {
+        self.shared
+            .core
+            .try_borrow()
+            .ok()
+            .and_then(|c| c.server())
+            .map(|k| k.as_str().into())
+    }
+
     /// Opens the socket. Resolves once it is open; rejects with `connect_failed` when the first
     /// attempt fails (wrong URL, server down, token refused) — call it again to retry — or with
     /// `closed` after `close()`. Runs and requests made before it resolves are queued.
@@ -251,18 +284,21 @@ impl Client {
     /// not seen yet is replayed), then live, and settles when it ends; its approvals reach
     /// `onApproval`, those answered already arriving withdrawn. Rejects `run.result` with
     /// `unknown_run` when the server has no such run; throws `closed` after `close()`. Needs a
-    /// weft server: it asks with `resume`, weft's extension to every dialect.
+    /// weft server: it asks with `resume`, weft's extension to every dialect (on an original
+    /// server it throws `unsupported`).
     pub fn follow(&self, #[wasm_bindgen(js_name = runId)] run_id: String) -> Result<Run, JsValue> {
         let handle = self.shared.with_core(|c| c.follow(run_id.clone()))?;
         Ok(self.shared.run_object(handle, run_id))
     }
 
     /// Answers tool approvals with `callback(request)`, which returns (or resolves to)
-    /// `{ review, message? }`. Works in every dialect: on agentchat and cueso the client
-    /// declares itself an approver (`client_tools` with `approvals: true`) while a callback is
-    /// set. One callback answers at a time; a newer one replaces it. If the callback throws or
-    /// answers something else, the call is denied (`no-continue`) and `onError` is told.
-    /// Returns the function that removes the callback.
+    /// `{ review, message? }`. Works in every dialect on weft: on agentchat and cueso the
+    /// client declares itself an approver (`client_tools` with `approvals: true`) while a
+    /// callback is set. Of the original servers only agentloop asks (its request has no
+    /// `callId`; the answer applies to its one pending request). One callback answers at a
+    /// time; a newer one replaces it. If the callback throws or answers something else, the
+    /// call is denied (`no-continue`) and `onError` is told. Returns the function that removes
+    /// the callback.
     #[wasm_bindgen(js_name = onApproval, unchecked_return_type = "() => void")]
     pub fn on_approval(
         &self,
@@ -284,7 +320,8 @@ impl Client {
     /// returns (or resolves to) the result — a string, or any value, sent as JSON. A throw or
     /// rejection is sent as an error result. The server asks for approval first unless the
     /// tool is `readOnly`. Registering a name again replaces the tool. Returns the function
-    /// that unregisters it.
+    /// that unregisters it. Needs a weft server: an original one never calls the tool, and
+    /// `onError` gets `unsupported` to say so.
     #[wasm_bindgen(js_name = registerTool, unchecked_return_type = "() => void")]
     pub fn register_tool(
         &self,
@@ -412,7 +449,8 @@ impl Client {
         self.shared.request(|c, now| c.compact(now))
     }
 
-    /// Round trip to the server, in ms. Every dialect answers it.
+    /// Round trip to the server, in ms. weft answers it in every dialect; of the original
+    /// servers only loom's does (the others reject with `unsupported` at once).
     #[wasm_bindgen(unchecked_return_type = "Promise<number>")]
     pub fn ping(&self) -> Promise {
         self.shared.request(|c, now| c.ping(now))
@@ -634,9 +672,9 @@ impl Shared {
         let socket = Socket::open(
             url,
             protocols,
-            move || {
+            move |selected: String| {
                 if let Some(s) = a.upgrade() {
-                    s.update(|c| c.opened(now()));
+                    s.update(|c| c.opened_as(now(), &selected));
                 }
             },
             move |data| {

@@ -18,6 +18,12 @@
 //!   (`approval_resolved` / `tool_end` for that call);
 //! - nothing waits forever without saying so: a request is rejected when its socket drops or
 //!   its timeout passes, a run when the client gives up reconnecting or is closed.
+//!
+//! The first two hold on a weft server. The client may be talking to the original server of
+//! its dialect instead (`connection/peer.rs` says how it finds out, and what that server serves): there it
+//! sends only what the dialect's document has, shapes the original's turns into runs
+//! (`original.rs`), and fails a run cut by a drop with `resume_unsupported`, since nothing can
+//! resume it. Every difference is asked of [`Peer`], never of the dialect here.
 
 use std::collections::VecDeque;
 
@@ -40,6 +46,7 @@ use crate::types::{
     ApprovalAnswer, ApprovalRequest, ClientStatus, CompactResult, ContextInfo, RunOptions,
     RunResult, ToolDefinition, UserMessagesOptions, UserMessagesPage,
 };
+pub use peer::{Peer, ServerChoice, ServerKind};
 
 /// The app's handle on one run it started (stable even before the server names the run).
 pub type RunHandle = u32;
@@ -58,6 +65,11 @@ pub struct Config {
     pub url: String,
     /// WebSocket subprotocols: `weft.<dialect>`, and `weft.token.<t>` with a token.
     pub protocols: Vec<String>,
+    /// Which server to expect (`server` option).
+    pub server: ServerChoice,
+    /// The URL for an original server, which takes no subprotocol: [`Config::url`] with the
+    /// token, if any, as the `token` query parameter (see [`original_url`]).
+    pub original_url: String,
     /// Default thread of runs.
     pub session_id: Option<String>,
     /// The reconnect policy; `None` stays down after a drop.
@@ -87,6 +99,20 @@ pub enum RequestKind {
     ContextInfo,
     /// `compact()`.
     Compact,
+}
+
+impl RequestKind {
+    /// The method that asks it, for errors.
+    pub fn method(self) -> &'static str {
+        match self {
+            RequestKind::Ping => "ping()",
+            RequestKind::ToolsList => "toolsList()",
+            RequestKind::ToolShow => "toolShow()",
+            RequestKind::UserMessages => "userMessages()",
+            RequestKind::ContextInfo => "contextInfo()",
+            RequestKind::Compact => "compact()",
+        }
+    }
 }
 
 /// A reply, decoded for the request that asked for it.
@@ -193,8 +219,9 @@ enum Phase {
     Connecting { first: bool },
     /// A socket is open.
     Open,
-    /// Waiting to reconnect.
-    Waiting { until: f64 },
+    /// Waiting to reconnect; `first` when no socket of this client has opened yet (the second
+    /// try of a first connect, without the subprotocol an original server refuses).
+    Waiting { until: f64, first: bool },
     /// `close()` was called: final.
     Closed,
 }
@@ -212,11 +239,15 @@ struct RunSlot {
     started: bool,
     /// Text already given to `onText` for the response being streamed.
     text: String,
+    /// The user message, for the transcript where an original server does not echo it.
+    message: String,
 }
 
 #[derive(Debug, Clone)]
 struct Request {
     kind: RequestKind,
+    /// What was asked, to refuse it at once if the server found turns out not to serve it.
+    command: Command,
     sent: bool,
     sent_at: f64,
     deadline: f64,
@@ -257,9 +288,19 @@ pub struct Connection {
     always: SortedSet<String>,
     /// Resumes asked on this socket, by run: the `after_event_id` asked for.
     resuming: SortedMap<String, u64>,
-    /// Some frame carried a run id: this is a weft server, so a frame without one belongs to
-    /// no run.
+    /// Some frame carried weft's run id: this is a weft server, so a frame without one belongs
+    /// to no run.
     weft_server: bool,
+    /// The server found (or fixed by the `server` option); `None` until the first socket
+    /// says which.
+    server: Option<ServerKind>,
+    /// The socket being opened offers `weft.<dialect>`.
+    offered_weft: bool,
+    /// The first connect offered `weft.<dialect>` and failed: try once without it.
+    try_original: bool,
+    /// The `ping` asking a server that selected the subprotocol whether it is weft, and when
+    /// to stop waiting for its answer (see `connection/peer.rs`).
+    probe: Option<(String, f64)>,
     next_ping: Option<f64>,
     pong_deadline: Option<f64>,
     out: VecDeque<Output>,
@@ -270,6 +311,7 @@ impl Connection {
     pub fn new(cfg: Config) -> Self {
         Connection {
             reassembler: Reassembler::new(cfg.dialect).with_events(),
+            server: cfg.server.known(),
             cfg,
             phase: Phase::Idle,
             attempt: 0,
@@ -289,6 +331,9 @@ impl Connection {
             always: SortedSet::new(),
             resuming: SortedMap::new(),
             weft_server: false,
+            offered_weft: false,
+            try_original: false,
+            probe: None,
             next_ping: None,
             pong_deadline: None,
             out: VecDeque::new(),
@@ -298,6 +343,20 @@ impl Connection {
     /// The dialect spoken.
     pub fn dialect(&self) -> Dialect {
         self.cfg.dialect
+    }
+
+    /// The server found, once a socket has opened (or as the `server` option fixed it).
+    pub fn server(&self) -> Option<ServerKind> {
+        self.server
+    }
+
+    /// The server as the client's rules see it: weft until found otherwise (requests made
+    /// before are queued, and refused when the server found does not serve them).
+    pub fn peer(&self) -> Peer {
+        Peer {
+            dialect: self.cfg.dialect,
+            kind: self.server.unwrap_or(ServerKind::Weft),
+        }
     }
 
     /// The next thing for the shell to do.
@@ -324,10 +383,11 @@ impl Connection {
     /// When [`Connection::tick`] must next be called, if ever.
     pub fn deadline(&self) -> Option<f64> {
         let waiting = match self.phase {
-            Phase::Waiting { until } => Some(until),
+            Phase::Waiting { until, .. } => Some(until),
             _ => None,
         };
-        [waiting, self.next_ping, self.pong_deadline]
+        let probe = self.probe.as_ref().map(|(_, until)| *until);
+        [waiting, probe, self.next_ping, self.pong_deadline]
             .into_iter()
             .flatten()
             .chain(self.requests.values().map(|r| r.deadline))
@@ -353,18 +413,69 @@ impl Connection {
         }
     }
 
-    /// The socket asked for by the last [`Output::Open`] opened.
+    /// The socket asked for by the last [`Output::Open`] opened, with the subprotocol offered
+    /// selected (if one was offered).
     pub fn opened(&mut self, now: f64) {
-        if !matches!(self.phase, Phase::Connecting { .. }) {
+        let selected = match self.offered_weft {
+            true => self.cfg.protocols.first().cloned().unwrap_or_default(),
+            false => String::new(),
+        };
+        self.opened_as(now, &selected);
+    }
+
+    /// The socket asked for by the last [`Output::Open`] opened and the server selected this
+    /// subprotocol (`""` for none). On the first socket this finds the server (see `connection/peer.rs`):
+    /// no subprotocol is an original; `weft.<dialect>` is weft, but where the original selects
+    /// any offered protocol the client first asks with a `ping` that only weft answers with
+    /// `pong`, and holds everything else until the answer.
+    pub fn opened_as(&mut self, now: f64, selected: &str) {
+        if !matches!(self.phase, Phase::Connecting { .. }) || self.probe.is_some() {
             return;
         }
+        let kind = match self.server {
+            Some(kind) => kind,
+            None if !self.offered_weft || selected.is_empty() => ServerKind::Original,
+            None if self.cfg.dialect.original_selects_offered_subprotocol() => {
+                let id = self.new_id("probe");
+                match self
+                    .cfg
+                    .dialect
+                    .encode_request(&Command::Ping { id: id.clone() }, &id)
+                {
+                    Ok(frame) => {
+                        self.probe = Some((id, now + self.cfg.heartbeat_timeout_ms));
+                        self.out.push_back(Output::Send(frame));
+                        return;
+                    }
+                    // Every dialect carries weft's ping; were it ever refused, the selected
+                    // subprotocol is the best evidence left.
+                    Err(_) => ServerKind::Weft,
+                }
+            }
+            None => ServerKind::Weft,
+        };
+        self.found(kind, now);
+    }
+
+    /// The server of the socket just opened is known: the socket is usable.
+    fn found(&mut self, kind: ServerKind, now: f64) {
+        self.probe = None;
+        self.try_original = false;
         self.phase = Phase::Open;
         self.attempt = 0;
         self.resuming.clear();
         self.declared = false;
         self.status("open", None, None, None);
-        if !self.tools.is_empty() || self.approvals {
+        if self.server.is_none() {
+            self.server = Some(kind);
+            self.refuse_unserved();
+        }
+        let peer = self.peer();
+        if peer.takes_client_tools() && (!self.tools.is_empty() || self.approvals) {
             self.declare_tools();
+        }
+        if !peer.resumes() {
+            return self.established(now);
         }
         // Every run still streaming, and every run of ours not heard of yet: resume it, so a
         // drop loses and doubles nothing (resuming a run that never started replays it whole).
@@ -385,12 +496,21 @@ impl Connection {
             let after_event_id = self.reassembler.last_event_id(&run_id);
             self.send_resume(run_id, after_event_id);
         }
-        let resend: Vec<String> = self
-            .unacked_approvals
-            .values()
-            .chain(self.unacked_results.values())
-            .cloned()
-            .collect();
+        self.established(now);
+    }
+
+    /// The last steps of opening a socket: send what waited, start the heartbeat, resolve
+    /// `connect()`.
+    fn established(&mut self, now: f64) {
+        let resend: Vec<String> = match self.peer().acknowledges_answers() {
+            true => self
+                .unacked_approvals
+                .values()
+                .chain(self.unacked_results.values())
+                .cloned()
+                .collect(),
+            false => Vec::new(),
+        };
         for frame in resend {
             self.out.push_back(Output::Send(frame));
         }
@@ -398,7 +518,8 @@ impl Connection {
             self.mark_sent(&tag, now);
             self.out.push_back(Output::Send(frame));
         }
-        if self.cfg.heartbeat_interval_ms > 0.0 {
+        let ping = Command::Ping { id: String::new() };
+        if self.cfg.heartbeat_interval_ms > 0.0 && self.peer().serves(&ping) {
             self.next_ping = Some(now + self.cfg.heartbeat_interval_ms);
         }
         self.pong_deadline = None;
@@ -416,9 +537,22 @@ impl Connection {
         self.next_ping = None;
         self.pong_deadline = None;
         self.heartbeats.clear();
+        self.probe = None;
         match self.phase {
             Phase::Idle | Phase::Closed | Phase::Waiting { .. } => return,
             Phase::Connecting { first: true } => {
+                if self.server.is_none() && self.offered_weft && !self.try_original {
+                    // Perhaps an original server, which refuses a handshake offering a
+                    // subprotocol: try again at once without it. (On the next turn of the
+                    // event loop: the shell is inside the failed socket's handler.)
+                    self.try_original = true;
+                    self.phase = Phase::Waiting {
+                        until: now,
+                        first: true,
+                    };
+                    return;
+                }
+                self.try_original = false;
                 self.phase = Phase::Idle;
                 let e = Error::new(
                     "connect_failed",
@@ -433,6 +567,9 @@ impl Connection {
             }
             Phase::Open | Phase::Connecting { first: false } => {}
         }
+        if !self.peer().resumes() {
+            self.cut_runs(&why);
+        }
         self.fail_sent_requests(&Error::new(
             "disconnected",
             format!("the connection dropped ({why}) before the reply arrived; ask again"),
@@ -444,7 +581,10 @@ impl Connection {
             Some(b) if !refused && b.allows(self.attempt + 1) => {
                 self.attempt += 1;
                 let delay = b.delay(self.attempt, random);
-                self.phase = Phase::Waiting { until: now + delay };
+                self.phase = Phase::Waiting {
+                    until: now + delay,
+                    first: false,
+                };
                 self.status("reconnecting", Some(self.attempt), Some(delay), Some(why));
             }
             _ => {
@@ -471,11 +611,16 @@ impl Connection {
     /// Time passed: reconnect when the wait is over, ping, notice a dead socket, expire
     /// requests.
     pub fn tick(&mut self, now: f64, random: f64) {
-        if let Phase::Waiting { until } = self.phase {
+        if let Phase::Waiting { until, first } = self.phase {
             if now >= until {
-                self.phase = Phase::Connecting { first: false };
+                self.phase = Phase::Connecting { first };
                 self.open();
             }
+        }
+        let probing = matches!(self.phase, Phase::Connecting { .. });
+        if probing && self.probe.as_ref().is_some_and(|(_, until)| now >= *until) {
+            // weft answers a ping at once; silence is not weft.
+            self.found(ServerKind::Original, now);
         }
         if self.phase == Phase::Open {
             if self.pong_deadline.is_some_and(|d| now >= d) {
@@ -486,11 +631,13 @@ impl Connection {
                 self.closed(1006, "no reply to a heartbeat ping", now, random);
             } else if self.next_ping.is_some_and(|t| now >= t) {
                 let id = self.new_id("hb");
-                if let Ok(frame) = self
-                    .cfg
-                    .dialect
-                    .encode_request(&Command::Ping { id: id.clone() }, &id)
-                {
+                let running = self.runs.values().any(|r| r.sent && !r.followed);
+                let ping = Command::Ping { id: id.clone() };
+                let frame = match self.peer().heartbeat(running) {
+                    true => self.cfg.dialect.encode_request(&ping, &id).ok(),
+                    false => None,
+                };
+                if let Some(frame) = frame {
                     self.heartbeats.insert(id);
                     self.out.push_back(Output::Send(frame));
                     self.pong_deadline = Some(now + self.cfg.heartbeat_timeout_ms);
@@ -524,6 +671,9 @@ impl Connection {
 
     /// A frame arrived on the current socket.
     pub fn frame(&mut self, bytes: &[u8], now: f64) {
+        if self.probe.is_some() {
+            return self.probe_frame(bytes, now);
+        }
         if self.phase != Phase::Open {
             return;
         }
@@ -540,6 +690,17 @@ impl Connection {
         if events.len() == 1 && self.is_reply(&events[0]) {
             if let Some(ev) = events.pop() {
                 self.reply(ev, now);
+            }
+            return;
+        }
+        if self.peer().turn_end().is_some() {
+            // An original server: nothing to resume or reorder, one event at a time, each
+            // shaped into the run weft would have sent ([`Connection::shape`]).
+            for ev in self.shape(events) {
+                self.reassembler.push_event(ev);
+            }
+            while let Some(ev) = self.reassembler.poll() {
+                self.route(ev);
             }
             return;
         }
@@ -575,6 +736,7 @@ impl Connection {
         self.phase = Phase::Closed;
         self.next_ping = None;
         self.pong_deadline = None;
+        self.probe = None;
         if had_socket {
             self.out.push_back(Output::Close {
                 code: CLOSE_NORMAL,
@@ -595,6 +757,7 @@ impl Connection {
         if opts.message.trim().is_empty() {
             return Err(Error::argument("run(): message must not be empty"));
         }
+        let message = opts.message.clone();
         let cmd = Command::Run(RunCommand {
             message: opts.message,
             agent: opts.agent.as_deref().map(Agent::from).unwrap_or_default(),
@@ -615,6 +778,7 @@ impl Connection {
                 followed: false,
                 started: false,
                 text: String::new(),
+                message,
             },
         );
         self.send(frame, Tag::Run(handle), now);
@@ -631,6 +795,10 @@ impl Connection {
         self.usable("follow()")?;
         if run_id.trim().is_empty() {
             return Err(Error::argument("follow(): runId must not be empty"));
+        }
+        let peer = self.peer();
+        if !peer.resumes() {
+            return Err(Error::new("unsupported", peer.why_not("follow()")));
         }
         if let Some((h, _)) = self.runs.iter().find(|(_, r)| r.run_id == run_id) {
             return Ok(*h);
@@ -682,6 +850,7 @@ impl Connection {
                 followed: true,
                 started: seen.is_some(),
                 text,
+                message: String::new(),
             },
         );
         if self.phase == Phase::Open {
@@ -712,13 +881,14 @@ impl Connection {
             return Ok(());
         }
         let run_id = slot.run_id.clone();
-        let frame = self.encode(
-            &Command::Cancel {
-                run_id: run_id.clone(),
-            },
-            &run_id,
-            "cancel()",
-        )?;
+        let cmd = Command::Cancel {
+            run_id: run_id.clone(),
+        };
+        let peer = self.peer();
+        if !peer.serves(&cmd) {
+            return Err(Error::new("unsupported", peer.why_not("cancel()")));
+        }
+        let frame = self.encode(&cmd, &run_id, "cancel()")?;
         self.send(frame, Tag::None, now);
         Ok(())
     }
@@ -870,16 +1040,20 @@ impl Connection {
                 return Ok(());
             }
         }
+        let peer = self.peer();
+        if !peer.serves(&cmd) {
+            return Err(Error::new("unsupported", peer.why_not("onApproval")));
+        }
         let frame_id = self.new_id("approval");
         let frame = self.encode(&cmd, &frame_id, "onApproval")?;
         match call_id {
-            Some(call_id) => {
+            Some(call_id) if peer.acknowledges_answers() => {
                 self.unacked_approvals.insert(call_id, frame.clone());
                 self.send_unacked(frame);
             }
             // An original agentloop server approves its oldest pending call: nothing to
             // acknowledge it by, so it waits in the outbox like any request.
-            None => self.send(frame, Tag::None, now),
+            _ => self.send(frame, Tag::None, now),
         }
         Ok(())
     }
@@ -897,6 +1071,10 @@ impl Connection {
             result,
             is_error,
         });
+        let peer = self.peer();
+        if !peer.serves(&cmd) {
+            return Err(Error::new("unsupported", peer.why_not("registerTool()")));
+        }
         let frame = self.encode(&cmd, &call_id, "registerTool")?;
         self.unacked_results.insert(call_id, frame.clone());
         self.send_unacked(frame);
@@ -907,6 +1085,9 @@ impl Connection {
     /// every socket after it).
     pub fn set_tools(&mut self, tools: Vec<ToolSpec>) {
         self.tools = tools;
+        if self.server.is_some() {
+            self.tools_unserved();
+        }
         self.redeclare();
     }
 
@@ -973,10 +1154,15 @@ impl Connection {
                 }
                 e => Error::from_protocol(&e, method),
             })?;
+        let peer = self.peer();
+        if !peer.serves(&cmd) {
+            return Err(Error::new("unsupported", peer.why_not(method)));
+        }
         self.requests.insert(
             id.clone(),
             Request {
                 kind,
+                command: cmd,
                 sent: false,
                 sent_at: now,
                 deadline: now + self.cfg.request_timeout_ms,
@@ -1022,11 +1208,17 @@ impl Connection {
         }
     }
 
+    /// Opens a socket: offering `weft.<dialect>` unless the server is, or may be, an original.
     fn open(&mut self) {
-        self.out.push_back(Output::Open {
-            url: self.cfg.url.clone(),
-            protocols: self.cfg.protocols.clone(),
-        });
+        self.offered_weft = match self.server {
+            Some(kind) => kind == ServerKind::Weft,
+            None => !self.try_original,
+        };
+        let (url, protocols) = match self.offered_weft {
+            true => (self.cfg.url.clone(), self.cfg.protocols.clone()),
+            false => (self.cfg.original_url.clone(), Vec::new()),
+        };
+        self.out.push_back(Output::Open { url, protocols });
     }
 
     fn status(
@@ -1045,7 +1237,9 @@ impl Connection {
     }
 
     fn redeclare(&mut self) {
-        if self.phase == Phase::Open && (self.declared || !self.tools.is_empty() || self.approvals)
+        if self.phase == Phase::Open
+            && self.peer().takes_client_tools()
+            && (self.declared || !self.tools.is_empty() || self.approvals)
         {
             self.declare_tools();
         }
@@ -1076,7 +1270,7 @@ impl Connection {
     /// A live socket skipped frames (the server dropped some under load, or a resume raced
     /// the live stream): ask for them once per resume point.
     fn resume_gap(&mut self, gap: Gap) {
-        if self.resuming.get(&gap.run_id) != Some(&gap.after_event_id) {
+        if self.peer().resumes() && self.resuming.get(&gap.run_id) != Some(&gap.after_event_id) {
             self.send_resume(gap.run_id, gap.after_event_id);
         }
     }
@@ -1265,7 +1459,7 @@ impl Connection {
 
     /// An applied event: to its run, to the app, and to whatever it asks of this client.
     fn route(&mut self, ev: Sequenced) {
-        if ev.envelope.run_id.is_some() {
+        if ev.envelope.run_id.is_some() && self.peer().kind == ServerKind::Weft {
             self.weft_server = true;
         }
         let run = self.run_of(&ev);
@@ -1326,7 +1520,9 @@ impl Connection {
                 .or_else(|| {
                     // A server that named the run itself: the one run of ours waiting to start
                     // is the one that started.
-                    if !matches!(ev.event, Event::RunStart { .. }) {
+                    if !matches!(ev.event, Event::RunStart { .. })
+                        && !self.peer().adopts_any_first_event()
+                    {
                         return None;
                     }
                     let mut waiting = self
@@ -1335,6 +1531,8 @@ impl Connection {
                         .filter(|(_, r)| r.sent && !r.started && !r.followed);
                     match (waiting.next(), waiting.next()) {
                         (Some((h, _)), None) => Some(*h),
+                        // Several: only a server that takes requests in order says which.
+                        (Some((h, _)), Some(_)) if self.peer().answers_in_order() => Some(*h),
                         _ => None,
                     }
                 })
@@ -1343,7 +1541,14 @@ impl Connection {
                         slot.run_id.clone_from(run_id);
                     }
                 }),
-            // An original server names no runs and streams one at a time: the latest of ours.
+            // An original server names no runs and takes one message at a time, in order: the
+            // oldest of ours still open.
+            None if self.peer().answers_in_order() => self
+                .runs
+                .iter()
+                .find(|(_, r)| r.sent && !r.followed)
+                .map(|(h, _)| *h),
+            // A server that has not named a run yet streams one at a time: the latest of ours.
             None if !self.weft_server => self
                 .runs
                 .iter()
@@ -1395,7 +1600,7 @@ impl Connection {
     /// The server takes a `tool_result` only for a call it has started, so none of these is
     /// early; and a refused call never becomes due.
     fn client_tool_calls(&mut self, ev: &Sequenced) -> Vec<Output> {
-        if self.tools.is_empty() {
+        if self.tools.is_empty() || !self.peer().takes_client_tools() {
             return Vec::new();
         }
         let transcript = self.reassembler.transcript();
@@ -1645,5 +1850,19 @@ pub fn subprotocols(dialect: Dialect, token: Option<&str>) -> Result<Vec<String>
     Ok(protocols)
 }
 
+/// The URL for an original server: `url` with the token, when the app gave one, as the `token`
+/// query parameter — where the originals' own clients put it, as they take no subprotocol.
+pub fn original_url(url: &str, token: Option<&str>) -> String {
+    match token {
+        Some(t) => {
+            let sep = if url.contains('?') { '&' } else { '?' };
+            format!("{url}{sep}token={}", percent_encode(t))
+        }
+        None => url.to_string(),
+    }
+}
+
+mod original;
+mod peer;
 #[cfg(test)]
 mod tests;

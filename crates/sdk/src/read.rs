@@ -129,6 +129,7 @@ impl FromJs for ClientOptions {
             dialect: f.required_string("dialect")?,
             session_id: f.string("sessionId")?,
             token: f.string("token")?,
+            server: f.string("server")?,
             reconnect,
             heartbeat_interval_ms: f.number("heartbeatIntervalMs")?,
             heartbeat_timeout_ms: f.number("heartbeatTimeoutMs")?,

@@ -167,7 +167,9 @@ impl Run {
 
     /// Settles when the run ends: resolves with the reply and usage, rejects with a `WeftError`
     /// whose `code` is the server's (`cancelled` after `cancel()`, …), or `disconnected` /
-    /// `closed` when the client stopped following it.
+    /// `closed` when the client stopped following it, or `resume_unsupported` when the socket
+    /// dropped mid-run on an original server, which cannot resume it (what arrived stays in
+    /// `transcript()`).
     #[wasm_bindgen(getter, unchecked_return_type = "Promise<RunResult>")]
     pub fn result(&self) -> Promise {
         self.state.result.clone()
@@ -215,7 +217,9 @@ impl Run {
     }
 
     /// Asks the server to stop the run; `result` then rejects with code `cancelled`. A run that
-    /// already ended (`close()` ends every run the client follows) is left alone.
+    /// already ended (`close()` ends every run the client follows) is left alone. Needs a weft
+    /// server once the run has gone out: the original servers have no cancel, so there it
+    /// throws `unsupported` and the run goes on.
     pub fn cancel(&self) -> Result<(), JsValue> {
         if self.state.finished.get() {
             return Ok(());

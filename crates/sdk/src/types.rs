@@ -28,11 +28,21 @@ pub struct ClientOptions {
     #[serde(default)]
     #[tsify(optional)]
     pub session_id: Option<String>,
-    /// Auth token, sent as the WebSocket subprotocol `weft.token.<token>` (never in the URL, so
-    /// it stays out of server logs): letters, digits and ``!#$%&'*+-.^_`|~`` only.
+    /// Auth token, sent to weft as the WebSocket subprotocol `weft.token.<token>` (never in the
+    /// URL, so it stays out of server logs): letters, digits and ``!#$%&'*+-.^_`|~`` only. An
+    /// original server takes no subprotocol: there it goes in the `token` query parameter.
     #[serde(default)]
     #[tsify(optional)]
     pub token: Option<String>,
+    /// Which server this is: `"auto"` (default) finds out on the first connect — it offers the
+    /// `weft.<dialect>` subprotocol and, if the handshake fails for want of it, connects again
+    /// without and treats the server as the dialect's original; `"weft"` or `"original"` skip
+    /// finding out. `client.server` says what was found. On an original server the client
+    /// speaks only the dialect's own document (see the README, "Talking to the original
+    /// servers").
+    #[serde(default)]
+    #[tsify(optional, type = "\"auto\" | \"weft\" | \"original\"")]
+    pub server: Option<String>,
     /// Reconnect after a drop and resume every unfinished run (default `true`).
     #[serde(default)]
     #[tsify(optional)]

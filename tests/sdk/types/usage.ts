@@ -11,6 +11,9 @@ async function main(render: (s: string) => void) {
   client.onApproval(async (req): Promise<ApprovalAnswer> => (req.name === "write" ? { review: "yes" } : { review: "no-continue", message: "no" }));
   client.registerTool({ name: "shell", inputSchema: { type: "object" }, readOnly: true }, async (args) => String(args));
   await client.connect();
+  const found: "weft" | "original" | undefined = client.server;
+  const original = new Client({ url: "ws://localhost:8080", dialect: "cueso", server: "original" });
+  if (found === "original") original.close();
   const run = client.run({ message: "hi", agent: "react", threadId: "t" });
   run.onText((d) => render(d));
   run.onEvent((ev: RunEvent) => { if (ev.type === "message_chunk") render(ev.content); });

@@ -15,6 +15,11 @@ fn config(dialect: Dialect) -> Config {
         dialect,
         url: endpoint_url("ws://127.0.0.1:8080", dialect, Some("sess-1")).unwrap(),
         protocols: subprotocols(dialect, Some("t0k")).unwrap(),
+        server: ServerChoice::Weft,
+        original_url: original_url(
+            &endpoint_url("ws://127.0.0.1:8080", dialect, Some("sess-1")).unwrap(),
+            Some("t0k"),
+        ),
         session_id: Some("sess-1".into()),
         reconnect: Some(Backoff::default()),
         heartbeat_interval_ms: 15_000.0,
@@ -1404,3 +1409,5 @@ fn context_info_and_compact_are_agentloop_only() {
         assert!(drain(&mut c).is_empty(), "nothing was sent");
     }
 }
+
+mod originals;

@@ -1,0 +1,619 @@
+//! The client against the original servers, natively: finding which server it is, speaking
+//! only the dialect's document there, and runs correlated by the original's own frames. The
+//! server frames are written as `specs/ORIGINALS.md` says each original sends them (no
+//! `run_id`/`event_id` fields, their own run names and ends of turn).
+
+use super::*;
+
+fn auto(dialect: Dialect) -> Connection {
+    Connection::new(Config {
+        server: ServerChoice::Auto,
+        ..config(dialect)
+    })
+}
+
+/// A client connected to the original server of `dialect` (found through the fallback).
+fn original(dialect: Dialect) -> Connection {
+    let mut c = auto(dialect);
+    c.connect();
+    c.closed(1006, "", 0.0, 0.0);
+    c.tick(0.0, 0.0);
+    c.opened_as(0.0, "");
+    drain(&mut c);
+    assert_eq!(c.server(), Some(ServerKind::Original));
+    c
+}
+
+fn opens(out: &[Output]) -> Vec<(String, Vec<String>)> {
+    out.iter()
+        .filter_map(|o| match o {
+            Output::Open { url, protocols } => Some((url.clone(), protocols.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+fn statuses(out: &[Output]) -> Vec<&'static str> {
+    out.iter()
+        .filter_map(|o| match o {
+            Output::Status(s) => Some(s.state),
+            _ => None,
+        })
+        .collect()
+}
+
+fn errors(out: &[Output]) -> Vec<&str> {
+    out.iter()
+        .filter_map(|o| match o {
+            Output::Error(e) => Some(e.code()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn frames_of(v: &[Value]) -> Vec<String> {
+    v.iter().map(Value::to_string).collect()
+}
+
+#[test]
+fn auto_connects_again_without_the_subprotocol_and_finds_an_original() {
+    for dialect in [Dialect::Loom, Dialect::Agentchat, Dialect::Cueso] {
+        let mut c = auto(dialect);
+        c.connect();
+        let first = drain(&mut c);
+        let offered = opens(&first);
+        assert_eq!(
+            offered[0].1,
+            [
+                "weft.".to_string() + dialect.as_str(),
+                "weft.token.t0k".into()
+            ]
+        );
+        assert!(!offered[0].0.contains("token="), "no token in a weft URL");
+        // The handshake fails for want of a selected subprotocol: no status, no rejection,
+        // and a second try without it at once.
+        c.closed(1006, "", 5.0, 0.0);
+        let out = drain(&mut c);
+        assert!(
+            statuses(&out).is_empty() && !out.iter().any(|o| matches!(o, Output::ConnectFailed(_)))
+        );
+        assert_eq!(c.deadline(), Some(5.0));
+        c.tick(5.0, 0.0);
+        let second = opens(&drain(&mut c));
+        assert_eq!(second.len(), 1);
+        assert!(
+            second[0].1.is_empty(),
+            "{dialect}: no subprotocol the second time"
+        );
+        assert!(
+            second[0].0.ends_with("session_id=sess-1&token=t0k"),
+            "{}",
+            second[0].0
+        );
+        c.opened_as(6.0, "");
+        let out = drain(&mut c);
+        assert_eq!(statuses(&out), ["open"]);
+        assert!(out.contains(&Output::Connected));
+        assert_eq!(c.server(), Some(ServerKind::Original));
+        // Later sockets go straight to the original's URL.
+        c.closed(1006, "", 7.0, 0.0);
+        drain(&mut c);
+        c.tick(100_000.0, 0.0);
+        let third = opens(&drain(&mut c));
+        assert!(third[0].1.is_empty() && third[0].0.contains("token=t0k"));
+    }
+}
+
+#[test]
+fn a_selected_subprotocol_is_weft_without_asking_except_on_agentloop() {
+    let mut c = auto(Dialect::Loom);
+    c.connect();
+    drain(&mut c);
+    c.opened_as(0.0, "weft.loom");
+    let out = drain(&mut c);
+    assert!(out.contains(&Output::Connected) && sent(&out).is_empty());
+    assert_eq!(c.server(), Some(ServerKind::Weft));
+
+    // agentloop's original selects whatever is offered first: weft proves itself with a pong.
+    let mut c = auto(Dialect::Agentloop);
+    let run = c.run(opts("Hello"), RUN.into(), 0.0).unwrap();
+    c.connect();
+    drain(&mut c);
+    c.opened_as(0.0, "weft.agentloop");
+    let out = drain(&mut c);
+    let probe = sent(&out);
+    assert_eq!(probe.len(), 1, "only the probe goes out: {probe:?}");
+    assert_eq!(probe[0]["type"], "ping");
+    assert!(!out.contains(&Output::Connected));
+    assert_eq!(c.server(), None);
+    let pong = json!({"type": "pong", "id": probe[0]["id"]}).to_string();
+    c.frame(pong.as_bytes(), 1.0);
+    let out = drain(&mut c);
+    assert!(out.contains(&Output::Connected));
+    assert_eq!(c.server(), Some(ServerKind::Weft));
+    assert_eq!(
+        sent(&out)[0]["type"],
+        "user_input",
+        "the run waited for the answer"
+    );
+    assert_eq!(c.run_id(run), Some(RUN));
+}
+
+#[test]
+fn agentloop_s_original_answers_the_probe_with_an_error_and_is_found() {
+    let mut c = auto(Dialect::Agentloop);
+    c.connect();
+    drain(&mut c);
+    c.opened_as(0.0, "weft.agentloop");
+    drain(&mut c);
+    // A leftover of the previous connection's loop comes first, and is dropped.
+    let leftover = json!({"id": "x1", "type": "loading_state", "payload": {"loading": false}});
+    c.frame(leftover.to_string().as_bytes(), 1.0);
+    assert!(drain(&mut c).is_empty());
+    let refusal = json!({"type": "error", "payload": {"message": "Unknown message type: ping"}});
+    c.frame(refusal.to_string().as_bytes(), 2.0);
+    let out = drain(&mut c);
+    assert!(out.contains(&Output::Connected));
+    assert_eq!(c.server(), Some(ServerKind::Original));
+    assert!(c.transcript().runs.is_empty());
+    // No answer at all is no weft either.
+    let mut c = auto(Dialect::Agentloop);
+    c.connect();
+    drain(&mut c);
+    c.opened_as(0.0, "weft.agentloop");
+    drain(&mut c);
+    assert_eq!(c.deadline(), Some(10_000.0));
+    c.tick(10_000.0, 0.0);
+    assert!(drain(&mut c).contains(&Output::Connected));
+    assert_eq!(c.server(), Some(ServerKind::Original));
+}
+
+#[test]
+fn a_server_that_is_down_fails_the_first_connect_after_both_tries() {
+    let mut c = auto(Dialect::Cueso);
+    let run = c.run(opts("hi"), RUN.into(), 0.0).unwrap();
+    c.connect();
+    c.closed(1006, "", 0.0, 0.0);
+    c.tick(0.0, 0.0);
+    drain(&mut c);
+    c.closed(1006, "", 1.0, 0.0);
+    let out = drain(&mut c);
+    assert!(out
+        .iter()
+        .any(|o| matches!(o, Output::ConnectFailed(e) if e.code() == "connect_failed")));
+    assert!(matches!(done(&out)[..], [Err(e)] if e.code() == "connect_failed"));
+    assert_eq!(c.server(), None);
+    assert!(c.run_id(run).is_none());
+    // A later connect() tries weft first again.
+    c.connect();
+    assert_eq!(opens(&drain(&mut c))[0].1[0], "weft.cueso");
+}
+
+#[test]
+fn the_server_option_skips_finding_out() {
+    let mut c = Connection::new(Config {
+        server: ServerChoice::Original,
+        ..config(Dialect::Loom)
+    });
+    assert_eq!(c.server(), Some(ServerKind::Original));
+    c.connect();
+    let open = opens(&drain(&mut c));
+    assert!(open[0].1.is_empty() && open[0].0.contains("token=t0k"));
+    let mut c = Connection::new(Config {
+        server: ServerChoice::Weft,
+        ..config(Dialect::Agentloop)
+    });
+    c.connect();
+    drain(&mut c);
+    c.opened(0.0);
+    assert!(
+        drain(&mut c).contains(&Output::Connected),
+        "no probe when told"
+    );
+    assert_eq!(
+        original_url("ws://h/ws?a=1", Some("t k")),
+        "ws://h/ws?a=1&token=t%20k"
+    );
+    assert_eq!(original_url("ws://h/ws", None), "ws://h/ws");
+}
+
+#[test]
+fn an_original_is_sent_only_its_document_and_the_rest_is_refused_at_once() {
+    for dialect in Dialect::ALL {
+        let mut c = original(dialect);
+        c.set_approver(true);
+        c.set_tools(vec![ToolSpec {
+            name: "notes".into(),
+            description: None,
+            input_schema: json!({"type": "object"}),
+            read_only: true,
+        }]);
+        let out = drain(&mut c);
+        assert!(sent(&out).is_empty(), "{dialect}: no client_tools");
+        assert_eq!(
+            errors(&out),
+            ["unsupported"],
+            "{dialect}: registerTool is said to be useless"
+        );
+        let ping = c.ping(0.0);
+        match dialect {
+            Dialect::Loom => assert!(ping.is_ok()),
+            _ => assert_eq!(ping.unwrap_err().code(), "unsupported", "{dialect}"),
+        }
+        drain(&mut c);
+        let run = c.run(opts("Hello"), RUN.into(), 0.0).unwrap();
+        drain(&mut c);
+        let e = c.cancel(run, 0.0).unwrap_err();
+        assert_eq!(e.code(), "unsupported");
+        assert!(e.message().contains("weft server") && e.message().contains(dialect.as_str()));
+        assert_eq!(c.follow("run-x".into()).unwrap_err().code(), "unsupported");
+        // Heartbeats: only loom's document has ping, and loom answers it after the run.
+        c.tick(100_000.0, 0.0);
+        assert!(
+            sent(&drain(&mut c)).is_empty(),
+            "{dialect}: no heartbeat during a run"
+        );
+    }
+}
+
+#[test]
+fn requests_queued_before_the_server_is_found_are_refused_if_it_cannot_serve_them() {
+    let mut c = auto(Dialect::Agentchat);
+    c.connect();
+    drain(&mut c);
+    let ping = c.ping(0.0).unwrap();
+    c.closed(1006, "", 0.0, 0.0);
+    c.tick(0.0, 0.0);
+    c.opened_as(0.0, "");
+    let out = drain(&mut c);
+    assert!(
+        sent(&out).is_empty(),
+        "the ping never goes out: {:?}",
+        sent(&out)
+    );
+    let refused = replies(&out);
+    assert!(matches!(refused[..], [(RequestKind::Ping, Err(e))] if e.code() == "unsupported"));
+    assert!(!out
+        .iter()
+        .any(|o| matches!(o, Output::Reply { id, .. } if *id != ping)));
+}
+
+fn loom_event(run: &str, event: Value) -> String {
+    let mut event = event;
+    event["session_id"] = json!(run);
+    event["event_id"] = json!(1);
+    json!({"type": "run_stream_event", "id": run, "event": event}).to_string()
+}
+
+#[test]
+fn loom_s_original_names_the_run_and_the_client_adopts_it() {
+    let mut c = original(Dialect::Loom);
+    let run = c.run(opts("Hello"), RUN.into(), 0.0).unwrap();
+    let out = drain(&mut c);
+    assert_eq!(sent(&out)[0]["id"], RUN);
+    let server_run = "run-5b8e0d9c-0000-4000-8000-000000000001";
+    let frames = vec![
+        loom_event(server_run, json!({"type": "node_enter", "id": "think"})),
+        loom_event(server_run, json!({"type": "message_chunk", "content": "Hi", "id": "think"})),
+        loom_event(server_run, json!({"type": "message_chunk", "content": " there", "id": "think"})),
+        loom_event(server_run, json!({"type": "node_exit", "id": "think", "result": "Ok"})),
+        json!({"type": "run_end", "id": server_run, "reply": "Hi there", "session_id": server_run, "event_id": 4}).to_string(),
+    ];
+    // A heartbeat is held while the run streams (the original answers it after run_end).
+    c.tick(15_000.0, 0.0);
+    assert!(sent(&drain(&mut c)).is_empty());
+    let out = feed(&mut c, &frames);
+    assert_eq!(texts(&out), "Hi there");
+    match &done(&out)[..] {
+        [Ok(r)] => {
+            assert_eq!(r.reply, "Hi there");
+            assert_eq!(r.run_id, server_run);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(handles(&out).iter().all(|h| *h == Some(run)));
+    let t = c.transcript();
+    assert_eq!(t.runs.len(), 1);
+    assert_eq!(t.runs[0].run_id.as_deref(), Some(server_run));
+    assert_eq!(
+        t.messages[0].text, "Hello",
+        "the user's message is in the transcript"
+    );
+    assert_eq!(t.messages[1].text, "Hi there");
+    // Between runs the heartbeat runs again.
+    c.tick(30_000.0, 0.0);
+    assert_eq!(sent(&drain(&mut c))[0]["type"], "ping");
+}
+
+#[test]
+fn agentchat_s_original_ends_the_run_at_its_one_agent_message() {
+    let mut c = original(Dialect::Agentchat);
+    let run = c.run(opts("What time is it?"), RUN.into(), 0.0).unwrap();
+    drain(&mut c);
+    let frames = frames_of(&[
+        json!({"type": "user_message", "message": "What time is it?"}),
+        json!({"type": "tool_call", "tool_name": "get_time", "tool_args": "{\"timezone\":\"UTC\"}"}),
+        json!({"type": "agent_thinking", "reasoning": "The tool says 10:00."}),
+        json!({"type": "agent_message", "message": "It is 10:00 UTC."}),
+    ]);
+    let out = feed(&mut c, &frames);
+    assert_eq!(texts(&out), "It is 10:00 UTC.");
+    match &done(&out)[..] {
+        [Ok(r)] => assert_eq!(
+            (r.reply.as_str(), r.run_id.as_str()),
+            ("It is 10:00 UTC.", RUN)
+        ),
+        other => panic!("{other:?}"),
+    }
+    assert!(handles(&out).iter().all(|h| *h == Some(run)));
+    let t = c.transcript();
+    assert_eq!(t.runs.len(), 1);
+    assert_eq!(t.runs[0].status, RunStatus::Completed);
+    assert_eq!(t.tool_calls[0].name, "get_time");
+}
+
+#[test]
+fn cueso_s_original_ends_the_run_at_final() {
+    let mut c = original(Dialect::Cueso);
+    c.run(opts("Hello"), RUN.into(), 0.0).unwrap();
+    drain(&mut c);
+    let frames = frames_of(&[
+        json!({"type": "session_created", "session_id": "sess-1"}),
+        json!({"type": "content_delta", "content": "Hi", "role": "assistant"}),
+        json!({"type": "content_delta", "content": " there", "role": "assistant"}),
+        json!({"type": "message_complete", "content": "Hi there", "tool_calls": [], "finish_reason": "end_turn"}),
+        json!({"type": "final", "content": "Hi there", "tool_calls": [], "session_id": "sess-1", "iteration_count": 1, "paused": false}),
+    ]);
+    let out = feed(&mut c, &frames);
+    assert_eq!(texts(&out), "Hi there");
+    assert!(matches!(&done(&out)[..], [Ok(r)] if r.reply == "Hi there"));
+    let t = c.transcript();
+    assert_eq!(t.messages[0].text, "Hello");
+    assert_eq!(t.runs[0].status, RunStatus::Completed);
+}
+
+fn agentloop_item(id: &str, role: &str, text: &str) -> Value {
+    json!({"id": format!("f-{text}"), "type": "response_item", "payload": {
+        "type": "message", "id": id, "role": role,
+        "content": [{"type": "output_text", "text": text}]}})
+}
+
+fn loading(on: bool) -> Value {
+    json!({"id": format!("l-{on}"), "type": "loading_state", "payload": {"loading": on}})
+}
+
+fn finished() -> Value {
+    json!({"id": "af", "type": "agent_finished", "payload": {"responseId": "r1"}})
+}
+
+#[test]
+fn agentloop_s_original_turn_is_one_run_ending_at_its_last_loading_state() {
+    let mut c = original(Dialect::Agentloop);
+    let run = c.run(opts("Hello"), RUN.into(), 0.0).unwrap();
+    drain(&mut c);
+    let frames = frames_of(&[
+        loading(true),
+        agentloop_item("msg_1", "assistant", "Hi"),
+        agentloop_item("msg_1", "assistant", " there"),
+        finished(),
+        loading(false),
+        loading(false),
+    ]);
+    let out = feed(&mut c, &frames);
+    assert_eq!(texts(&out), "Hi there");
+    match &done(&out)[..] {
+        [Ok(r)] => assert_eq!(r.reply, "Hi there"),
+        other => panic!("{other:?}"),
+    }
+    assert!(handles(&out).iter().all(|h| *h == Some(run)));
+    // The next turn: a late repeat before its start changes nothing.
+    let next = c.run(opts("Again"), "run-b".into(), 0.0).unwrap();
+    drain(&mut c);
+    let frames = frames_of(&[
+        loading(false),
+        loading(true),
+        agentloop_item("msg_2", "assistant", "Once more"),
+        finished(),
+        loading(false),
+    ]);
+    let out = feed(&mut c, &frames);
+    assert!(matches!(&done(&out)[..], [Ok(r)] if r.reply == "Once more"));
+    assert!(handles(&out).iter().all(|h| *h == Some(next)));
+    let t = c.transcript();
+    assert_eq!(t.runs.len(), 2, "one turn, one run: {:?}", t.runs);
+    let users: Vec<&str> = t
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::User)
+        .map(|m| m.text.as_str())
+        .collect();
+    assert_eq!(users, ["Hello", "Again"]);
+}
+
+#[test]
+fn agentloop_s_original_approval_is_answered_without_a_call_id() {
+    let mut c = original(Dialect::Agentloop);
+    c.run(opts("write notes"), RUN.into(), 0.0).unwrap();
+    drain(&mut c);
+    let request = json!({"id": "ar", "type": "approval_request", "payload": {
+        "command": ["apply_patch", "*** Begin Patch\n*** End Patch"],
+        "applyPatch": {"patch": "*** Begin Patch\n*** End Patch"}}});
+    let out = feed(&mut c, &frames_of(&[loading(true), finished(), request]));
+    let asked: Vec<&ApprovalRequest> = out
+        .iter()
+        .filter_map(|o| match o {
+            Output::Approval(a) => Some(a),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(asked.len(), 1);
+    assert_eq!(asked[0].call_id, None);
+    assert_eq!(asked[0].name, "apply_patch");
+    for (review, message) in [
+        ("explain", None),
+        ("no-continue", Some("not now")),
+        ("yes", None),
+    ] {
+        let answer = ApprovalAnswer {
+            review: review.into(),
+            message: message.map(String::from),
+        };
+        c.answer(None, answer, 1.0).unwrap();
+        let frame = &sent(&drain(&mut c))[0];
+        assert_eq!(frame["type"], "approval_response");
+        assert_eq!(frame["payload"]["review"], review);
+        assert!(frame["payload"].get("callId").is_none(), "{frame}");
+    }
+}
+
+#[test]
+fn a_drop_mid_run_fails_it_with_resume_unsupported_and_the_next_run_goes_out() {
+    let starts: [(Dialect, Vec<Value>); 4] = [
+        (
+            Dialect::Loom,
+            vec![serde_json::from_str(&loom_event(
+                "run-srv",
+                json!({"type": "message_chunk", "content": "Hal", "id": "think"}),
+            ))
+            .unwrap()],
+        ),
+        (
+            Dialect::Agentloop,
+            vec![loading(true), agentloop_item("m", "assistant", "Hal")],
+        ),
+        (
+            Dialect::Agentchat,
+            vec![
+                json!({"type": "user_message", "message": "Hello"}),
+                json!({"type": "agent_thinking", "reasoning": "Hal"}),
+            ],
+        ),
+        (
+            Dialect::Cueso,
+            vec![
+                json!({"type": "session_created", "session_id": "s"}),
+                json!({"type": "content_delta", "content": "Hal", "role": "assistant"}),
+            ],
+        ),
+    ];
+    for (dialect, frames) in starts {
+        let mut c = original(dialect);
+        let run = c.run(opts("Hello"), RUN.into(), 0.0).unwrap();
+        drain(&mut c);
+        feed(&mut c, &frames_of(&frames));
+        c.closed(1006, "", 10.0, 0.0);
+        let out = drain(&mut c);
+        match &done(&out)[..] {
+            [Err(e)] => {
+                assert_eq!(e.code(), "resume_unsupported", "{dialect}");
+                assert!(e.message().contains("transcript()"), "{}", e.message());
+            }
+            other => panic!("{dialect}: {other:?}"),
+        }
+        assert!(c.run_id(run).is_none());
+        let t = c.transcript();
+        assert_eq!(
+            t.runs.last().unwrap().status,
+            RunStatus::Failed,
+            "{dialect}"
+        );
+        let kept = t
+            .messages
+            .iter()
+            .any(|m| m.text == "Hal" || m.reasoning == "Hal");
+        assert!(kept, "{dialect}: the text so far stays");
+        assert_eq!(statuses(&out), ["reconnecting"]);
+        // The next run waits for the new socket, which resumes nothing.
+        let next = c.run(opts("Again"), "run-b".into(), 10.0).unwrap();
+        c.tick(100_000.0, 0.0);
+        drain(&mut c);
+        c.opened_as(100_000.0, "");
+        let frames = sent(&drain(&mut c));
+        assert_eq!(frames.len(), 1, "{dialect}: {frames:?}");
+        assert!(frames[0].get("type").is_none_or(|t| t != "resume"));
+        assert!(frames[0].to_string().contains("Again"));
+        assert_eq!(c.run_id(next), Some("run-b"));
+    }
+}
+
+#[test]
+fn runs_sent_back_to_back_are_matched_in_the_order_the_original_takes_them() {
+    let mut c = original(Dialect::Loom);
+    let first = c.run(opts("one"), "run-1".into(), 0.0).unwrap();
+    let second = c.run(opts("two"), "run-2".into(), 0.0).unwrap();
+    drain(&mut c);
+    let mut out = Vec::new();
+    for (server_run, reply) in [("run-srv-a", "One."), ("run-srv-b", "Two.")] {
+        out.extend(feed(
+            &mut c,
+            &[
+                loom_event(
+                    server_run,
+                    json!({"type": "message_chunk", "content": reply, "id": "think"}),
+                ),
+                json!({"type": "run_end", "id": server_run, "reply": reply}).to_string(),
+            ],
+        ));
+    }
+    let results: Vec<(RunHandle, String, String)> = out
+        .iter()
+        .filter_map(|o| match o {
+            Output::RunDone { run, result: Ok(r) } => {
+                Some((*run, r.reply.clone(), r.run_id.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        results,
+        [
+            (first, "One.".into(), "run-srv-a".into()),
+            (second, "Two.".into(), "run-srv-b".into())
+        ]
+    );
+    let users: Vec<&str> = c
+        .transcript()
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::User)
+        .map(|m| m.text.as_str())
+        .collect();
+    assert_eq!(users, ["one", "two"]);
+
+    let mut c = original(Dialect::Agentchat);
+    let first = c.run(opts("one"), "run-1".into(), 0.0).unwrap();
+    let second = c.run(opts("two"), "run-2".into(), 0.0).unwrap();
+    drain(&mut c);
+    let out = feed(
+        &mut c,
+        &frames_of(&[
+            json!({"type": "user_message", "message": "one"}),
+            json!({"type": "agent_message", "message": "One."}),
+            json!({"type": "user_message", "message": "two"}),
+            json!({"type": "agent_message", "message": "Two."}),
+        ]),
+    );
+    let results: Vec<(RunHandle, String)> = out
+        .iter()
+        .filter_map(|o| match o {
+            Output::RunDone { run, result: Ok(r) } => Some((*run, r.reply.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results, [(first, "One.".into()), (second, "Two.".into())]);
+}
+
+#[test]
+fn close_while_probing_is_final() {
+    let mut c = auto(Dialect::Agentloop);
+    c.connect();
+    c.opened_as(0.0, "weft.agentloop");
+    drain(&mut c);
+    c.close();
+    drain(&mut c);
+    assert_eq!(c.deadline(), None);
+    c.tick(20_000.0, 0.0);
+    let out = drain(&mut c);
+    assert!(out.is_empty(), "{out:?}");
+    assert!(c.run(opts("hi"), RUN.into(), 0.0).is_err());
+}

@@ -1,0 +1,265 @@
+// weft-sdk against the four ORIGINAL servers, not weft (issue 18): stand-ins written with the
+// `ws` package (tests/sdk/originals/standins.mjs), each playing its original as
+// ../shared/specs/ORIGINALS.md describes it — no subprotocol selected (agentloop's echoes the
+// first offered), its own run ids, its own end of turn, its own reaction to frames outside its
+// document — driven by the BUILT package (pkg/, scripts/build-sdk first) in Node ≥ 22 and in
+// headless Chromium. The same scenarios (tests/sdk/originals/scenarios.mjs) run in both, and
+// the same checks judge their outcome and what each stand-in received: the client finds the
+// original by itself (`server: "auto"`), speaks only the dialect's document there (no ping
+// outside loom, no resume, cancel, client_tools or tool_result: every stand-in records a
+// refusal, and none may have one but agentloop's answer to the one probe ping), correlates
+// runs by the original's own frames, fails a run cut by a drop with `resume_unsupported` and
+// runs the next, and rejects what needs weft with `unsupported` at once.
+//
+// Run: node_modules/.bin/node --test tests/sdk/originals.test.mjs (Node 22: the package needs
+// the global WebSocket).
+
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+
+import init, { Client } from "weft-sdk";
+
+import { launchChromium, serveStatic } from "./harness.mjs";
+import * as scenarios from "./originals/scenarios.mjs";
+import { EXPLANATION, PATCH, PLAIN, TIME, startOriginal } from "./originals/standins.mjs";
+
+const DIALECTS = ["loom", "agentloop", "agentchat", "cueso"];
+const OPTIONS = {
+  sessionId: "sess-originals",
+  token: "s3cret",
+  reconnect: { initialDelayMs: 20, maxDelayMs: 100 },
+  // So frequent that a heartbeat ping the original does not know would go out many times.
+  heartbeatIntervalMs: 40,
+  heartbeatTimeoutMs: 2000,
+  requestTimeoutMs: 5000,
+};
+const LIMIT = { timeout: 30_000 };
+
+await init();
+
+/** `promise`, or a rejection naming `what` after `ms`. */
+function within(promise, ms, what) {
+  let timer;
+  const late = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: nothing after ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
+// ----- where the scenarios run -----
+
+const node = {
+  name: "node",
+  run: (scenario, args) => scenario({ Client, within }, args),
+};
+
+const chromium = {
+  name: "chromium",
+  page: null,
+  browser: null,
+  web: null,
+  errors: [],
+  async start() {
+    this.web = await serveStatic({
+      "/": '<!doctype html><meta charset="utf-8"><title>weft-sdk and the originals</title><script type="module" src="/page.mjs"></script>',
+      "/page.mjs": new URL("./originals/page.mjs", import.meta.url),
+      "/favicon.ico": "",
+    });
+    this.browser = await launchChromium();
+    this.page = this.browser.context.pages()[0] ?? (await this.browser.context.newPage());
+    this.page.on("pageerror", (e) => this.errors.push(String(e)));
+    await this.page.goto(`${this.web.url}/`);
+    await this.page.waitForFunction(() => window.ready === true, null, { timeout: 30_000 });
+  },
+  async stop() {
+    await this.browser?.close();
+    await this.web?.close();
+  },
+  run(scenario, args) {
+    // The scenario travels as source text and runs in the page with the page's package.
+    const run = this.page.evaluate(
+      ([source, a]) => (0, eval)(`(${source})`)(window.env, a),
+      [scenario.toString(), args],
+    );
+    return within(run, 20_000, `${scenario.name} in Chromium`);
+  },
+};
+
+/** Runs `scenario` against a fresh stand-in of `dialect`'s original; returns its outcome and
+ * what the stand-in saw. */
+async function play(where, scenario, dialect) {
+  const server = await startOriginal(dialect);
+  try {
+    const out = await where.run(scenario, { url: server.url, dialect, options: OPTIONS });
+    // Anything the client still sends after closing would show up here.
+    await new Promise((r) => setTimeout(r, 50));
+    return { out, server };
+  } finally {
+    await server.close();
+  }
+}
+
+// ----- what every scenario must leave true -----
+
+const WEFT_ONLY = ["resume", "cancel", "client_tools", "tool_result"];
+
+/** The client spoke only the dialect's document: nothing weft-only, pings only where the
+ * document has them (loom) — but for the one probe agentloop's `ws` server makes necessary —
+ * and no frame the original refused. */
+function documentOnly(dialect, server) {
+  const types = server.received.map((m) => m.type);
+  for (const t of WEFT_ONLY) assert.ok(!types.includes(t), `${dialect}: sent ${t}: ${JSON.stringify(server.received)}`);
+  const pings = types.filter((t) => t === "ping").length;
+  if (dialect === "agentloop") {
+    assert.equal(pings, 1, "agentloop: only the probe ping");
+    assert.equal(server.refusals.length, 1);
+    assert.equal(server.refusals[0].type, "ping");
+  } else {
+    if (dialect !== "loom") assert.equal(pings, 0, `${dialect}: no heartbeat ping`);
+    assert.deepEqual(server.refusals, [], `${dialect}: the original refused nothing`);
+  }
+}
+
+/** The handshakes of a client that found the original (and `extra` reconnects after). */
+function foundOriginal(dialect, server, extra = 0) {
+  const hs = server.handshakes;
+  if (dialect === "agentloop") {
+    // Its `ws` server selects the first protocol offered: one socket, the probe told.
+    assert.equal(hs[0].selected, "weft.agentloop");
+    assert.equal(hs.length, 1 + extra);
+  } else {
+    // Offered weft.<dialect>, refused for want of a selected one, then again without.
+    assert.equal(hs[0].offered, `weft.${dialect}, weft.token.s3cret`);
+    assert.equal(hs[0].selected, null);
+    assert.ok(!hs[0].url.includes("token="), hs[0].url);
+    assert.equal(hs[1].offered, null);
+    assert.equal(hs.length, 2 + extra);
+  }
+  // On an original the token is in the query string, where its clients put it.
+  for (const h of hs.slice(dialect === "agentloop" ? 1 : 1)) {
+    assert.equal(h.offered, null, JSON.stringify(hs));
+    assert.match(h.url, /[?&]session_id=sess-originals&token=s3cret$/);
+  }
+}
+
+const userAndAssistant = (transcript) =>
+  transcript.messages.filter((m) => m.text).map((m) => [m.role, m.text]);
+
+// ----- the tests -----
+
+for (const where of [node, chromium]) {
+  describe(`in ${where.name === "node" ? "Node 22" : "headless Chromium"}`, () => {
+    if (where.start) {
+      before(() => where.start(), { timeout: 60_000 });
+      after(async () => {
+        await where.stop();
+        assert.deepEqual(where.errors, [], "no uncaught error on the page");
+      });
+    }
+
+    for (const dialect of DIALECTS) {
+      test(`${dialect}: connect() finds the original by itself and heartbeats only where the document has ping`, LIMIT, async () => {
+        const { out, server } = await play(where, scenarios.connect, dialect);
+        assert.equal(out.before, null, "unknown before the first socket");
+        assert.equal(out.after, "original");
+        assert.deepEqual(out.states, ["connecting", "open"]);
+        foundOriginal(dialect, server);
+        documentOnly(dialect, server);
+        if (dialect === "loom") {
+          assert.ok(server.received.filter((m) => m.type === "ping").length >= 2, "loom's own ping keeps the heartbeat");
+        }
+      });
+
+      test(`${dialect}: a run streams its text, resolves with the reply and fills the transcript`, LIMIT, async () => {
+        const { out, server } = await play(where, scenarios.plainRun, dialect);
+        assert.equal(out.text, PLAIN);
+        assert.equal(out.result.reply, PLAIN);
+        assert.equal(out.kinds.at(-1), "run_end");
+        assert.ok(out.finished);
+        if (dialect === "loom") {
+          // The original names the run; the client adopts its name.
+          assert.match(out.result.runId, /^run-[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+          assert.notEqual(out.result.runId, out.askedId);
+          assert.equal(out.runId, out.result.runId);
+        } else {
+          assert.equal(out.result.runId, out.askedId);
+        }
+        assert.equal(out.transcript.runs.length, 1, JSON.stringify(out.transcript.runs));
+        assert.equal(out.transcript.runs[0].status, "completed");
+        assert.deepEqual(userAndAssistant(out.transcript), [["user", "Hello"], ["assistant", PLAIN]]);
+        // The registered tool cannot be offered to an original: onError says so, once.
+        assert.deepEqual(out.errors, ["unsupported"]);
+        foundOriginal(dialect, server);
+        documentOnly(dialect, server);
+      });
+
+      test(`${dialect}: a run with a tool call`, LIMIT, async () => {
+        const { out, server } = await play(where, scenarios.toolRun, dialect);
+        assert.equal(out.result.reply, TIME);
+        const [call] = out.transcript.tool_calls;
+        assert.equal(call.name, "get_time");
+        assert.deepEqual(call.arguments, { timezone: "UTC" });
+        if (dialect !== "agentchat") assert.equal(call.result, "2026-11-22T10:00:00Z");
+        assert.deepEqual(out.transcript.runs.map((r) => r.status), ["completed"]);
+        documentOnly(dialect, server);
+      });
+
+      test(`${dialect}: a socket cut mid-run fails the run with resume_unsupported and the next run works`, LIMIT, async () => {
+        const { out, server } = await play(where, scenarios.drop, dialect);
+        assert.equal(out.error?.name, "WeftError");
+        assert.equal(out.error.code, "resume_unsupported", out.error.message);
+        assert.match(out.error.message, /cannot resume/);
+        // What arrived before the cut stays in the transcript, the run marked failed.
+        assert.equal(out.during.runs.at(-1).status, "failed");
+        assert.ok(out.during.messages.some((m) => m.text === "Hal" || m.reasoning === "Hal"), JSON.stringify(out.during.messages));
+        if (dialect !== "agentchat") assert.equal(out.partial, "Hal");
+        assert.equal(out.next.reply, PLAIN);
+        assert.deepEqual(out.transcript.runs.map((r) => r.status), ["failed", "completed"]);
+        assert.deepEqual(out.states.slice(0, 4), ["connecting", "open", "reconnecting", "open"]);
+        foundOriginal(dialect, server, 1);
+        documentOnly(dialect, server);
+      });
+
+      test(`${dialect}: what needs weft rejects with unsupported at once`, LIMIT, async () => {
+        const { out, server } = await play(where, scenarios.unsupported, dialect);
+        const expected = [...(dialect === "loom" ? [] : ["ping()"]), "follow()", "run.cancel()"];
+        assert.deepEqual(out.out.map((o) => o.what), expected);
+        for (const o of out.out) {
+          assert.equal(o.code, "unsupported", `${o.what}: ${o.code}`);
+          assert.ok(o.ms < 500, `${o.what} took ${o.ms} ms`);
+        }
+        assert.equal(out.reply, PLAIN, "the run refused a cancel still completes");
+        documentOnly(dialect, server);
+      });
+    }
+
+    test("agentloop: approvals without a call id — yes, no-continue, explain then yes", LIMIT, async () => {
+      const { out, server } = await play(where, scenarios.approvals, "agentloop");
+      const request = { callId: null, name: "apply_patch", arguments: { patch: PATCH } };
+      assert.deepEqual(out.yes, { reply: "Wrote notes.txt.", asked: [request] });
+      assert.deepEqual(out["no-continue"], { reply: "I did not write it.", asked: [request] });
+      // explain: the original explains and asks again.
+      assert.deepEqual(out.explain, { reply: "Wrote notes.txt.", asked: [request, request] });
+      assert.deepEqual(out.runs, ["completed", "completed", "completed"]);
+      const answers = server.received.filter((m) => m.type === "approval_response").map((m) => m.payload);
+      assert.deepEqual(answers.map((p) => p.review), ["yes", "no-continue", "explain", "yes"]);
+      for (const p of answers) assert.ok(!("callId" in p), JSON.stringify(p));
+      assert.equal(answers[1].customDenyMessage, "not now");
+      assert.ok(EXPLANATION);
+      documentOnly("agentloop", server);
+    });
+
+    test("loom: ping, toolsList, toolShow and userMessages are answered by the original", LIMIT, async () => {
+      const { out, server } = await play(where, scenarios.loomRequests, "loom");
+      assert.ok(out.rtt >= 0 && out.rttDuring >= 0);
+      assert.deepEqual(out.tools.map((t) => t.name), ["get_time", "read"]);
+      assert.deepEqual(out.tools[1].inputSchema.required, ["path"]);
+      assert.equal(out.json.name, "get_time");
+      assert.match(out.yaml, /^name: get_time\n/);
+      assert.equal(out.reply, PLAIN);
+      assert.ok(out.messages.messages.some((m) => m.role === "user" && m.content === "Hello"), JSON.stringify(out.messages));
+      assert.equal(out.messages.hasMore, false);
+      documentOnly("loom", server);
+    });
+  });
+}

@@ -1,0 +1,138 @@
+// What tests/sdk/originals.test.mjs asks the built weft-sdk to do against each original
+// server's stand-in. Each scenario is a self-contained async function `(env, args) => JSON`
+// (no closure over this module: the browser runs it from its source text), where `env` is
+// `{ Client, within }` — the package's Client, and `within(promise, ms, what)`, which rejects
+// naming `what` when `promise` takes longer — and `args` is `{ url, dialect, options }`, the
+// options are the client's besides url and dialect. Every await is
+// bounded by `within`, so a broken behaviour fails the test instead of hanging it. What they
+// return is plain JSON, checked by the test in Node.
+
+/** connect() with the default `server: "auto"`, then what the client found. */
+export async function connect({ Client, within }, { url, dialect, options }) {
+  const c = new Client({ url, dialect, ...options });
+  const states = [];
+  c.onStatus((s) => states.push(s.state));
+  const before = c.server ?? null;
+  await within(c.connect(), 5000, "connect()");
+  const after = c.server;
+  // Long enough for several heartbeat periods.
+  await new Promise((r) => setTimeout(r, 200));
+  const seen = [...states];
+  c.close();
+  return { before, after, states: seen };
+}
+
+/** A plain run: onText, events, result, transcript — with an approval callback and a client
+ * tool registered, which an original cannot use (onError says so of the tool). */
+export async function plainRun({ Client, within }, { url, dialect, options }) {
+  const c = new Client({ url, dialect, ...options });
+  const errors = [];
+  c.onError((e) => errors.push(e.code));
+  c.onApproval(() => ({ review: "yes" }));
+  c.registerTool({ name: "clipboard", description: "Reads the clipboard", readOnly: true }, () => "copied");
+  await within(c.connect(), 5000, "connect()");
+  const run = c.run({ message: "Hello" });
+  const askedId = run.runId;
+  let text = "";
+  run.onText((d) => (text += d));
+  const kinds = [];
+  run.onEvent((ev) => kinds.push(ev.type));
+  const result = await within(run.result, 5000, "run.result");
+  await new Promise((r) => setTimeout(r, 100));
+  const transcript = c.transcript();
+  c.close();
+  return { askedId, runId: run.runId, text, kinds, result, transcript, errors, finished: run.finished };
+}
+
+/** A run with a tool call. */
+export async function toolRun({ Client, within }, { url, dialect, options }) {
+  const c = new Client({ url, dialect, ...options });
+  await within(c.connect(), 5000, "connect()");
+  const result = await within(c.run({ message: "What time is it?" }).result, 5000, "run.result");
+  const transcript = c.transcript();
+  c.close();
+  return { result, transcript };
+}
+
+/** agentloop's approvals, answered yes, no-continue, and explain (then yes), one run each. */
+export async function approvals({ Client, within }, { url, dialect, options }) {
+  const c = new Client({ url, dialect, ...options });
+  const asked = [];
+  let answers = [];
+  c.onApproval((req) => {
+    asked.push({ callId: req.callId ?? null, name: req.name, arguments: req.arguments });
+    return { review: answers.shift() ?? "no-exit", message: "not now" };
+  });
+  await within(c.connect(), 5000, "connect()");
+  const out = {};
+  for (const [label, decisions] of [["yes", ["yes"]], ["no-continue", ["no-continue"]], ["explain", ["explain", "yes"]]]) {
+    answers = [...decisions];
+    const result = await within(c.run({ message: "write notes" }).result, 5000, `run.result (${label})`);
+    out[label] = { reply: result.reply, asked: asked.splice(0) };
+  }
+  out.runs = c.transcript().runs.map((r) => r.status);
+  c.close();
+  return out;
+}
+
+/** A socket cut mid-run: the run fails with resume_unsupported, the next run works. */
+export async function drop({ Client, within }, { url, dialect, options }) {
+  const c = new Client({ url, dialect, ...options });
+  const states = [];
+  c.onStatus((s) => states.push(s.state));
+  await within(c.connect(), 5000, "connect()");
+  const cut = c.run({ message: "drop" });
+  let partial = "";
+  cut.onText((d) => (partial += d));
+  let error = null;
+  try {
+    await within(cut.result, 5000, "the cut run's result");
+  } catch (e) {
+    error = { name: e.name, code: e.code, message: e.message };
+  }
+  const during = c.transcript();
+  const next = await within(c.run({ message: "Hello" }).result, 5000, "the next run's result");
+  const transcript = c.transcript();
+  c.close();
+  return { error, partial, during, next, transcript, states };
+}
+
+/** loom's requests: ping, toolsList, toolShow (json and yaml), userMessages. */
+export async function loomRequests({ Client, within }, { url, dialect, options }) {
+  const c = new Client({ url, dialect, ...options });
+  await within(c.connect(), 5000, "connect()");
+  const rtt = await within(c.ping(), 5000, "ping()");
+  const tools = await within(c.toolsList(), 5000, "toolsList()");
+  const json = await within(c.toolShow("get_time", "json"), 5000, "toolShow(json)");
+  const yaml = await within(c.toolShow("get_time"), 5000, "toolShow(yaml)");
+  // A ping sent while a run streams is answered after the run: it still resolves.
+  const run = c.run({ message: "Hello" });
+  const during = c.ping();
+  const [result, rttDuring] = await within(Promise.all([run.result, during]), 5000, "a run and a ping");
+  const messages = await within(c.userMessages("sess-originals"), 5000, "userMessages()");
+  c.close();
+  return { rtt, tools, json, yaml, reply: result.reply, rttDuring, messages };
+}
+
+/** What needs weft rejects (or throws) with `unsupported` at once. */
+export async function unsupported({ Client, within }, { url, dialect, options }) {
+  const c = new Client({ url, dialect, ...options });
+  await within(c.connect(), 5000, "connect()");
+  const code = async (what, f) => {
+    const started = Date.now();
+    try {
+      await within(Promise.resolve().then(f), 1000, what);
+      return { what, code: "resolved" };
+    } catch (e) {
+      return { what, code: e.code ?? e.message, ms: Date.now() - started };
+    }
+  };
+  const out = [];
+  if (dialect !== "loom") out.push(await code("ping()", () => c.ping()));
+  out.push(await code("follow()", () => c.follow("run-elsewhere")));
+  const run = c.run({ message: "Hello" });
+  out.push(await code("run.cancel()", () => run.cancel()));
+  const result = await within(run.result, 5000, "run.result");
+  c.close();
+  return { out, reply: result.reply };
+}
