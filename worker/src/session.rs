@@ -195,7 +195,10 @@ impl DurableObject for Session {
                 return Ok(());
             }
         };
-        if !info.weft && matches!(command, Command::Ping { .. }) && !info.dialect().has_ping() {
+        if !info.weft
+            && matches!(command, Command::Ping { .. })
+            && !info.dialect().original_serves(&command)
+        {
             // ping is a weft extension outside loom, and its pong an extension frame: a client
             // of the original protocol gets what the original server says to an unknown type.
             let unknown = weft_protocol::Error::UnknownType {

@@ -248,7 +248,7 @@ fn each_thought_goes_out_once_and_whole() {
         "Let me think about it."
     );
     let at = |frames: &[Value], pred: &dyn Fn(&Value) -> bool| {
-        frames.iter().position(|f| pred(f)).unwrap()
+        frames.iter().position(pred).unwrap()
     };
     assert!(
         at(&agentloop, &|f| f["payload"]["type"] == "reasoning")

@@ -1,5 +1,6 @@
-//! What the *original* server of each dialect does, as observed (`specs/ORIGINALS.md`), for a
-//! client that may be talking to one instead of weft.
+//! What the *original* server and clients of each dialect do, as observed (`specs/ORIGINALS.md`):
+//! for a client that may be talking to an original server instead of weft, and for weft serving
+//! an original client (a socket that did not offer `weft.<dialect>`).
 //!
 //! weft serves every request of every dialect plus its extensions (`resume`, `cancel`,
 //! `client_tools`, `tool_result`, `ping` everywhere) and marks every run frame with `run_id` and
@@ -7,8 +8,11 @@
 //! not at all) and end a turn with their own frame. These rules differ by dialect, so they are
 //! methods of [`Dialect`] (STYLE 17): a client asks them instead of testing the dialect.
 
+use alloc::string::String;
+
 use crate::command::Command;
-use crate::dialect::Dialect;
+use crate::dialect::{agentchat, Dialect};
+use crate::Error;
 
 /// The frame with which an original server closes a turn, as the canonical event it decodes to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,6 +30,55 @@ pub enum TurnEnd {
 }
 
 impl Dialect {
+    /// Whether the dialect's own documents let a client answer an approval request, so every
+    /// socket of it can approve (agentloop's `approval_response`). loom documents
+    /// `tool_approval` but no answer to it; agentchat and cueso have no approvals at all: their
+    /// sockets approve only once they opt in (specs/README, "Approvals").
+    pub fn documents_approvals(self) -> bool {
+        matches!(self, Dialect::Agentloop)
+    }
+
+    /// Whether an original client of this dialect shows each reasoning frame as a thought of
+    /// its own (agentloop's CLI prints a "Reasoning:" block per item, Nova's dashboard a card
+    /// per `agent_thinking`), so it must get each thought once, whole.
+    pub fn sends_whole_thoughts(self) -> bool {
+        matches!(self, Dialect::Agentloop | Dialect::Agentchat)
+    }
+
+    /// The text of the `error` frame that answers a request this endpoint could not decode:
+    /// the original server's own wording where it is known (its clients and tests match on
+    /// it), else the error's own message. The `code` stays [`Error::code`].
+    pub fn error_text(self, e: &Error) -> String {
+        match (self, e) {
+            (Dialect::Agentloop | Dialect::Agentchat, Error::UnknownType { kind, .. }) => {
+                alloc::format!("Unknown message type: {kind}")
+            }
+            (Dialect::Agentchat, Error::Invalid { reason, .. })
+                if reason == agentchat::EMPTY_MESSAGE =>
+            {
+                String::from(agentchat::EMPTY_MESSAGE)
+            }
+            (
+                Dialect::Agentloop,
+                Error::InvalidJson { .. }
+                | Error::NotAnObject { .. }
+                | Error::MissingType
+                | Error::Field { .. }
+                | Error::InvalidUtf8 { .. },
+            ) => String::from("Invalid message format"),
+            _ => alloc::string::ToString::to_string(e),
+        }
+    }
+
+    /// What an approval answer that finds nothing pending is told, in the original server's
+    /// words where it has them.
+    pub fn no_pending_approval_text(self) -> &'static str {
+        match self {
+            Dialect::Agentloop => "No pending approval request",
+            _ => "no approval is pending",
+        }
+    }
+
     /// Whether the original server, offered `weft.<dialect>` as a WebSocket subprotocol, selects
     /// it anyway. agentloop's (Node `ws`) selects the first protocol offered, so there a
     /// selected subprotocol does not prove a weft server; the others select none, and

@@ -124,61 +124,6 @@ impl Dialect {
             .and_then(Dialect::parse)
     }
 
-    /// Whether the dialect's own documents let a client answer an approval request, so every
-    /// socket of it can approve (agentloop's `approval_response`). loom documents
-    /// `tool_approval` but no answer to it; agentchat and cueso have no approvals at all: their
-    /// sockets approve only once they opt in (specs/README, "Approvals").
-    pub fn documents_approvals(self) -> bool {
-        matches!(self, Dialect::Agentloop)
-    }
-
-    /// Whether the dialect's documents define `ping` (loom's); elsewhere it is a weft
-    /// extension.
-    pub fn has_ping(self) -> bool {
-        matches!(self, Dialect::Loom)
-    }
-
-    /// Whether an original client of this dialect shows each reasoning frame as a thought of
-    /// its own (agentloop's CLI prints a "Reasoning:" block per item, Nova's dashboard a card
-    /// per `agent_thinking`), so it must get each thought once, whole.
-    pub fn sends_whole_thoughts(self) -> bool {
-        matches!(self, Dialect::Agentloop | Dialect::Agentchat)
-    }
-
-    /// The text of the `error` frame that answers a request this endpoint could not decode:
-    /// the original server's own wording where it is known (its clients and tests match on
-    /// it), else the error's own message. The `code` stays [`Error::code`].
-    pub fn error_text(self, e: &Error) -> String {
-        match (self, e) {
-            (Dialect::Agentloop | Dialect::Agentchat, Error::UnknownType { kind, .. }) => {
-                alloc::format!("Unknown message type: {kind}")
-            }
-            (Dialect::Agentchat, Error::Invalid { reason, .. })
-                if reason == agentchat::EMPTY_MESSAGE =>
-            {
-                String::from(agentchat::EMPTY_MESSAGE)
-            }
-            (
-                Dialect::Agentloop,
-                Error::InvalidJson { .. }
-                | Error::NotAnObject { .. }
-                | Error::MissingType
-                | Error::Field { .. }
-                | Error::InvalidUtf8 { .. },
-            ) => String::from("Invalid message format"),
-            _ => alloc::string::ToString::to_string(e),
-        }
-    }
-
-    /// What an approval answer that finds nothing pending is told, in the original server's
-    /// words where it has them.
-    pub fn no_pending_approval_text(self) -> &'static str {
-        match self {
-            Dialect::Agentloop => "No pending approval request",
-            _ => "no approval is pending",
-        }
-    }
-
     /// Server side: one client frame (text, or binary holding UTF-8) to a command.
     pub fn decode_request(self, frame: &[u8], limits: Limits) -> Result<Command, Error> {
         let obj = parse_object(frame, limits)?;
