@@ -168,9 +168,12 @@ describe('a loom client with thread_id', () => {
 });
 
 describe('the agentloop example client', () => {
+  /** The example client's `user_input` for `text`, with a fresh id. */
+  const userInput = (text) => ({ id: randomUUID(), type: 'user_input', payload: { input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text }] }] } });
+
   /** A turn: from the user_input to the last loading_state:false. */
   async function turn(c, text, from = c.frames.length) {
-    c.send({ id: randomUUID(), type: 'user_input', payload: { input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text }] }] } });
+    c.send(userInput(text));
     await c.wait((f) => f.type === 'loading_state' && f.payload.loading === false, { from });
     return c.frames.slice(from);
   }
@@ -201,7 +204,7 @@ describe('the agentloop example client', () => {
   test('explain, then no-exit: the turn shapes its client expects', async () => {
     const c = await plain('/agentloop');
     const from = c.frames.length;
-    c.send({ id: randomUUID(), type: 'user_input', payload: { input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'write hi to a.txt' }] }] } });
+    c.send(userInput('write hi to a.txt'));
     await c.wait((f) => f.type === 'approval_request', { from });
     const asked = c.frames.length;
     c.send({ id: randomUUID(), type: 'approval_response', payload: { review: 'explain' } });
@@ -232,7 +235,7 @@ describe('the agentloop example client', () => {
   test('an approval nobody answers is refused after APPROVAL_TIMEOUT_MS, and the session is free again', async () => {
     const c = await plain('/agentloop');
     const from = c.frames.length;
-    c.send({ id: randomUUID(), type: 'user_input', payload: { input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'write x to late.txt' }] }] } });
+    c.send(userInput('write x to late.txt'));
     await c.wait((f) => f.type === 'approval_request', { from });
     const asked = Date.now();
     await c.wait((f) => f.type === 'loading_state' && f.payload.loading === false, { from, timeout: APPROVAL_TIMEOUT_MS + 15_000 });

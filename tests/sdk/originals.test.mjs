@@ -21,6 +21,7 @@ import init, { Client } from "weft-sdk";
 
 import { launchChromium, serveStatic } from "./harness.mjs";
 import * as scenarios from "./originals/scenarios.mjs";
+import { within } from "./originals/within.mjs";
 import { EXPLANATION, PATCH, PLAIN, TIME, startOriginal } from "./originals/standins.mjs";
 
 const DIALECTS = ["loom", "agentloop", "agentchat", "cueso"];
@@ -36,15 +37,6 @@ const OPTIONS = {
 const LIMIT = { timeout: 30_000 };
 
 await init();
-
-/** `promise`, or a rejection naming `what` after `ms`. */
-function within(promise, ms, what) {
-  let timer;
-  const late = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: nothing after ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
-}
 
 // ----- where the scenarios run -----
 
@@ -63,6 +55,7 @@ const chromium = {
     this.web = await serveStatic({
       "/": '<!doctype html><meta charset="utf-8"><title>weft-sdk and the originals</title><script type="module" src="/page.mjs"></script>',
       "/page.mjs": new URL("./originals/page.mjs", import.meta.url),
+      "/within.mjs": new URL("./originals/within.mjs", import.meta.url),
       "/favicon.ico": "",
     });
     this.browser = await launchChromium();

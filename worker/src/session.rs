@@ -266,7 +266,10 @@ impl DurableObject for Session {
             1005 | 1006 | 1015 => 1000,
             c => c as u16,
         };
-        let _ = ws.close(Some(code), Some(reason));
+        if let Err(e) = ws.close(Some(code), Some(reason)) {
+            // Already closed on the other side: nothing is lost.
+            worker::console_warn!("closing a socket: {e}");
+        }
         Ok(())
     }
 
@@ -662,13 +665,21 @@ impl Session {
         };
         let mut engine_run = Run::new(config, self.tool_infos(), state, &start);
         engine_run.set_clock(js_sys::Date::now() as i64);
-        let _ = store.add_message("user", &run.message, &run_id);
-        let _ = store.save_run(
-            &run_id,
-            "running",
-            &engine_run.checkpoint(),
-            js_sys::Date::now() as i64,
-        );
+        // A run that cannot be stored is not started: it could not be resumed or listed.
+        let stored = store
+            .add_message("user", &run.message, &run_id)
+            .and_then(|()| {
+                store.save_run(
+                    &run_id,
+                    "running",
+                    &engine_run.checkpoint(),
+                    js_sys::Date::now() as i64,
+                )
+            });
+        if let Err(e) = stored {
+            let msg = format!("could not store the run: {e}");
+            return self.reply(ws, info, error_event(&msg, "storage", Some(run_id)));
+        }
         engine_run.start();
         *self.run.borrow_mut() = Some(engine_run);
         self.drive().await;
@@ -967,9 +978,21 @@ impl Session {
                 let run = self.run.borrow_mut().take();
                 if let Some(run) = run {
                     let store = self.store();
-                    let _ = store.save_session_state(run.session());
+                    // The run's frames went out and are logged; what failed here is the
+                    // session's memory of it, which the log line names.
+                    if let Err(e) = store.save_session_state(run.session()) {
+                        worker::console_error!(
+                            "run {}: session state not saved: {e}",
+                            run.run_id()
+                        );
+                    }
                     if let Some(reply) = last_reply(run.session()) {
-                        let _ = store.add_message("assistant", &reply, run.run_id());
+                        if let Err(e) = store.add_message("assistant", &reply, run.run_id()) {
+                            worker::console_error!(
+                                "run {}: reply not added to the history: {e}",
+                                run.run_id()
+                            );
+                        }
                     }
                 }
             }
@@ -1001,12 +1024,17 @@ impl Session {
         let cell = self.run.borrow();
         if let Some(run) = cell.as_ref() {
             let status = if run.is_finished() { "done" } else { status };
-            let _ = self.store().save_run(
+            let saved = self.store().save_run(
                 run.run_id(),
                 status,
                 &run.checkpoint(),
                 js_sys::Date::now() as i64,
             );
+            if let Err(e) = saved {
+                // The run goes on from memory; a restart would resume it from the last
+                // checkpoint that was saved.
+                worker::console_error!("run {}: checkpoint not saved: {e}", run.run_id());
+            }
         }
     }
 

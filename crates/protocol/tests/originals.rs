@@ -247,9 +247,8 @@ fn each_thought_goes_out_once_and_whole() {
         reasoning[0]["payload"]["content"][0]["text"],
         "Let me think about it."
     );
-    let at = |frames: &[Value], pred: &dyn Fn(&Value) -> bool| {
-        frames.iter().position(pred).unwrap()
-    };
+    let at =
+        |frames: &[Value], pred: &dyn Fn(&Value) -> bool| frames.iter().position(pred).unwrap();
     assert!(
         at(&agentloop, &|f| f["payload"]["type"] == "reasoning")
             < at(&agentloop, &|f| f["payload"]["role"] == "assistant"),
