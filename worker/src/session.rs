@@ -224,15 +224,14 @@ impl DurableObject for Session {
                 self.remember(&ws, &info);
             }
         }
-        if let Command::ClientTools(tools) = &command {
-            // Declared here, and to every session this socket reaches through a link.
+        if let Command::ClientTools(tools) = command {
+            // Declared on this socket, and to every session it reaches through a link (a link
+            // opened later declares them first).
             self.links.broadcast(&ws, &bytes);
             info.approvals |= tools.approvals;
-            info.tools = tools.tools.iter().cloned().map(client_tool).collect();
+            info.tools = tools.tools.into_iter().map(client_tool).collect();
             self.remember(&ws, &info);
-            if route == Route::Here {
-                return Ok(());
-            }
+            return Ok(());
         }
         match route {
             Route::Here => self.command(&ws, &mut info, command).await,
@@ -390,11 +389,6 @@ impl Session {
                     is_error: result.is_error,
                 };
                 self.feed(ws, info, input).await;
-            }
-            Command::ClientTools(ClientTools { tools, approvals }) => {
-                info.approvals |= approvals;
-                info.tools = tools.into_iter().map(client_tool).collect();
-                self.remember(ws, info);
             }
             Command::Resume(resume) => {
                 info.not_following.retain(|r| *r != resume.run_id);
