@@ -509,6 +509,23 @@ describe('a session named in a message (relayed to its Durable Object)', () => {
     c.close();
     d.close();
   });
+  test('a socket naming more sessions than it keeps links to still reaches each of them', async () => {
+    // worker/src/relay.rs keeps 8 links per socket; a 9th session closes the least recently used.
+    const c = await Conn.open(`${server.url}/ws/chat?token=${TOKEN}`, []);
+    const sids = Array.from({ length: 10 }, () => session());
+    for (const [i, sid] of sids.entries()) {
+      const from = c.frames.length;
+      c.send({ message: `hello ${i}`, session_id: sid });
+      assert.equal((await c.wait((f) => f.type === 'final', { from })).content, `You said: hello ${i}`);
+    }
+    // The first link was closed; naming its session again opens a new one, history intact.
+    const from = c.frames.length;
+    c.send({ message: 'summarize', session_id: sids[0] });
+    const summary = await c.wait((f) => f.type === 'final', { from });
+    assert.equal(c.frames[from].session_id, sids[0]);
+    assert.match(summary.content, /The user asked: "hello 0"\./);
+    c.close();
+  });
 });
 
 describe('security and limits', () => {

@@ -48,6 +48,11 @@ pub enum Route {
 /// The longest session id a message may name (as for `?session_id=`).
 pub const MAX_SESSION_ID: usize = 128;
 
+/// Links one client socket keeps open at most: naming a further session closes the link it
+/// used least recently (it opens again when named again), so a socket cannot hold an object's
+/// memory hostage by naming session after session.
+pub const MAX_LINKS_PER_SOCKET: usize = 8;
+
 /// Where `command`, arriving on a socket whose own session is `home` and whose current session
 /// is `current`, belongs; and the socket's current session after it. An over-long name is an
 /// error to answer.
@@ -75,6 +80,8 @@ pub fn route(home: &str, current: Option<&str>, command: &Command) -> Result<Rou
 struct Link {
     client: WebSocket,
     session: String,
+    /// When it last carried a frame from the client (a counter): the least recent goes first.
+    used: u64,
     /// The link's socket once open; until then, what the client sent for it, in order.
     state: LinkState,
 }
@@ -89,6 +96,7 @@ enum LinkState {
 #[derive(Debug, Clone, Default)]
 pub struct Links {
     links: Rc<RefCell<Vec<Link>>>,
+    clock: Rc<std::cell::Cell<u64>>,
 }
 
 /// What a link carries for its client: the dialect, whether it opted in, and the tools it
@@ -107,22 +115,33 @@ pub struct Client<'a> {
 
 impl Links {
     /// Sends `frame` (as the client sent it) to `session` over the client's link, opening the
-    /// link first if there is none. Frames keep their order while it opens.
-    pub async fn send(&self, env: &Env, client: Client<'_>, session: &str, frame: Vec<u8>) {
-        let opening = {
+    /// link first if there is none. Frames keep their order while it opens. An error says the
+    /// session could not be reached (what was queued for it is dropped; the client is told).
+    pub async fn send(
+        &self,
+        env: &Env,
+        client: Client<'_>,
+        session: &str,
+        frame: Vec<u8>,
+    ) -> Result<(), String> {
+        let now = self.clock.get() + 1;
+        self.clock.set(now);
+        let (opening, evicted) = {
             let mut links = self.links.borrow_mut();
             match links
                 .iter_mut()
                 .find(|l| l.client == *client.socket && l.session == session)
             {
                 Some(link) => {
+                    link.used = now;
                     match &mut link.state {
                         LinkState::Opening(queue) => queue.push(frame),
                         LinkState::Open(ws) => forward(ws, &frame),
                     }
-                    return;
+                    return Ok(());
                 }
                 None => {
+                    let evicted = evict(&mut links, client.socket);
                     let mut queue = Vec::new();
                     if let Some(tools) = &client.tools {
                         if let Ok(declare) = client
@@ -136,15 +155,20 @@ impl Links {
                     links.push(Link {
                         client: client.socket.clone(),
                         session: session.to_string(),
+                        used: now,
                         state: LinkState::Opening(queue),
                     });
-                    true
+                    (true, evicted)
                 }
             }
         };
-        if opening {
-            self.open(env, &client, session).await;
+        if let Some(old) = evicted {
+            close_link(old);
         }
+        if opening {
+            return self.open(env, &client, session).await;
+        }
+        Ok(())
     }
 
     /// Sends `frame` on every open link of the client (a `client_tools` declaration).
@@ -169,25 +193,18 @@ impl Links {
             gone
         };
         for link in gone {
-            if let LinkState::Open(ws) = link.state {
-                if let Err(e) = ws.close(Some(1000), Some("client gone")) {
-                    worker::console_warn!("closing the link to {}: {e}", link.session);
-                }
-            }
+            close_link(link);
         }
     }
 
-    async fn open(&self, env: &Env, client: &Client<'_>, session: &str) {
+    async fn open(&self, env: &Env, client: &Client<'_>, session: &str) -> Result<(), String> {
         let socket = match connect(env, client, session).await {
             Ok(ws) => ws,
             Err(e) => {
                 self.forget(client.socket, session);
                 let msg = format!("could not reach session {session}: {e}");
                 worker::console_error!("{msg}");
-                if let Err(e) = client.socket.close(Some(1011), Some("session unreachable")) {
-                    worker::console_warn!("closing the client after {msg}: {e}");
-                }
-                return;
+                return Err(msg);
             }
         };
         let queued = {
@@ -200,7 +217,7 @@ impl Links {
                 if let Err(e) = socket.close(Some(1000), Some("client gone")) {
                     worker::console_warn!("closing an unused link to {session}: {e}");
                 }
-                return;
+                return Ok(());
             };
             match std::mem::replace(&mut link.state, LinkState::Open(socket.clone())) {
                 LinkState::Opening(queue) => queue,
@@ -216,6 +233,7 @@ impl Links {
         wasm_bindgen_futures::spawn_local(async move {
             links.pump(socket, to, session).await;
         });
+        Ok(())
     }
 
     /// Relays the link's frames to the client until either side closes; the link's close
@@ -266,6 +284,29 @@ impl Links {
         let before = links.len();
         links.retain(|l| !(l.client == *client && l.session == session));
         links.len() != before
+    }
+}
+
+/// Takes out the client's least recently used open link when it has [`MAX_LINKS_PER_SOCKET`].
+fn evict(links: &mut Vec<Link>, client: &WebSocket) -> Option<Link> {
+    let mine = links.iter().filter(|l| l.client == *client).count();
+    if mine < MAX_LINKS_PER_SOCKET {
+        return None;
+    }
+    let at = links
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.client == *client && matches!(l.state, LinkState::Open(_)))
+        .min_by_key(|(_, l)| l.used)
+        .map(|(i, _)| i)?;
+    Some(links.remove(at))
+}
+
+fn close_link(link: Link) {
+    if let LinkState::Open(ws) = link.state {
+        if let Err(e) = ws.close(Some(1000), Some("link closed")) {
+            worker::console_warn!("closing the link to {}: {e}", link.session);
+        }
     }
 }
 

@@ -242,7 +242,13 @@ impl DurableObject for Session {
                     weft: info.weft,
                     tools: declared_tools(&info),
                 };
-                self.links.send(&self.env, client, &session, bytes).await;
+                if let Err(message) = self.links.send(&self.env, client, &session, bytes).await {
+                    self.reply(
+                        &ws,
+                        &info,
+                        error_event(&message, "session_unreachable", None),
+                    );
+                }
             }
         }
         Ok(())
