@@ -1,0 +1,348 @@
+//! What a client asks of its session: each command, a new run and its checks, approvals,
+//! tool results, cancel and resume — and the active run loaded back from its checkpoint.
+
+use super::*;
+
+impl Session {
+    /// Carries out one decoded command of a socket in this session (relay.rs routed it here).
+    pub(super) async fn command(&self, ws: &WebSocket, info: &mut SocketInfo, command: Command) {
+        match command {
+            Command::Ping { id } => self.reply(ws, info, Event::Pong { id }),
+            Command::Run(run) => self.start_run(ws, info, run).await,
+            Command::ApprovalResponse(decision) => self.approve(ws, info, decision).await,
+            Command::ToolResult(result) => {
+                let input = Input::ToolResult {
+                    call_id: result.call_id,
+                    result: result.result,
+                    is_error: result.is_error,
+                };
+                self.feed(ws, info, input).await;
+            }
+            Command::Resume(resume) => {
+                info.not_following.retain(|r| *r != resume.run_id);
+                self.remember(ws, info);
+                self.resume(ws, info, &resume.run_id, resume.after_event_id);
+            }
+            Command::Cancel { run_id } => self.cancel(ws, info, &run_id).await,
+            Command::ToolsList(q) => {
+                let tools = self.tool_specs();
+                self.reply(ws, info, Event::ToolsList { id: q.id, tools });
+            }
+            Command::ToolShow(q) => {
+                let spec = self.tool_specs().into_iter().find(|t| t.name == q.name);
+                let event = match spec {
+                    None => error_event(
+                        &format!("tool not found: {}", q.name),
+                        "tool_not_found",
+                        Some(q.id),
+                    ),
+                    Some(spec) => match q.output {
+                        Some(weft_protocol::command::ToolFormat::Json) => Event::ToolShow {
+                            id: q.id,
+                            tool: Some(tools::spec_json(&spec)),
+                            tool_yaml: None,
+                        },
+                        _ => Event::ToolShow {
+                            id: q.id,
+                            tool: None,
+                            tool_yaml: Some(tools::spec_yaml(&spec)),
+                        },
+                    },
+                };
+                self.reply(ws, info, event);
+            }
+            Command::UserMessages(q) => {
+                // relay.rs routed it here: its thread is this session.
+                let limit = q.limit.unwrap_or(100).clamp(1, 1000);
+                let store = self.store();
+                let event = match store.messages(q.before, limit) {
+                    Ok((messages, has_more)) => Event::UserMessages {
+                        id: q.id,
+                        thread_id: q.thread_id,
+                        messages,
+                        has_more: Some(has_more),
+                        active_run_id: store.active_run().ok().flatten().map(|r| r.run_id),
+                    },
+                    Err(e) => error_event(
+                        &format!("could not read the history: {e}"),
+                        "storage",
+                        Some(q.id),
+                    ),
+                };
+                self.reply(ws, info, event);
+            }
+            Command::ContextInfo { .. } => {
+                let state = self.store().session_state().unwrap_or_default();
+                let defs: Vec<ToolDef> = self.tool_infos().into_iter().map(|t| t.def).collect();
+                let config = self.settings.engine_config();
+                let tokens =
+                    engine::context::estimate(&config.system_prompt, &state.history, &defs);
+                self.reply(
+                    ws,
+                    info,
+                    Event::ContextInfo {
+                        token_count: tokens,
+                        usage_percent: engine::context::percent(tokens, config.context_window),
+                        transcript_length: state.history.len() as u64,
+                        max_tokens: config.context_window,
+                        strategy: engine::context::STRATEGY.into(),
+                    },
+                );
+            }
+            Command::Compact { id } => {
+                if self
+                    .store()
+                    .session_state()
+                    .unwrap_or_default()
+                    .history
+                    .is_empty()
+                {
+                    // specs/README (agentloop): the error alone, no run around it.
+                    let msg = "Cannot compact empty transcript";
+                    return self.reply(ws, info, error_event(msg, "empty_transcript", id));
+                }
+                if self.busy() {
+                    self.reply(
+                        ws,
+                        info,
+                        error_event("a run is in progress; compact after it ends", "busy", None),
+                    );
+                    return;
+                }
+                let state = self.store().session_state().unwrap_or_default();
+                let run_id = format!("compact-{}", uuid());
+                let run = Run::compact(
+                    self.settings.engine_config(),
+                    self.tool_infos(),
+                    state,
+                    &self.session_id(info),
+                    &run_id,
+                );
+                *self.run.borrow_mut() = Some(run);
+                self.drive().await;
+            }
+            _ => self.reply(
+                ws,
+                info,
+                error_event("this request is not supported here", "unsupported", None),
+            ),
+        }
+    }
+
+    pub(super) async fn start_run(&self, ws: &WebSocket, info: &SocketInfo, run: RunCommand) {
+        // relay.rs routed it here: a thread it names is this session.
+        let session_id = self.session_id(info);
+        if let Agent::Unknown(name) = &run.agent {
+            let msg = format!("unknown agent: {name} (react, dup, tot or got)");
+            return self.reply(ws, info, error_event(&msg, "agent_unavailable", run.id));
+        }
+        if self.busy() {
+            let active = self
+                .store()
+                .active_run()
+                .ok()
+                .flatten()
+                .map(|r| r.run_id)
+                .unwrap_or_default();
+            let msg =
+                format!("a run is already in progress ({active}): wait for it to end or cancel it");
+            return self.reply(ws, info, error_event(&msg, "busy", run.id));
+        }
+        let run_id = run.id.clone().unwrap_or_else(|| format!("run-{}", uuid()));
+        let store = self.store();
+        if store.run(&run_id).ok().flatten().is_some() {
+            let msg = format!("run id {run_id} was already used in this session");
+            return self.reply(
+                ws,
+                info,
+                error_event(&msg, "duplicate_run_id", Some(run_id)),
+            );
+        }
+        let state = store.session_state().unwrap_or_default();
+        let folder = match run
+            .working_folder
+            .as_deref()
+            .map(str::trim)
+            .filter(|f| !f.is_empty() && *f != "." && *f != "/")
+        {
+            None => None,
+            Some(f) => match tools::normalize_path(f) {
+                Ok(f) => Some(f),
+                Err(e) => {
+                    return self.reply(
+                        ws,
+                        info,
+                        error_event(&format!("working_folder: {e}"), "invalid_request", run.id),
+                    )
+                }
+            },
+        };
+        let mut config = self.settings.engine_config();
+        // loom: a SOUL.md in the working folder sets the persona; else the built-in one.
+        let soul = SqlWorkspace {
+            store: &store,
+            root: folder.clone().unwrap_or_default(),
+        }
+        .read("SOUL.md");
+        if let Some(soul) = soul.filter(|s| !s.trim().is_empty()) {
+            config.system_prompt = soul;
+        }
+        let start = Start {
+            run_id: run_id.clone(),
+            session_id,
+            message: run.message.clone(),
+            agent: run.agent,
+            thread_id: run.thread_id.clone(),
+            verbose: run.verbose.unwrap_or(false),
+            working_folder: folder,
+            got_adaptive: run.got_adaptive.unwrap_or(false),
+        };
+        let mut engine_run = Run::new(config, self.tool_infos(), state, &start);
+        engine_run.set_clock(js_sys::Date::now() as i64);
+        // A run that cannot be stored is not started: it could not be resumed or listed.
+        let stored = store
+            .add_message("user", &run.message, &run_id)
+            .and_then(|()| {
+                store.save_run(
+                    &run_id,
+                    "running",
+                    &engine_run.checkpoint(),
+                    js_sys::Date::now() as i64,
+                )
+            });
+        if let Err(e) = stored {
+            let msg = format!("could not store the run: {e}");
+            return self.reply(ws, info, error_event(&msg, "storage", Some(run_id)));
+        }
+        engine_run.start();
+        *self.run.borrow_mut() = Some(engine_run);
+        self.drive().await;
+    }
+
+    /// Loads the active run from its checkpoint if it is not in memory (after hibernation or a
+    /// restart). Returns whether there is one.
+    pub(super) fn load_active_run(&self) -> bool {
+        if self.run.borrow().as_ref().is_some_and(|r| !r.is_finished()) {
+            return true;
+        }
+        let store = self.store();
+        let Some(row) = store.active_run().ok().flatten() else {
+            return false;
+        };
+        let Ok(mut run) = Run::restore(&row.checkpoint) else {
+            return false;
+        };
+        let last = store.last_event_id(&row.run_id).unwrap_or(0);
+        run.resume(last);
+        *self.run.borrow_mut() = Some(run);
+        true
+    }
+
+    pub(super) async fn resume_orphaned_run(&self) {
+        if !self.driving.get() && self.run.borrow().is_none() && self.load_active_run() {
+            self.drive().await;
+        }
+    }
+
+    pub(super) async fn approve(
+        &self,
+        ws: &WebSocket,
+        info: &SocketInfo,
+        decision: ApprovalDecision,
+    ) {
+        if !info.can_approve() {
+            return self.reply(
+                ws,
+                info,
+                error_event(
+                    "this socket cannot approve: send client_tools with approvals: true first",
+                    "not_allowed",
+                    None,
+                ),
+            );
+        }
+        let pending = self.load_active_run()
+            && self
+                .run
+                .borrow()
+                .as_ref()
+                .is_some_and(|r| r.waiting_approvals().next().is_some());
+        if !pending {
+            let msg = info.dialect().no_pending_approval_text();
+            return self.reply(ws, info, error_event(msg, "no_pending_approval", None));
+        }
+        self.feed(ws, info, Input::Approval(decision)).await;
+    }
+
+    /// Feeds an input to the active run and drives it; a refused input (forged or stale call
+    /// id, nothing pending) is answered with an error and changes nothing.
+    pub(super) async fn feed(&self, ws: &WebSocket, info: &SocketInfo, input: Input) {
+        if !self.load_active_run() {
+            return self.reply(
+                ws,
+                info,
+                error_event("no run is waiting for that", "no_active_run", None),
+            );
+        }
+        let result = match self.run.borrow_mut().as_mut() {
+            Some(run) => {
+                run.set_clock(js_sys::Date::now() as i64);
+                run.handle(input)
+            }
+            None => return,
+        };
+        if let Err(e) = result {
+            return self.reply(ws, info, error_event(&e.to_string(), "stale", None));
+        }
+        self.drive().await;
+    }
+
+    pub(super) async fn cancel(&self, ws: &WebSocket, info: &SocketInfo, run_id: &str) {
+        let active = self.load_active_run()
+            && self
+                .run
+                .borrow()
+                .as_ref()
+                .is_some_and(|r| r.run_id() == run_id);
+        if !active {
+            let msg = format!("no active run {run_id} in this session");
+            return self.reply(ws, info, error_event(&msg, "no_active_run", None));
+        }
+        if self.driving.get() {
+            // The drive loop is waiting (on model streams, a tool): it cancels when it wakes.
+            self.cancel.set(true);
+            self.wake();
+            return;
+        }
+        self.feed(ws, info, Input::Cancel).await;
+    }
+
+    /// Replays a run's frames after `after` in this socket's dialect; live frames follow as
+    /// they are published (the replay is synchronous, so nothing slips in between).
+    pub(super) fn resume(&self, ws: &WebSocket, info: &SocketInfo, run_id: &str, after: u64) {
+        let store = self.store();
+        if store.run(run_id).ok().flatten().is_none() {
+            let msg = format!("unknown run {run_id} in this session");
+            return self.reply(
+                ws,
+                info,
+                error_event(&msg, "unknown_run", Some(run_id.into())),
+            );
+        }
+        let mut encoder = info.encoder();
+        for json in store.events(run_id).unwrap_or_default() {
+            let Some(ev) = decode_logged(run_id, &json) else {
+                continue;
+            };
+            for frame in encoder.encode(&ev) {
+                if encoder.frames_sent() > after {
+                    if let Err(e) = ws.send_with_str(frame) {
+                        // The socket closed mid-replay: it resumes again when it returns.
+                        worker::console_warn!("resume of {run_id} cut short: {e}");
+                        return;
+                    }
+                }
+            }
+        }
+    }
+}
