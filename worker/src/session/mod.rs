@@ -9,8 +9,8 @@
 //! within `APPROVAL_TIMEOUT_MS` (the object's alarm), the call is refused and the run goes on.
 //!
 //! Its rooms: this file holds the object, its sockets and the drive loop that carries out a
-//! run's effects; [`commands`] what clients ask of it; [`stream`] a model call streamed into the
-//! run; [`publish`] logging and sending the run's events; [`host`] what the tools run against.
+//! run's effects; `commands.rs` what clients ask of it; `stream.rs` a model call streamed into the
+//! run; `publish.rs` logging and sending the run's events; `host.rs` what the tools run against.
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
