@@ -171,6 +171,17 @@ describe('the agentloop example client', () => {
   /** The example client's `user_input` for `text`, with a fresh id. */
   const userInput = (text) => ({ id: randomUUID(), type: 'user_input', payload: { input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text }] }] } });
 
+  /** A fresh socket whose turn for `text` waits at its approval_request. */
+  async function asking(text) {
+    const c = await plain('/agentloop');
+    c.send(userInput(text));
+    await c.wait((f) => f.type === 'approval_request');
+    return c;
+  }
+
+  /** The example client's answer to the pending approval (it has no call id). */
+  const answer = (review) => ({ id: randomUUID(), type: 'approval_response', payload: { review } });
+
   /** A turn: from the user_input to the last loading_state:false. */
   async function turn(c, text, from = c.frames.length) {
     c.send(userInput(text));
@@ -202,21 +213,18 @@ describe('the agentloop example client', () => {
   });
 
   test('explain, then no-exit: the turn shapes its client expects', async () => {
-    const c = await plain('/agentloop');
-    const from = c.frames.length;
-    c.send(userInput('write hi to a.txt'));
-    await c.wait((f) => f.type === 'approval_request', { from });
+    const c = await asking('write hi to a.txt');
     const asked = c.frames.length;
-    c.send({ id: randomUUID(), type: 'approval_response', payload: { review: 'explain' } });
+    c.send(answer('explain'));
     const again = await c.wait((f) => f.type === 'approval_request', { from: asked });
     const between = c.frames.slice(asked, c.frames.indexOf(again)).map((f) => f.type);
     assert.ok(between.length > 0 && between.every((t) => t === 'response_item'), `explanation only, got ${between}`);
     const answered = c.frames.length;
-    c.send({ id: randomUUID(), type: 'approval_response', payload: { review: 'no-exit' } });
+    c.send(answer('no-exit'));
     await c.wait((f) => f.type === 'loading_state' && f.payload.loading === false, { from: answered });
     const tail = c.frames.slice(answered).map((f) => f.type);
     assert.deepEqual(tail.slice(-2), ['agent_finished', 'loading_state']);
-    c.send({ id: randomUUID(), type: 'approval_response', payload: { review: 'yes' } });
+    c.send(answer('yes'));
     assert.equal((await c.wait((f) => f.type === 'error', { from: answered })).payload.message, 'No pending approval request');
     assertDocumented('agentloop', c.frames);
     c.close();
@@ -233,12 +241,9 @@ describe('the agentloop example client', () => {
   });
 
   test('an approval nobody answers is refused after APPROVAL_TIMEOUT_MS, and the session is free again', async () => {
-    const c = await plain('/agentloop');
-    const from = c.frames.length;
-    c.send(userInput('write x to late.txt'));
-    await c.wait((f) => f.type === 'approval_request', { from });
+    const c = await asking('write x to late.txt');
     const asked = Date.now();
-    await c.wait((f) => f.type === 'loading_state' && f.payload.loading === false, { from, timeout: APPROVAL_TIMEOUT_MS + 15_000 });
+    await c.wait((f) => f.type === 'loading_state' && f.payload.loading === false, { timeout: APPROVAL_TIMEOUT_MS + 15_000 });
     assert.ok(Date.now() - asked >= APPROVAL_TIMEOUT_MS - 500, 'not refused before the timeout');
     const output = c.frames.find((f) => f.payload?.type === 'function_call_output');
     assert.match(output.payload.output, /^nobody answered the approval of apply_patch within 4 s$/);
