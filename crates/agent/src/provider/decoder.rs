@@ -13,6 +13,7 @@ use super::gemini::GenerateStream;
 use super::openai::ChatStream;
 use super::openai_responses::ResponsesStream;
 use super::sse::{SseItem, SseParser, MAX_EVENT_BYTES};
+use super::workers_ai::WorkersAiStream;
 use super::Provider;
 
 /// Decodes one streamed provider response into provider-neutral [`Delta`]s.
@@ -44,6 +45,7 @@ enum Codec {
     OpenAiResponses(ResponsesStream),
     Anthropic(MessagesStream),
     Gemini(GenerateStream),
+    WorkersAi(WorkersAiStream),
 }
 
 impl StreamDecoder {
@@ -55,6 +57,7 @@ impl StreamDecoder {
             Provider::OpenAiResponses => Codec::OpenAiResponses(ResponsesStream::default()),
             Provider::Anthropic => Codec::Anthropic(MessagesStream::default()),
             Provider::Gemini => Codec::Gemini(GenerateStream::default()),
+            Provider::WorkersAi => Codec::WorkersAi(WorkersAiStream::default()),
         };
         Self {
             provider,
@@ -144,8 +147,10 @@ impl StreamDecoder {
         self.finished = true;
         self.sse.finish(&mut self.items);
         let decoded = self.decode_items();
-        if let Codec::Gemini(gemini) = &mut self.codec {
-            gemini.on_end(&mut self.out);
+        match &mut self.codec {
+            Codec::Gemini(gemini) => gemini.on_end(&mut self.out),
+            Codec::WorkersAi(workers_ai) => workers_ai.on_end(&mut self.out),
+            _ => {}
         }
         if !self.is_complete() {
             return Err(ProviderError::Truncated {
@@ -165,6 +170,7 @@ impl StreamDecoder {
                 Codec::OpenAiResponses(c) => c.is_complete(),
                 Codec::Anthropic(c) => c.is_complete(),
                 Codec::Gemini(c) => c.is_complete(),
+                Codec::WorkersAi(c) => c.is_complete(),
             }
     }
 
@@ -179,6 +185,7 @@ impl StreamDecoder {
                         Codec::OpenAiResponses(c) => c.on_event(&data, out),
                         Codec::Anthropic(c) => c.on_event(&data, out),
                         Codec::Gemini(c) => c.on_event(&data, out),
+                        Codec::WorkersAi(c) => c.on_event(&data, out),
                     }
                 }
                 SseItem::Stray(text) => {

@@ -292,9 +292,23 @@ impl ErrorInfo {
     fn from_value(value: &Value) -> Option<Self> {
         let value = match value {
             Value::Array(items) => items.first()?,
+            Value::String(text) if !text.trim().is_empty() => {
+                return Some(Self {
+                    message: text.clone(),
+                    ..Self::default()
+                })
+            }
             other => other,
         };
         let object = value.as_object()?;
+        // Cloudflare's API envelope: `{"errors": [{"code": 5007, "message": "..."}], "success": false}`.
+        if let Some(first) = object
+            .get("errors")
+            .and_then(Value::as_array)
+            .and_then(|errors| errors.first())
+        {
+            return Self::from_value(first);
+        }
         match object.get("error") {
             Some(Value::Object(inner)) => Some(Self::from_object(inner)),
             Some(Value::String(text)) => Some(Self {
@@ -328,7 +342,14 @@ impl ErrorInfo {
                 .and_then(|n| u16::try_from(n).ok())
                 .filter(|n| (100..=599).contains(n))
         };
+        // A number that is no HTTP status is the provider's own code (Workers AI's `5007`).
+        let numeric_code = object
+            .get("code")
+            .and_then(Value::as_u64)
+            .filter(|n| !(100..=599).contains(n))
+            .map(|n| n.to_string());
         let code = text("code")
+            .or(numeric_code)
             .or_else(|| text("status"))
             .or_else(|| text("type"))
             .filter(|c| !c.is_empty());
@@ -393,7 +414,8 @@ fn parse_seconds(text: &str) -> Option<u64> {
 fn is_quota(code: Option<&str>) -> bool {
     matches!(
         code,
-        Some("insufficient_quota" | "billing_hard_limit_reached" | "billing_error")
+        // 3036: Workers AI's daily free allocation is used up.
+        Some("insufficient_quota" | "billing_hard_limit_reached" | "billing_error" | "3036")
     )
 }
 
@@ -420,7 +442,7 @@ fn retryable(status: Option<u16>, code: Option<&str>) -> bool {
 }
 
 /// A short, single-line excerpt of a body that is not JSON (an HTML error page from a gateway).
-fn snippet(text: &str) -> String {
+pub(crate) fn snippet(text: &str) -> String {
     let mut out = String::new();
     for word in text.split_whitespace() {
         if out.len() + word.len() + 1 > 200 {

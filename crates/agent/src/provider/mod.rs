@@ -32,6 +32,7 @@ mod openai;
 mod openai_responses;
 mod request;
 mod sse;
+mod workers_ai;
 
 use alloc::string::String;
 use core::fmt;
@@ -42,6 +43,9 @@ pub use decoder::{fuzz_stream_decoder, StreamDecoder};
 pub use delta::{Delta, FinishReason, REDACTED_REASONING};
 pub use error::ProviderError;
 pub use request::{ChatMessage, ChatRequest, HttpRequest, ToolCall, ToolDef, ToolResult};
+pub use workers_ai::{
+    workers_ai_rest_base, WORKERS_AI_DEFAULT_MAX_TOKENS, WORKERS_AI_DEFAULT_MODEL,
+};
 
 /// Anthropic requires `max_tokens` on every request; this is used when [`ChatRequest::max_tokens`]
 /// is `None` — large enough for a long answer with tool calls, small enough for every model.
@@ -63,15 +67,20 @@ pub enum Provider {
     /// Google Gemini (`POST {base}/models/{model}:streamGenerateContent?alt=sse`).
     #[serde(rename = "gemini")]
     Gemini,
+    /// Cloudflare Workers AI: a deployed Worker's `AI` binding, or `POST {base}/{model}` on
+    /// the REST API ([`workers_ai_rest_base`]).
+    #[serde(rename = "workers-ai")]
+    WorkersAi,
 }
 
 impl Provider {
     /// Every provider, for configuration help texts and exhaustive tests.
-    pub const ALL: [Self; 4] = [
+    pub const ALL: [Self; 5] = [
         Self::OpenAi,
         Self::OpenAiResponses,
         Self::Anthropic,
         Self::Gemini,
+        Self::WorkersAi,
     ];
 
     /// The configuration name (`openai`, `openai-responses`, `anthropic`, `gemini`), as used in
@@ -83,6 +92,7 @@ impl Provider {
             Self::OpenAiResponses => "openai-responses",
             Self::Anthropic => "anthropic",
             Self::Gemini => "gemini",
+            Self::WorkersAi => "workers-ai",
         }
     }
 
@@ -103,6 +113,7 @@ impl Provider {
             Self::OpenAiResponses => "OpenAI Responses API",
             Self::Anthropic => "Anthropic",
             Self::Gemini => "Gemini",
+            Self::WorkersAi => "Workers AI",
         }
     }
 
@@ -116,6 +127,8 @@ impl Provider {
             Self::OpenAi | Self::OpenAiResponses => "https://api.openai.com/v1",
             Self::Anthropic => "https://api.anthropic.com/v1",
             Self::Gemini => "https://generativelanguage.googleapis.com/v1beta",
+            // Needs the account: see `workers_ai_rest_base`. (The binding needs no URL.)
+            Self::WorkersAi => "https://api.cloudflare.com/client/v4/accounts/ACCOUNT_ID/ai/run",
         }
     }
 }
@@ -171,6 +184,7 @@ impl ProviderConfig {
             Provider::OpenAiResponses => openai_responses::build_request(self, request),
             Provider::Anthropic => anthropic::build_request(self, request),
             Provider::Gemini => gemini::build_request(self, request),
+            Provider::WorkersAi => workers_ai::build_request(self, request),
         }
     }
 
@@ -192,7 +206,8 @@ impl ProviderConfig {
     }
 
     /// The model of this call: the request's, else the configured one.
-    fn model_for<'a>(&'a self, request: &'a ChatRequest) -> &'a str {
+    #[must_use]
+    pub fn model_for<'a>(&'a self, request: &'a ChatRequest) -> &'a str {
         if request.model.is_empty() {
             &self.model
         } else {

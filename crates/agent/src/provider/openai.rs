@@ -19,6 +19,41 @@ const PROVIDER: Provider = Provider::OpenAi;
 /// `POST {base}/chat/completions` with `stream: true` and `stream_options.include_usage`, so the
 /// last chunk reports token usage.
 pub(crate) fn build_request(config: &ProviderConfig, request: &ChatRequest) -> HttpRequest {
+    let mut body = Map::new();
+    body.insert("model".into(), config.model_for(request).into());
+    body.insert("messages".into(), Value::Array(messages_json(request)));
+    if let Some(tools) = tools_json(request) {
+        body.insert("tools".into(), tools);
+    }
+    if let Some(max) = request.max_tokens {
+        // OpenAI's reasoning models refuse `max_tokens`; most compatible servers only know it.
+        let field = if is_openai_itself(config.base()) {
+            "max_completion_tokens"
+        } else {
+            "max_tokens"
+        };
+        body.insert(field.into(), max.into());
+    }
+    if let Some(t) = request.temperature.and_then(temperature_json) {
+        body.insert("temperature".into(), t);
+    }
+    body.insert("stream".into(), true.into());
+    body.insert("stream_options".into(), json!({"include_usage": true}));
+
+    let mut headers = json_headers();
+    if !config.api_key.is_empty() {
+        headers.push(("authorization".into(), format!("Bearer {}", config.api_key)));
+    }
+    HttpRequest {
+        method: "POST".into(),
+        url: format!("{}/chat/completions", config.base()),
+        headers,
+        body: Value::Object(body).to_string(),
+    }
+}
+
+/// The conversation as Chat Completions messages, which Workers AI takes too.
+pub(super) fn messages_json(request: &ChatRequest) -> Vec<Value> {
     let mut messages = Vec::new();
     if let Some(system) = &request.system {
         messages.push(json!({"role": "system", "content": system}));
@@ -64,51 +99,30 @@ pub(crate) fn build_request(config: &ProviderConfig, request: &ChatRequest) -> H
         });
     }
 
-    let mut body = Map::new();
-    body.insert("model".into(), config.model_for(request).into());
-    body.insert("messages".into(), Value::Array(messages));
-    if !request.tools.is_empty() {
-        let tools = request
-            .tools
-            .iter()
-            .map(|tool| {
-                json!({
-                    "type": "function",
-                    "function": {
-                        "name": tool.name,
-                        "description": tool.description,
-                        "parameters": tool.input_schema,
-                    },
-                })
-            })
-            .collect();
-        body.insert("tools".into(), Value::Array(tools));
-    }
-    if let Some(max) = request.max_tokens {
-        // OpenAI's reasoning models refuse `max_tokens`; most compatible servers only know it.
-        let field = if is_openai_itself(config.base()) {
-            "max_completion_tokens"
-        } else {
-            "max_tokens"
-        };
-        body.insert(field.into(), max.into());
-    }
-    if let Some(t) = request.temperature.and_then(temperature_json) {
-        body.insert("temperature".into(), t);
-    }
-    body.insert("stream".into(), true.into());
-    body.insert("stream_options".into(), json!({"include_usage": true}));
+    messages
+}
 
-    let mut headers = json_headers();
-    if !config.api_key.is_empty() {
-        headers.push(("authorization".into(), format!("Bearer {}", config.api_key)));
+/// The tools in Chat Completions form; `None` when there are none (an empty list is refused by
+/// some servers).
+pub(super) fn tools_json(request: &ChatRequest) -> Option<Value> {
+    if request.tools.is_empty() {
+        return None;
     }
-    HttpRequest {
-        method: "POST".into(),
-        url: format!("{}/chat/completions", config.base()),
-        headers,
-        body: Value::Object(body).to_string(),
-    }
+    let tools = request
+        .tools
+        .iter()
+        .map(|tool| {
+            json!({
+                "type": "function",
+                "function": {
+                    "name": tool.name,
+                    "description": tool.description,
+                    "parameters": tool.input_schema,
+                },
+            })
+        })
+        .collect();
+    Some(Value::Array(tools))
 }
 
 fn is_openai_itself(base: &str) -> bool {
@@ -119,17 +133,20 @@ fn is_openai_itself(base: &str) -> bool {
 
 /// One `chat.completion.chunk`. Everything is optional: Azure's first chunk has no choices,
 /// DeepSeek sends `"usage": null` on every chunk, OpenRouter adds `error` to a chunk.
-#[derive(Deserialize)]
-struct Chunk {
-    choices: Option<Vec<Choice>>,
-    usage: Option<WireUsage>,
+#[derive(Deserialize, Default)]
+pub(super) struct Chunk {
+    pub(super) choices: Option<Vec<Choice>>,
+    pub(super) usage: Option<WireUsage>,
     x_groq: Option<GroqExtra>,
-    error: Option<Value>,
+    pub(super) error: Option<Value>,
 }
 
 #[derive(Deserialize)]
-struct Choice {
+pub(super) struct Choice {
     index: Option<u32>,
+    /// `message` in a whole (non-streamed) reply, which Workers AI sends when a model cannot
+    /// stream.
+    #[serde(alias = "message")]
     delta: Option<ChoiceDelta>,
     finish_reason: Option<String>,
 }
@@ -144,24 +161,24 @@ struct ChoiceDelta {
 }
 
 #[derive(Deserialize)]
-struct ToolCallDelta {
-    index: Option<u32>,
-    id: Option<String>,
-    function: Option<FunctionDelta>,
+pub(super) struct ToolCallDelta {
+    pub(super) index: Option<u32>,
+    pub(super) id: Option<String>,
+    pub(super) function: Option<FunctionDelta>,
 }
 
 #[derive(Deserialize)]
-struct FunctionDelta {
-    name: Option<String>,
+pub(super) struct FunctionDelta {
+    pub(super) name: Option<String>,
     /// A string by the spec; a few servers send the object itself.
-    arguments: Option<Value>,
+    pub(super) arguments: Option<Value>,
 }
 
-#[derive(Deserialize)]
-struct WireUsage {
-    prompt_tokens: Option<u64>,
-    completion_tokens: Option<u64>,
-    total_tokens: Option<u64>,
+#[derive(Deserialize, Clone, Copy)]
+pub(super) struct WireUsage {
+    pub(super) prompt_tokens: Option<u64>,
+    pub(super) completion_tokens: Option<u64>,
+    pub(super) total_tokens: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -174,8 +191,10 @@ struct GroqExtra {
 /// With `n > 1` the stream interleaves several choices; only choice 0 is the reply (the engine
 /// never asks for more, and a second answer has no place in a conversation), so the others are
 /// skipped.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct ChatStream {
+    /// Whose stream this is, for errors: Workers AI streams Chat Completions chunks too.
+    provider: Provider,
     /// The call receiving argument fragments: the provider's index and id for it, and our
     /// dense index.
     current: Option<OpenCall>,
@@ -192,7 +211,23 @@ struct OpenCall {
     index: u32,
 }
 
+impl Default for ChatStream {
+    fn default() -> Self {
+        Self::of(PROVIDER)
+    }
+}
+
 impl ChatStream {
+    pub(super) fn of(provider: Provider) -> Self {
+        Self {
+            provider,
+            current: None,
+            ended: Vec::new(),
+            done: false,
+            finished: false,
+        }
+    }
+
     pub(crate) fn on_event(
         &mut self,
         event: &str,
@@ -201,8 +236,7 @@ impl ChatStream {
     ) -> Result<(), ProviderError> {
         let data = data.trim();
         if data == "[DONE]" {
-            self.done = true;
-            self.end_current(out);
+            self.on_done(out);
             return Ok(());
         }
         if data.is_empty() {
@@ -212,13 +246,33 @@ impl ChatStream {
             // Groq ends a failed stream with `event: error` and `{"error": {...}}`; a server
             // that says it in plain text is understood too.
             let error = match serde_json::from_str::<Value>(data) {
-                Ok(value) => ProviderError::from_stream_value(PROVIDER, &value),
-                Err(_) => ProviderError::from_stream_text(PROVIDER, data),
+                Ok(value) => ProviderError::from_stream_value(self.provider, &value),
+                Err(_) => ProviderError::from_stream_text(self.provider, data),
             };
             out.error(error);
             return Ok(());
         }
-        let chunk: Chunk = parse_json(PROVIDER, data)?;
+        let chunk: Chunk = parse_json(self.provider, data)?;
+        self.on_chunk(chunk, out)
+    }
+
+    pub(super) fn on_finish(&mut self, reason: &str, out: &mut DeltaQueue) {
+        self.end_current(out);
+        self.finished = true;
+        out.finish(FinishReason::from_openai(reason));
+    }
+
+    /// `[DONE]`: the end of the reply.
+    pub(super) fn on_done(&mut self, out: &mut DeltaQueue) {
+        self.done = true;
+        self.end_current(out);
+    }
+
+    pub(super) fn on_chunk(
+        &mut self,
+        chunk: Chunk,
+        out: &mut DeltaQueue,
+    ) -> Result<(), ProviderError> {
         let mut result = Ok(());
         for choice in chunk.choices.unwrap_or_default() {
             if choice.index.unwrap_or(0) != 0 {
@@ -230,9 +284,7 @@ impl ChatStream {
                 }
             }
             if let Some(reason) = choice.finish_reason.filter(|r| !r.is_empty()) {
-                self.end_current(out);
-                self.finished = true;
-                out.finish(FinishReason::from_openai(&reason));
+                self.on_finish(&reason, out);
             }
         }
         let usage = chunk.usage.or_else(|| chunk.x_groq.and_then(|x| x.usage));
@@ -244,7 +296,7 @@ impl ChatStream {
             );
         }
         if let Some(error) = chunk.error.filter(|e| !e.is_null()) {
-            out.error(ProviderError::from_stream_value(PROVIDER, &error));
+            out.error(ProviderError::from_stream_value(self.provider, &error));
         }
         result
     }
@@ -268,7 +320,7 @@ impl ChatStream {
     /// Calls arrive one after another: a fragment with a new index or a new id starts the next
     /// call and so ends the previous one. A fragment without an index continues the current
     /// call (gateways that drop indices).
-    fn on_tool_call(
+    pub(super) fn on_tool_call(
         &mut self,
         call: ToolCallDelta,
         out: &mut DeltaQueue,
@@ -285,7 +337,7 @@ impl ChatStream {
         if !continues {
             if id.is_none() && call.index.is_some() && self.ended.contains(&call.index) {
                 return Err(ProviderError::malformed(
-                    PROVIDER,
+                    self.provider,
                     format_args!(
                         "tool call {} was continued after the next call had started",
                         call.index.unwrap_or(0)
@@ -311,7 +363,7 @@ impl ChatStream {
         Ok(())
     }
 
-    fn end_current(&mut self, out: &mut DeltaQueue) {
+    pub(super) fn end_current(&mut self, out: &mut DeltaQueue) {
         if let Some(current) = self.current.take() {
             out.end_call(current.index);
             self.ended.push(current.key);
