@@ -65,7 +65,7 @@ async function startWrangler(name, cwd, vars) {
   const port = await freePort();
   const inspector = await freePort();
   const persist = mkdtempSync(join(tmpdir(), `weft-bench-${name}-`));
-  const args = ['wrangler', 'dev', '--port', String(port), '--ip', '127.0.0.1', '--inspector-port', String(inspector),
+  const args = ['wrangler', 'dev', '--local', '--port', String(port), '--ip', '127.0.0.1', '--inspector-port', String(inspector),
     '--persist-to', persist, '--log-level', 'warn'];
   for (const [k, v] of Object.entries(vars)) args.push('--var', `${k}:${v}`);
   // Function names stay in the Worker's wasm here (the upload strips them): the CPU profile

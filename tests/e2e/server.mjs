@@ -3,7 +3,7 @@
 // free loopback ports. `restart()` kills wrangler and starts it again on the same storage.
 
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -42,21 +42,36 @@ export function toolchainEnv(extra) {
 }
 
 /**
- * @param {{delayMs?: number, vars?: Record<string,string>, useKey?: string, readyTimeoutMs?: number}} opts
+ * `noModel`: neither the scripted model nor the Workers AI binding (whose `--local` stand-in
+ * only says it must run remotely) — a deployed Worker without a key or `[ai]`. Its wrangler
+ * config is worker/wrangler.toml without the `[ai]` table, written beside it for the run (its
+ * paths are relative to its folder).
+ * @param {{delayMs?: number, vars?: Record<string,string>, useKey?: string, noModel?: boolean, readyTimeoutMs?: number}} opts
  */
 export async function startServer(opts = {}) {
   const llm = await startScriptedLlm({ port: 0, host: '127.0.0.1', delayMs: opts.delayMs ?? 0 });
   const port = await freePort();
   const inspector = await freePort();
   const persist = mkdtempSync(join(tmpdir(), 'weft-e2e-'));
-  const vars = { SCRIPTED_LLM_URL: `${llm.url}/v1`, ...(opts.vars ?? {}) };
+  // `noModel`: no scripted model either, as a deployed Worker without a key or binding is.
+  const vars = { ...(opts.noModel ? {} : { SCRIPTED_LLM_URL: `${llm.url}/v1` }), ...(opts.vars ?? {}) };
   if (opts.useKey) Object.assign(vars, { OPENAI_API_KEY: opts.useKey, OPENAI_BASE_URL: `${llm.url}/v1` });
   let child;
   let log = '';
+  let config = null;
+  if (opts.noModel) {
+    const toml = readFileSync(join(root, 'worker/wrangler.toml'), 'utf8');
+    const withoutAi = toml.replace(/^\[ai\]\nbinding = "AI"\n/m, '');
+    if (withoutAi === toml) throw new Error('worker/wrangler.toml has no [ai] table to leave out');
+    config = join(root, 'worker', `wrangler.no-ai-${process.pid}.toml`);
+    writeFileSync(config, withoutAi);
+  }
 
   async function launch() {
-    const args = ['wrangler', 'dev', '--port', String(port), '--ip', '127.0.0.1', '--inspector-port', String(inspector),
+    // `--local`: the AI binding is remote-only, and wrangler refuses to start it offline.
+    const args = ['wrangler', 'dev', '--local', '--port', String(port), '--ip', '127.0.0.1', '--inspector-port', String(inspector),
       '--persist-to', persist, '--log-level', 'warn'];
+    if (config) args.push('--config', config);
     for (const [k, v] of Object.entries(vars)) args.push('--var', `${k}:${v}`);
     child = spawn('npx', args, { cwd: join(root, 'worker'), env: toolchainEnv(), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     log = '';
@@ -90,7 +105,12 @@ export async function startServer(opts = {}) {
     if (pace !== null) req.headers['x-scripted-delay-ms'] = String(pace);
   });
 
-  await launch();
+  try {
+    await launch();
+  } catch (e) {
+    if (config) rmSync(config, { force: true });
+    throw e;
+  }
   return {
     url: `ws://127.0.0.1:${port}`,
     http: `http://127.0.0.1:${port}`,
@@ -103,6 +123,7 @@ export async function startServer(opts = {}) {
       await kill();
       await llm.close();
       rmSync(persist, { recursive: true, force: true });
+      if (config) rmSync(config, { force: true });
     },
   };
 }

@@ -545,6 +545,17 @@ describe('security and limits', () => {
     for (const c of [viaProtocol, viaBearer, chat]) c.close();
   });
 
+  test('/status is behind the token and names the provider and model, never the key or base URL', async () => {
+    assert.equal((await fetch(`${server.http}/status`)).status, 401);
+    const r = await fetch(`${server.http}/status?token=${TOKEN}`);
+    assert.equal(r.status, 200);
+    const text = await r.text();
+    assert.ok(!text.includes(KEY) && !text.includes(server.llm.url), text);
+    const status = JSON.parse(text);
+    assert.deepEqual(status.model, { source: 'api', provider: 'openai', model: 'gpt-4o-mini', problem: null });
+    assert.equal(status.auth, true);
+  });
+
   test('origin: a disallowed browser origin is accepted then closed with 4003; an allowed one works', async () => {
     const sid = session();
     const evil = await Conn.open(`${server.url}/ws/chat?session_id=${sid}&token=${TOKEN}`, [], { headers: { Origin: 'http://evil.example' } });

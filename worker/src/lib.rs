@@ -25,6 +25,7 @@
 //! the app is not built, `GET /` answers with a small page listing the endpoints.
 
 pub mod batch;
+pub mod llm;
 pub mod outbound;
 pub mod proxy;
 pub mod query;
@@ -57,6 +58,15 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
     if !upgrade {
         return match (req.method(), path.as_str()) {
             (Method::Get, "/healthz") => Response::ok("ok"),
+            (Method::Get, "/status") => {
+                if let Some(refusal) = refuse(&settings, &req, &url, &[])? {
+                    return Ok(refusal);
+                }
+                if origin_forbidden(&settings, &req)? {
+                    return Response::error("origin not allowed", 403);
+                }
+                cors(&settings, &req, Response::from_json(&status(&settings))?)
+            }
             (Method::Get | Method::Head, _) => match assets(&env, req).await? {
                 Some(response) => Ok(response),
                 None if path == "/" => Response::from_html(DEMO_PAGE),
@@ -72,7 +82,7 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
                 if origin_forbidden(&settings, &req)? {
                     return Response::error("origin not allowed", 403);
                 }
-                let response = proxy::chat_completions(req.clone()?, &settings).await?;
+                let response = proxy::chat_completions(req.clone()?, &env, &settings).await?;
                 cors(&settings, &req, response)
             }
             _ => Response::error("not found", 404),
@@ -135,6 +145,26 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
         .id_from_name(&session_id)?
         .get_stub()?;
     stub.fetch_with_request(forwarded).await
+}
+
+/// What `GET /status` reports: which model runs use and how it is reached — never a key or a
+/// base URL (the REST API's holds the account).
+fn status(settings: &Settings) -> serde_json::Value {
+    let config = settings.model.config();
+    serde_json::json!({
+        "version": env!("CARGO_PKG_VERSION"),
+        "model": {
+            "source": settings.model.source(),
+            "provider": config.map(|c| c.provider.as_str()),
+            "model": config.map(|c| c.model.as_str()),
+            "problem": match &settings.model {
+                settings::Model::Missing(why) => Some(why.as_str()),
+                _ => None,
+            },
+        },
+        "auth": settings.auth_token.is_some(),
+        "dialects": Dialect::ALL.iter().map(|d| d.as_str()).collect::<Vec<_>>(),
+    })
 }
 
 /// The demo app's file for `req`, from the static assets (`[assets]` in wrangler.toml); `None`

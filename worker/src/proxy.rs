@@ -10,9 +10,9 @@ use serde_json::{json, Map, Value};
 use weft_agent::provider::{
     ChatMessage, ChatRequest, Delta, ProviderError, StreamDecoder, ToolCall, ToolDef, ToolResult,
 };
-use worker::{ByteStream, Fetch, Headers, Request, Response, Result};
+use worker::{ByteStream, Env, Headers, Request, Response, Result};
 
-use crate::settings::Settings;
+use crate::settings::{Model, Settings};
 
 /// Largest accepted request body.
 const MAX_BODY: usize = 4 * 1024 * 1024;
@@ -236,7 +236,11 @@ fn provider_error_response(e: &ProviderError) -> Result<Response> {
 }
 
 /// Serves one `POST /v1/chat/completions`.
-pub async fn chat_completions(mut req: Request, settings: &Settings) -> Result<Response> {
+pub async fn chat_completions(
+    mut req: Request,
+    env: &Env,
+    settings: &Settings,
+) -> Result<Response> {
     let bytes = req.bytes().await?;
     if bytes.len() > MAX_BODY {
         return error(
@@ -260,38 +264,18 @@ pub async fn chat_completions(mut req: Request, settings: &Settings) -> Result<R
             )
         }
     };
-    let (request, stream, include_usage) = match parse_request(&body, &settings.provider.model) {
+    let default_model = match &settings.model {
+        Model::Missing(why) => return error(503, why, "model_not_configured"),
+        model => model.config().map(|c| c.model.as_str()).unwrap_or_default(),
+    };
+    let (request, stream, include_usage) = match parse_request(&body, default_model) {
         Ok(r) => r,
         Err(msg) => return error(400, &msg, "invalid_request_error"),
     };
-    let config = &settings.provider;
-    let http = config.build_request(&request);
-    let upstream = match crate::outbound::provider(&http) {
-        Ok(r) => Fetch::Request(r).send().await,
-        Err(e) => Err(e),
+    let (body, config) = match crate::llm::open(env, &settings.model, &request).await {
+        Ok(opened) => opened,
+        Err(e) => return provider_error_response(&e),
     };
-    let mut upstream = match upstream {
-        Ok(r) => r,
-        Err(e) => {
-            return error(
-                502,
-                &format!("could not reach the model: {e}"),
-                "provider_error",
-            )
-        }
-    };
-    if upstream.status_code() != 200 {
-        let status = upstream.status_code();
-        let pairs: Vec<(String, String)> = upstream.headers().entries().collect();
-        let text = upstream.text().await.unwrap_or_default();
-        let e = ProviderError::from_http(
-            config.provider,
-            status,
-            pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())),
-            text.as_bytes(),
-        );
-        return provider_error_response(&e);
-    }
     let writer = ChunkWriter {
         id: format!("chatcmpl-{}", crate::session::uuid().replace('-', "")),
         created: (js_sys::Date::now() / 1000.0) as u64,
@@ -299,7 +283,6 @@ pub async fn chat_completions(mut req: Request, settings: &Settings) -> Result<R
         include_usage,
         usage: None,
     };
-    let body = upstream.stream()?;
     let decoder = config.decoder();
     if stream {
         let sse = futures_util::stream::unfold(

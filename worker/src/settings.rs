@@ -2,19 +2,57 @@
 //! secrets locally; `npm start` writes `.dev.vars` from its own environment).
 
 use weft_agent::engine::Config;
-use weft_agent::provider::{Provider, ProviderConfig};
+use weft_agent::provider::{
+    workers_ai_rest_base, Provider, ProviderConfig, WORKERS_AI_DEFAULT_MODEL,
+};
 use worker::Env;
 
-/// Where the scripted LLM listens when no provider key is configured.
-pub const DEFAULT_SCRIPTED_LLM_URL: &str = "http://127.0.0.1:8787/v1";
+/// Where a run's model comes from.
+#[derive(Clone, Debug)]
+pub enum Model {
+    /// A provider's HTTP API, with its key: OpenAI-compatible, Responses, Anthropic, Gemini, or
+    /// Workers AI's REST API.
+    Api(ProviderConfig),
+    /// The scripted local model `npm start` and the tests run (`SCRIPTED_LLM_URL`); it speaks
+    /// OpenAI's Chat Completions.
+    Scripted(ProviderConfig),
+    /// The Workers AI binding (`[ai] binding = "AI"`), on a deployed Worker: no key at all.
+    Binding(ProviderConfig),
+    /// Nothing usable: what to set instead, said to whoever asks for a run.
+    Missing(String),
+}
+
+impl Model {
+    /// The codec and model a call uses; `None` when there is none.
+    pub fn config(&self) -> Option<&ProviderConfig> {
+        match self {
+            Model::Api(c) | Model::Scripted(c) | Model::Binding(c) => Some(c),
+            Model::Missing(_) => None,
+        }
+    }
+
+    /// How the model is reached, for `/status`: `api`, `scripted`, `binding` or `none`.
+    pub fn source(&self) -> &'static str {
+        match self {
+            Model::Api(_) => "api",
+            Model::Scripted(_) => "scripted",
+            Model::Binding(_) => "binding",
+            Model::Missing(_) => "none",
+        }
+    }
+}
+
+/// What a run says when no model is configured.
+const NO_MODEL: &str = "no model is configured for this server. Set a provider key as a \
+    secret (`wrangler secret put OPENAI_API_KEY`, or ANTHROPIC_API_KEY, GEMINI_API_KEY), or \
+    deploy with the Workers AI binding (`[ai] binding = \"AI\"` in wrangler.toml); locally, \
+    `npm start` runs the scripted model. See the README, \"Configuration\".";
 
 /// Everything the server reads from its environment.
 #[derive(Clone)]
 pub struct Settings {
-    /// The LLM provider to call (with its key).
-    pub provider: ProviderConfig,
-    /// Whether that is the scripted local model (no key configured).
-    pub scripted: bool,
+    /// The model runs call (with its key), or why there is none.
+    pub model: Model,
     /// `WEFT_AUTH_TOKEN`: when set, every request must carry it.
     pub auth_token: Option<String>,
     /// `ALLOWED_ORIGINS`: when set, browsers from other origins are refused (close 4003).
@@ -46,8 +84,7 @@ impl std::fmt::Debug for Settings {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // ProviderConfig's own Debug masks the key; the auth token is masked here.
         f.debug_struct("Settings")
-            .field("provider", &self.provider)
-            .field("scripted", &self.scripted)
+            .field("model", &self.model)
             .field("auth_token", &self.auth_token.as_ref().map(|_| "***"))
             .field("allowed_origins", &self.allowed_origins)
             .finish_non_exhaustive()
@@ -83,58 +120,9 @@ fn number<T: std::str::FromStr>(env: &Env, name: &str, default: T) -> T {
 impl Settings {
     /// Reads the settings.
     pub fn from_env(env: &Env) -> Settings {
-        let model = var(env, "MODEL");
-        let choice =
-            var(env, "PROVIDER").and_then(|p| Provider::from_name(&p.to_ascii_lowercase()));
-        let keys = [
-            (Provider::OpenAi, var(env, "OPENAI_API_KEY"), "gpt-4o-mini"),
-            (
-                Provider::Anthropic,
-                var(env, "ANTHROPIC_API_KEY"),
-                "claude-haiku-4-5",
-            ),
-            (
-                Provider::Gemini,
-                var(env, "GEMINI_API_KEY"),
-                "gemini-2.5-flash",
-            ),
-        ];
-        let configured = keys.iter().find(|(p, key, _)| {
-            key.is_some()
-                && choice.is_none_or(|c| {
-                    c == *p || (c == Provider::OpenAiResponses && *p == Provider::OpenAi)
-                })
-        });
-        let (provider, scripted) = match configured {
-            Some((p, Some(key), default_model)) => {
-                let p = choice.unwrap_or(*p);
-                let mut config = ProviderConfig::new(
-                    p,
-                    key.clone(),
-                    model.clone().unwrap_or_else(|| (*default_model).into()),
-                );
-                if matches!(p, Provider::OpenAi | Provider::OpenAiResponses) {
-                    if let Some(base) = var(env, "OPENAI_BASE_URL") {
-                        config = config.with_base_url(base);
-                    }
-                }
-                (config, false)
-            }
-            _ => {
-                let url =
-                    var(env, "SCRIPTED_LLM_URL").unwrap_or_else(|| DEFAULT_SCRIPTED_LLM_URL.into());
-                let config = ProviderConfig::new(
-                    Provider::OpenAi,
-                    "scripted",
-                    model.unwrap_or_else(|| "scripted".into()),
-                )
-                .with_base_url(url);
-                (config, true)
-            }
-        };
+        let model = choose_model(env);
         Settings {
-            provider,
-            scripted,
+            model,
             auth_token: var(env, "WEFT_AUTH_TOKEN"),
             allowed_origins: list(env, "ALLOWED_ORIGINS"),
             pause_after: list(env, "PAUSE_AFTER"),
@@ -152,11 +140,110 @@ impl Settings {
     /// The engine configuration for a run.
     pub fn engine_config(&self) -> Config {
         Config {
-            model: self.provider.model.clone(),
+            model: self
+                .model
+                .config()
+                .map(|c| c.model.clone())
+                .unwrap_or_default(),
             max_iterations: self.max_iterations,
             context_window: self.context_window,
             pause_after: self.pause_after.clone(),
             ..Config::default()
         }
+    }
+}
+
+/// The model, in this order: `PROVIDER` if set (it must then be usable), else the first provider
+/// key set, else the scripted model if `SCRIPTED_LLM_URL` is given (only `npm start` and the
+/// tests give it), else the Workers AI binding if the Worker has one, else none.
+fn choose_model(env: &Env) -> Model {
+    let model = var(env, "MODEL");
+    let choice = match var(env, "PROVIDER") {
+        None => None,
+        Some(name) => match Provider::from_name(&name) {
+            Some(p) => Some(p),
+            None => {
+                let known: Vec<&str> = Provider::ALL.iter().map(|p| p.as_str()).collect();
+                return Model::Missing(format!(
+                    "PROVIDER={name} is not a provider weft speaks: use one of {}",
+                    known.join(", ")
+                ));
+            }
+        },
+    };
+    let binding = env.ai("AI").is_ok();
+    if choice == Some(Provider::WorkersAi) {
+        let model = model.unwrap_or_else(|| WORKERS_AI_DEFAULT_MODEL.into());
+        if let (Some(account), Some(token)) = (
+            var(env, "WORKERS_AI_ACCOUNT_ID"),
+            var(env, "WORKERS_AI_API_TOKEN"),
+        ) {
+            let config = ProviderConfig::new(Provider::WorkersAi, token, model)
+                .with_base_url(workers_ai_rest_base(&account));
+            return Model::Api(config);
+        }
+        if binding {
+            return Model::Binding(ProviderConfig::new(Provider::WorkersAi, "", model));
+        }
+        return Model::Missing(
+            "PROVIDER=workers-ai needs the Workers AI binding (`[ai] binding = \"AI\"`, on a \
+             deployed Worker) or WORKERS_AI_ACCOUNT_ID and WORKERS_AI_API_TOKEN (the REST API)"
+                .into(),
+        );
+    }
+    let keys = [
+        (Provider::OpenAi, var(env, "OPENAI_API_KEY"), "gpt-4o-mini"),
+        (
+            Provider::Anthropic,
+            var(env, "ANTHROPIC_API_KEY"),
+            "claude-haiku-4-5",
+        ),
+        (
+            Provider::Gemini,
+            var(env, "GEMINI_API_KEY"),
+            "gemini-2.5-flash",
+        ),
+    ];
+    let configured = keys.into_iter().find_map(|(p, key, default_model)| {
+        let wanted = choice
+            .is_none_or(|c| c == p || (c == Provider::OpenAiResponses && p == Provider::OpenAi));
+        key.filter(|_| wanted).map(|key| (p, key, default_model))
+    });
+    if let Some((p, key, default_model)) = configured {
+        let p = choice.unwrap_or(p);
+        let mut config = ProviderConfig::new(p, key, model.unwrap_or_else(|| default_model.into()));
+        if matches!(p, Provider::OpenAi | Provider::OpenAiResponses) {
+            if let Some(base) = var(env, "OPENAI_BASE_URL") {
+                config = config.with_base_url(base);
+            }
+        }
+        return Model::Api(config);
+    }
+    if let Some(url) = var(env, "SCRIPTED_LLM_URL") {
+        let config = ProviderConfig::new(
+            Provider::OpenAi,
+            "scripted",
+            model.unwrap_or_else(|| "scripted".into()),
+        )
+        .with_base_url(url);
+        return Model::Scripted(config);
+    }
+    if binding && choice.is_none() {
+        let model = model.unwrap_or_else(|| WORKERS_AI_DEFAULT_MODEL.into());
+        return Model::Binding(ProviderConfig::new(Provider::WorkersAi, "", model));
+    }
+    match choice {
+        Some(p) => {
+            let key = match p {
+                Provider::Anthropic => "ANTHROPIC_API_KEY",
+                Provider::Gemini => "GEMINI_API_KEY",
+                _ => "OPENAI_API_KEY",
+            };
+            Model::Missing(format!(
+                "PROVIDER={p} is set but {key} is not: `wrangler secret put {key}` (or {key}= \
+                 in worker/.dev.vars)"
+            ))
+        }
+        None => Model::Missing(NO_MODEL.into()),
     }
 }

@@ -3,6 +3,11 @@
 import { groups } from './profile.mjs';
 import { fmt, num, pairRatio, summary, table } from './stats.mjs';
 
+/** The Worker's upload budget, gzip (tests/deploy checks every build against it). 400 KB until
+ * 2026-11-24, when the relay of sessions named in messages and the Workers AI provider took the
+ * upload to 427 KB; Cloudflare's own limit is 3 MB (Free) and 10 MB (Paid). */
+const WORKER_UPLOAD_BUDGET_KB = 440;
+
 const KB = (b) => `${(b / 1000).toFixed(1)} KB`;
 const yes = (ok) => (ok === null || ok === undefined ? 'n/a' : ok ? '**met**' : '**not met**');
 
@@ -186,7 +191,7 @@ function bundleSection(b, targets, lines) {
       lines.push(`Sections of the Worker's uploaded wasm (${KB(wasmFile.raw)}): ${wasmFile.sections.map((x) => `${x.section} ${KB(x.bytes)}`).join(', ')}${wasmFile.sections.some((x) => x.section === 'name') ? ' — it ships its name section (function names), which the SDK build strips' : ''}.`);
       lines.push('');
     }
-    if (b.worker.wrangler) targets.push(['Bundle: Worker upload ≤ 400 KB gzip', `${KB(b.worker.wrangler.gzipKiB * 1024)} gzip (${b.worker.wrangler.gzipKiB} KiB)`, yes(b.worker.wrangler.gzipKiB * 1024 <= 400_000)]);
+    if (b.worker.wrangler) targets.push([`Bundle: Worker upload ≤ ${WORKER_UPLOAD_BUDGET_KB} KB gzip`, `${KB(b.worker.wrangler.gzipKiB * 1024)} gzip (${b.worker.wrangler.gzipKiB} KiB)`, yes(b.worker.wrangler.gzipKiB * 1024 <= WORKER_UPLOAD_BUDGET_KB * 1000)]);
     if (b.workerWasm && !b.workerWasm.error) {
       lines.push(`Where the Worker's wasm bytes go (its cargo output through \`wasm-opt -Oz -g\`, names kept: ${KB(b.workerWasm.bytes)}, code ${KB(b.workerWasm.codeBytes)}):`);
       lines.push('');

@@ -2,6 +2,7 @@
 //! tool results, cancel and resume — and the active run loaded back from its checkpoint.
 
 use super::*;
+use crate::settings::Model;
 
 impl Session {
     /// Carries out one decoded command of a socket in this session (relay.rs routed it here).
@@ -101,6 +102,9 @@ impl Session {
                     let msg = "Cannot compact empty transcript";
                     return self.reply(ws, info, error_event(msg, "empty_transcript", id));
                 }
+                if let Model::Missing(why) = &self.settings.model {
+                    return self.reply(ws, info, error_event(why, "model_not_configured", id));
+                }
                 if self.busy() {
                     self.reply(
                         ws,
@@ -135,6 +139,9 @@ impl Session {
         if let Agent::Unknown(name) = &run.agent {
             let msg = format!("unknown agent: {name} (react, dup, tot or got)");
             return self.reply(ws, info, error_event(&msg, "agent_unavailable", run.id));
+        }
+        if let Model::Missing(why) = &self.settings.model {
+            return self.reply(ws, info, error_event(why, "model_not_configured", run.id));
         }
         if self.busy() {
             let active = self

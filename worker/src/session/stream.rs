@@ -8,49 +8,21 @@ use futures_util::future::LocalBoxFuture;
 use futures_util::{FutureExt, StreamExt};
 use weft_agent::engine::Input;
 use weft_agent::provider::ProviderError;
-use worker::Fetch;
 
 use super::Session;
 use crate::batch::{Batching, Step, QUIET_GAP_MS};
+use crate::llm::network_error;
 
 impl Session {
     /// Streams model call `call` into the run; returns when it ends, fails, is cancelled, or
     /// the run stops taking its input.
     pub(super) async fn call_llm(&self, call: u64, request: weft_agent::provider::ChatRequest) {
-        let config = &self.settings.provider;
-        let http = config.build_request(&request);
-        let response = match crate::outbound::provider(&http) {
-            Ok(req) => Fetch::Request(req).send().await,
-            Err(e) => Err(e),
-        };
+        let (mut stream, config) =
+            match crate::llm::open(&self.env, &self.settings.model, &request).await {
+                Ok(opened) => opened,
+                Err(err) => return self.failed(call, err),
+            };
         let provider = config.provider;
-        let mut response = match response {
-            Ok(r) => r,
-            Err(e) => {
-                let err = network_error(provider, &format!("could not reach the model: {e}"));
-                return self.failed(call, err);
-            }
-        };
-        if response.status_code() != 200 {
-            let status = response.status_code();
-            let pairs: Vec<(String, String)> = response.headers().entries().collect();
-            let body = response.text().await.unwrap_or_default();
-            let err = ProviderError::from_http(
-                provider,
-                status,
-                pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())),
-                body.as_bytes(),
-            );
-            return self.failed(call, err);
-        }
-        let mut stream = match response.stream() {
-            Ok(s) => s,
-            Err(e) => {
-                let err =
-                    network_error(provider, &format!("could not read the model's answer: {e}"));
-                return self.failed(call, err);
-            }
-        };
         let mut decoder = config.decoder();
         // The idle timeout: one timer per call, not one per chunk (setting and clearing a
         // timer per chunk was 5 % of the isolate's time in the server benchmark's profile).
@@ -200,14 +172,5 @@ impl Session {
 
     fn failed(&self, call: u64, error: ProviderError) {
         self.handle(Input::LlmFailed { call, error });
-    }
-}
-
-fn network_error(provider: weft_agent::provider::Provider, message: &str) -> ProviderError {
-    ProviderError::Stream {
-        provider,
-        status: None,
-        code: Some("network".into()),
-        message: message.into(),
     }
 }
