@@ -4,7 +4,7 @@ import { groups } from './profile.mjs';
 import { fmt, num, pairRatio, summary, table } from './stats.mjs';
 
 /** The Worker's upload budget, gzip (tests/deploy checks every build against it). 400 KB until
- * 2026-11-24, when the relay of sessions named in messages and the Workers AI provider took the
+ * 2026-11-24, when issues 17 and 18 (relay, original-client encoding) and the Workers AI provider took the
  * upload to 427 KB; Cloudflare's own limit is 3 MB (Free) and 10 MB (Paid). */
 const WORKER_UPLOAD_BUDGET_KB = 440;
 
