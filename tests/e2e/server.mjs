@@ -118,7 +118,10 @@ export async function startServer(opts = {}) {
     /** Sets the delay between streamed chunks (ms) of the following model requests; null: the default. */
     pace(ms) { pace = ms; },
     log: () => log,
-    async restart() { await kill(); await launch(); },
+    /** Where the Durable Objects' SQLite files are, for tests that inspect or damage them. */
+    persist,
+    /** Kills wrangler and starts it again on the same storage; `between` runs while it is down. */
+    async restart(between) { await kill(); await between?.(); await launch(); },
     async stop() {
       await kill();
       await llm.close();

@@ -3,6 +3,8 @@
 
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import { Conn } from './client.mjs';
@@ -434,6 +436,24 @@ describe('cueso', () => {
   });
 });
 
+/** Overwrites a run's checkpoint with something that is not one, in whichever Durable Object's
+ * SQLite file holds that run (the server must be down). */
+async function damageCheckpoint(persist, runId) {
+  const { DatabaseSync } = await import('node:sqlite');
+  const files = readdirSync(persist, { recursive: true }).filter((f) => String(f).endsWith('.sqlite'));
+  let damaged = 0;
+  for (const file of files) {
+    const db = new DatabaseSync(join(persist, String(file)));
+    try {
+      const hasRuns = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'runs'").get();
+      if (hasRuns) damaged += Number(db.prepare("UPDATE runs SET checkpoint = '{\"not\": \"a run\"' WHERE run_id = ?").run(runId).changes);
+    } finally {
+      db.close();
+    }
+  }
+  assert.equal(damaged, 1, `run ${runId} found in one SQLite file of ${files.length}`);
+}
+
 describe('persistence', () => {
   test('after a wrangler dev restart: history, remembered approvals, and a run waiting for approval', async () => {
     const remembered = session();
@@ -451,7 +471,25 @@ describe('persistence', () => {
     const seen = loomRun(b.frames, 'p2').length;
     b.kill();
 
-    await server.restart();
+    // A third session's waiting run whose checkpoint is damaged while the server is down.
+    const damaged = session();
+    const c = await open('/', damaged);
+    c.send({ type: 'run', message: 'write four to four.txt', agent: 'react', id: 'p4' });
+    await c.wait((f) => f.event?.type === 'tool_approval');
+    c.kill();
+
+    await server.restart(() => damageCheckpoint(server.persist, 'p4'));
+
+    // The session is usable at once: the unreadable run is failed, and a new run starts; the
+    // failed run's clients see how it ended when they resume it.
+    const c2 = await open('/', damaged);
+    c2.send({ type: 'run', message: 'What time is it?', agent: 'react', id: 'p5' });
+    assert.match((await c2.wait((f) => f.type === 'run_end' && f.id === 'p5')).reply, /^It is /);
+    c2.send({ type: 'resume', run_id: 'p4', after_event_id: 0 });
+    const failed = await c2.wait((f) => f.type === 'error' && f.id === 'p4');
+    assert.equal(failed.code, 'unrestorable');
+    assert.match(failed.error, /could not be resumed/);
+    c2.close();
 
     const a2 = await open('/', remembered);
     a2.send({ type: 'user_messages', id: 'h', thread_id: remembered });

@@ -241,6 +241,16 @@ impl Store {
         Ok(())
     }
 
+    /// Sets a run's status and nothing else: a small write that still works when its
+    /// checkpoint cannot be stored.
+    pub fn set_run_status(&self, run_id: &str, status: &str) -> worker::Result<()> {
+        self.sql.exec(
+            "UPDATE runs SET status = ? WHERE run_id = ?",
+            vec![s(status), s(run_id)],
+        )?;
+        Ok(())
+    }
+
     /// A run's row.
     pub fn run(&self, run_id: &str) -> worker::Result<Option<RunRow>> {
         let rows = rows(

@@ -208,7 +208,9 @@ impl Host {
                         ..
                     }) => self.tools.push((call_id, name, arguments)),
                     Output::Effect(Effect::AwaitApproval { .. }) => self.awaiting = true,
-                    Output::Effect(Effect::Checkpoint) => self.saved = Some(run.checkpoint()),
+                    Output::Effect(Effect::Checkpoint) => {
+                        self.saved = Some(run.checkpoint().expect("a run serializes"))
+                    }
                     Output::Effect(Effect::Finished) => self.finished = true,
                 }
             }

@@ -685,7 +685,7 @@ fn a_run_checkpointed_while_awaiting_approval_continues_after_restore() {
     };
     host.drive(&mut run);
     assert_eq!(host.events.last().unwrap().event.kind(), "tool_approval");
-    let saved = run.checkpoint();
+    let saved = run.checkpoint().expect("a run serializes");
     let logged = host.events.last().unwrap().envelope.event_id.unwrap();
     drop(run);
 

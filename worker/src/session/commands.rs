@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::settings::Model;
+use weft_protocol::Envelope;
 
 impl Session {
     /// Carries out one decoded command of a socket in this session (relay.rs routed it here).
@@ -207,15 +208,16 @@ impl Session {
         let mut engine_run = Run::new(config, self.tool_infos(), state, &start);
         engine_run.set_clock(js_sys::Date::now() as i64);
         // A run that cannot be stored is not started: it could not be resumed or listed.
-        let stored = store
-            .add_message("user", &run.message, &run_id)
-            .and_then(|()| {
-                store.save_run(
-                    &run_id,
-                    "running",
-                    &engine_run.checkpoint(),
-                    js_sys::Date::now() as i64,
-                )
+        let stored = engine_run
+            .checkpoint()
+            .map_err(|e| e.to_string())
+            .and_then(|checkpoint| {
+                store
+                    .add_message("user", &run.message, &run_id)
+                    .and_then(|()| {
+                        store.save_run(&run_id, "running", &checkpoint, js_sys::Date::now() as i64)
+                    })
+                    .map_err(|e| e.to_string())
             });
         if let Err(e) = stored {
             let msg = format!("could not store the run: {e}");
@@ -236,13 +238,41 @@ impl Session {
         let Some(row) = store.active_run().ok().flatten() else {
             return false;
         };
-        let Ok(mut run) = Run::restore(&row.checkpoint) else {
-            return false;
-        };
         let last = store.last_event_id(&row.run_id).unwrap_or(0);
+        let mut run = match Run::restore(&row.checkpoint) {
+            Ok(run) => run,
+            Err(e) => {
+                self.fail_unrestorable(&store, &row.run_id, last, &e.to_string());
+                return false;
+            }
+        };
         run.resume(last);
         *self.run.borrow_mut() = Some(run);
         true
+    }
+
+    /// A run whose checkpoint cannot be read back (corrupted, or written by a format this
+    /// build does not know) is ended where its log ends: marked failed so the session is free
+    /// for the next run, with a terminal `error` logged and sent so its clients and a later
+    /// resume see how it ended.
+    fn fail_unrestorable(&self, store: &Store, run_id: &str, last: u64, why: &str) {
+        worker::console_error!("run {run_id}: checkpoint unreadable, run failed: {why}");
+        if let Err(e) = store.set_run_status(run_id, "failed") {
+            worker::console_error!("run {run_id}: not marked failed: {e}");
+        }
+        let error = Sequenced {
+            envelope: Envelope {
+                run_id: Some(run_id.into()),
+                event_id: Some(last + 1),
+                ..Envelope::default()
+            },
+            event: error_event(
+                &format!("this run could not be resumed (its saved state is unreadable: {why}); start a new one"),
+                "unrestorable",
+                Some(run_id.into()),
+            ),
+        };
+        self.publish(&[error]);
     }
 
     pub(super) async fn resume_orphaned_run(&self) {

@@ -681,22 +681,47 @@ impl Session {
         }
     }
 
+    /// Saves the run's checkpoint. A run whose checkpoint cannot be saved ends with a
+    /// `storage` error: going on would leave a restart to resume it from an older step, which
+    /// could run a tool twice. A finished run whose last checkpoint fails is still marked done,
+    /// so it never holds the session busy.
     fn checkpoint(&self, status: &str) {
-        let cell = self.run.borrow();
-        if let Some(run) = cell.as_ref() {
+        let saved = {
+            let cell = self.run.borrow();
+            let Some(run) = cell.as_ref() else {
+                return;
+            };
             let status = if run.is_finished() { "done" } else { status };
-            let saved = self.store().save_run(
-                run.run_id(),
-                status,
-                &run.checkpoint(),
-                js_sys::Date::now() as i64,
-            );
-            if let Err(e) = saved {
-                // The run goes on from memory; a restart would resume it from the last
-                // checkpoint that was saved.
-                worker::console_error!("run {}: checkpoint not saved: {e}", run.run_id());
+            let stored = run
+                .checkpoint()
+                .map_err(|e| format!("the run could not be serialised ({e})"))
+                .and_then(|checkpoint| {
+                    self.store()
+                        .save_run(
+                            run.run_id(),
+                            status,
+                            &checkpoint,
+                            js_sys::Date::now() as i64,
+                        )
+                        .map_err(|e| e.to_string())
+                });
+            match stored {
+                Ok(()) => return,
+                Err(e) => (run.run_id().to_string(), run.is_finished(), e),
             }
+        };
+        let (run_id, finished, error) = saved;
+        worker::console_error!("run {run_id}: checkpoint not saved: {error}");
+        if finished {
+            if let Err(e) = self.store().set_run_status(&run_id, "done") {
+                worker::console_error!("run {run_id}: not marked done either: {e}");
+            }
+            return;
         }
+        self.handle(Input::HostFailed {
+            code: "storage".into(),
+            message: format!("the run could not be saved, so it stops here: {error}"),
+        });
     }
 }
 

@@ -203,6 +203,15 @@ pub enum Input {
     },
     /// Stop the run.
     Cancel,
+    /// The host cannot carry the run on (its event log or checkpoint cannot be written): it
+    /// ends with an `error` of this code and message, rather than going on in a state a
+    /// restart or a resume could not find again.
+    HostFailed {
+        /// The error code the clients see (e.g. `storage`).
+        code: String,
+        /// What failed, for the clients.
+        message: String,
+    },
 }
 
 /// Work for the host.
@@ -621,9 +630,10 @@ impl Run {
         self.out.pop_front()
     }
 
-    /// The checkpoint: everything needed to continue, as JSON.
-    pub fn checkpoint(&self) -> String {
-        serde_json::to_string(self).unwrap_or_default()
+    /// The checkpoint: everything needed to continue, as JSON. An error (a value JSON cannot
+    /// hold) is the host's to surface: an empty checkpoint would wedge the session on restore.
+    pub fn checkpoint(&self) -> Result<String, serde_json::Error> {
+        serde_json::to_string(self)
     }
 
     /// Restores a run from [`Run::checkpoint`].
@@ -794,6 +804,10 @@ impl Run {
         match input {
             Input::Cancel => {
                 self.fail("cancelled".into(), "cancelled", None);
+                Ok(())
+            }
+            Input::HostFailed { code, message } => {
+                self.fail(message, &code, None);
                 Ok(())
             }
             Input::Llm { call, delta } => {
