@@ -705,6 +705,53 @@ fn a_run_checkpointed_while_awaiting_approval_continues_after_restore() {
     assert_eq!(reply_of(&host), reply_of(&reference));
 }
 
+/// A checkpoint written by the build of 2026-11-24 (a run waiting for the approval of
+/// `get_weather`, 16 events logged): a deploy must not strand the runs it finds in storage, so
+/// every later build restores it. `WEFT_BLESS_CHECKPOINTS=1` rewrites it from today's build,
+/// which only a deliberate format break should do.
+const GOLDEN_CHECKPOINT: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/checkpoints/awaiting-approval.2026-11-24.json"
+);
+
+#[test]
+fn a_checkpoint_of_an_earlier_build_restores_and_the_run_goes_on() {
+    if std::env::var_os("WEFT_BLESS_CHECKPOINTS").is_some() {
+        let mut run = started(
+            Config::default(),
+            tools(true),
+            Session::default(),
+            &start("Weather in SF?"),
+        );
+        let mut host = Host {
+            streams: [ONE_TOOL].into(),
+            ..Host::default()
+        };
+        host.drive(&mut run);
+        assert_eq!(
+            host.events.len(),
+            16,
+            "the fixture's event count is in its doc"
+        );
+        let saved = run.checkpoint().expect("a run serializes");
+        std::fs::write(GOLDEN_CHECKPOINT, saved + "\n").expect("fixture written");
+    }
+    let saved = std::fs::read_to_string(GOLDEN_CHECKPOINT).expect("the golden checkpoint");
+    let mut restored = Run::restore(saved.trim()).expect("an earlier build's checkpoint restores");
+    restored.resume(16);
+    assert_eq!(restored.pending_approvals().len(), 1);
+    let mut host = Host {
+        streams: [TEXT].into(),
+        ..Host::default()
+    };
+    host.approvals.push_back(decision(Review::Yes, None));
+    host.drive(&mut restored);
+    assert!(host.finished);
+    assert_eq!(host.tools_run, ["get_weather"]);
+    assert_eq!(host.events.first().unwrap().envelope.event_id, Some(17));
+    assert_eq!(host.events.last().unwrap().event.kind(), "run_end");
+}
+
 #[test]
 fn a_forged_or_stale_approval_is_refused_and_nothing_runs() {
     let mut run = started(
