@@ -27,6 +27,8 @@ before(async () => {
       PAUSE_AFTER: 'calculator',
       RATE_LIMIT_PER_MINUTE: '300',
       LLM_IDLE_TIMEOUT_MS: '2000',
+      // Room for the 3 MB client tool result of the storage-limit test.
+      MAX_FRAME_BYTES: String(4 * 1024 * 1024),
       // Small enough that a session with two long replies compacts automatically; the other
       // tests' sessions stay far below it.
       CONTEXT_WINDOW: '8000',
@@ -454,6 +456,28 @@ async function damageCheckpoint(persist, runId) {
   assert.equal(damaged, 1, `run ${runId} found in one SQLite file of ${files.length}`);
 }
 
+/** The longest value stored in any column of any Durable Object's SQLite file (read while the
+ * server runs, read-only). */
+async function largestValue(persist) {
+  const { DatabaseSync } = await import('node:sqlite');
+  let largest = 0;
+  let where = '';
+  for (const file of readdirSync(persist, { recursive: true }).filter((f) => String(f).endsWith('.sqlite'))) {
+    const db = new DatabaseSync(join(persist, String(file)), { readOnly: true });
+    try {
+      for (const { name: table } of db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%'").all()) {
+        for (const { name: column } of db.prepare(`PRAGMA table_info("${table}")`).all()) {
+          const { n } = db.prepare(`SELECT max(length(CAST("${column}" AS BLOB))) AS n FROM "${table}"`).get();
+          if ((n ?? 0) > largest) [largest, where] = [n, `${table}.${column}`];
+        }
+      }
+    } finally {
+      db.close();
+    }
+  }
+  return { largest, where };
+}
+
 describe('persistence', () => {
   test('after a wrangler dev restart: history, remembered approvals, and a run waiting for approval', async () => {
     const remembered = session();
@@ -509,6 +533,50 @@ describe('persistence', () => {
     const ids = loomRun(b2.frames, 'p2').map((f) => f.event?.event_id ?? f.event_id);
     assert.equal(ids[0], seen + 1, 'the resume starts right after what was seen');
     b2.close();
+  });
+});
+
+describe('values past the 2 MB row limit', () => {
+  test('a 5 MB file write from the model: refused by the tool, the run ends well, its log replays whole', async () => {
+    const sid = session();
+    const c = await open('/', sid);
+    c.send({ type: 'run', message: 'write 5000000 bytes to big.txt', agent: 'react', id: 'big' });
+    const ask = (await c.wait((f) => f.event?.type === 'tool_approval' && f.id === 'big', { timeout: 60_000 })).event;
+    c.send({ type: 'approval_response', call_id: ask.call_id, review: 'yes' });
+    await c.wait((f) => f.type === 'run_end' && f.id === 'big', { timeout: 60_000 });
+    const refused = c.frames.find((f) => f.event?.type === 'tool_end' && f.id === 'big').event;
+    assert.equal(refused.is_error, true);
+    assert.match(refused.result, /the limit per file is 1048576 bytes/);
+    // The run's log holds the 5 MB call: a resume from the start gets it back, byte for byte.
+    const from = c.frames.length;
+    c.send({ type: 'resume', run_id: 'big', after_event_id: 0 });
+    await c.wait((f) => f.type === 'run_end' && f.id === 'big', { from, timeout: 60_000 });
+    const replayed = c.frames.slice(from).find((f) => f.event?.type === 'tool_approval');
+    assert.deepEqual(replayed.event, ask);
+    c.send({ type: 'user_messages', id: 'h', thread_id: sid });
+    const history = await c.wait((f) => f.type === 'user_messages');
+    assert.deepEqual(history.messages.map((m) => m.role), ['user', 'assistant']);
+    c.close();
+    // workerd's local SQLite takes longer rows than Cloudflare's (2 MB): look at the rows.
+    const { largest, where } = await largestValue(server.persist);
+    assert.ok(largest < 2_000_000, `a ${largest}-byte value in ${where}`);
+  });
+
+  test('a 3 MB client tool result reaches the model cut to 1 MiB, marked, and the run goes on', async () => {
+    const c = await open('/ws/chat', session());
+    c.send({ type: 'client_tools', tools: [{ name: 'local_notes', description: 'notes on this device', input_schema: { type: 'object' }, read_only: true }] });
+    c.send({ message: 'use local_notes with {"topic":"everything"}' });
+    const announce = await c.wait((f) => f.type === 'tool_call_delta' && f.tool_call.name === 'local_notes');
+    await c.wait((f) => f.type === 'message_complete');
+    c.send({ type: 'tool_result', call_id: announce.tool_call.id, result: 'y'.repeat(3_000_000), is_error: false });
+    const fin = await c.wait((f) => f.type === 'final', { timeout: 60_000 });
+    assert.match(fin.content, /\[truncated: the tool returned 3000000 bytes; the first 1048576 are shown\]\.$/);
+    assert.ok(fin.content.length < 1_100_000, `${fin.content.length}`);
+    // The session goes on: its state, past 2 MB with both calls in it, was stored.
+    c.send({ message: 'count to 3' });
+    const next = await c.wait((f) => f.type === 'final', { from: c.frames.indexOf(fin) + 1, timeout: 60_000 });
+    assert.equal(next.content, '1 2 3');
+    c.close();
   });
 });
 
@@ -626,7 +694,7 @@ describe('security and limits', () => {
 
   test('an oversized frame gets an error and the socket keeps serving', async () => {
     const c = await open('/', session());
-    c.send({ type: 'run', message: 'x'.repeat(1_100_000), agent: 'react' });
+    c.send({ type: 'run', message: 'x'.repeat(4_300_000), agent: 'react' });
     const err = await c.wait((f) => f.type === 'error');
     assert.equal(err.code, 'frame_too_large');
     c.send({ type: 'ping', id: 'after' });

@@ -58,17 +58,28 @@ export function tokenize(text) {
       out.push(piece);
       continue;
     }
+    // Megabyte "words" (a tool result echoed back) go in 64 KB pieces, not half a million.
+    const step = word.length > HUGE ? 65_536 : 6;
     let first = true;
-    for (let i = 0; i < word.length; i += 6) {
-      out.push((first ? lead : '') + word.slice(i, i + 6));
+    for (let i = 0; i < word.length; i += step) {
+      out.push((first ? lead : '') + word.slice(i, i + step));
       first = false;
     }
   }
   return out;
 }
 
-/** Cut a JSON argument string into several fragments of a few characters each. */
+/** Longer than this, a word or an argument string streams in 64 KB pieces. */
+const HUGE = 16_384;
+
+/** Cut a JSON argument string into several fragments of a few characters each (64 KB each
+ * for a huge one, as a file's content can be). */
 export function fragment(text) {
+  if (text.length > HUGE) {
+    const out = [];
+    for (let i = 0; i < text.length; i += 65_536) out.push(text.slice(i, i + 65_536));
+    return out;
+  }
   const sizes = [4, 7, 3, 6, 5, 8];
   const out = [];
   let i = 0;

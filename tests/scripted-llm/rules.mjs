@@ -225,17 +225,19 @@ export const rules = [
         : { text: "I don't have a clock tool, so I can't tell the time." },
   },
   {
+    // A file of N bytes (at most 64 MB), for the storage-limit tests: the content comes from
+    // the model, so its tool call is as large as the file.
+    name: 'write-bytes',
+    match: /\bwrite\s+(\d{1,8})\s+bytes\s+(?:to|into)\s+(\S+)\s*$/i,
+    respond: (ctx, m) => writeCall(ctx, 'x'.repeat(Number(m[1])), unquote(m[2].replace(/[.,;:!?]+$/, ''))),
+  },
+  {
     name: 'write',
     match: /\bwrite\s+([\s\S]+?)\s+(?:to|into)\s+(\S+)\s*$/i,
     respond: (ctx, m) => {
       const content = unquote(m[1]);
       const path = unquote(m[2].replace(/[.,;:!?]+$/, ''));
-      if (ctx.hasTool('apply_patch')) {
-        const body = content.split('\n').map((line) => `+${line}`).join('\n');
-        return { toolCalls: [{ name: 'apply_patch', args: { patch: `*** Begin Patch\n*** Add File: ${path}\n${body}\n*** End Patch` } }] };
-      }
-      if (ctx.hasTool('write')) return { toolCalls: [{ name: 'write', args: { path, content } }] };
-      return { text: `I can't write ${path}: no write or apply_patch tool is available.` };
+      return writeCall(ctx, content, path);
     },
   },
   {
@@ -572,4 +574,14 @@ function summarize(ctx) {
   const topics = recent.length ? `The user asked: ${recent.join('; ')}.` : 'The user has not asked anything yet.';
   const tools = calls ? ` The assistant made ${calls} tool call${calls === 1 ? '' : 's'} (${[...names].join(', ')})` : ' The assistant made no tool calls';
   return `Summary of the conversation so far: ${topics}${tools} and gave ${replies} repl${replies === 1 ? 'y' : 'ies'}.`;
+}
+
+/** Writes `content` to `path` with apply_patch if offered, else write, else says it can't. */
+function writeCall(ctx, content, path) {
+  if (ctx.hasTool('apply_patch')) {
+    const body = content.split('\n').map((line) => `+${line}`).join('\n');
+    return { toolCalls: [{ name: 'apply_patch', args: { patch: `*** Begin Patch\n*** Add File: ${path}\n${body}\n*** End Patch` } }] };
+  }
+  if (ctx.hasTool('write')) return { toolCalls: [{ name: 'write', args: { path, content } }] };
+  return { text: `I can't write ${path}: no write or apply_patch tool is available.` };
 }

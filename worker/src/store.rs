@@ -3,6 +3,11 @@
 //!
 //! Every write is synchronous (Durable Object SQLite), so an event is in the log before the
 //! `send` that follows it, and a checkpoint is durable before the next step starts.
+//!
+//! A row holds at most 2 MB. Values that can outgrow that — an event, a checkpoint, the session
+//! state, a message — are written through [`Store::pack`]: one over [`INLINE_MAX`] bytes goes to
+//! the `spill` table in parts, and its row holds a marker naming them, which [`Store::unpack`]
+//! reads back. Files need none: the tools cap them at 1 MiB.
 
 use weft_agent::engine::Session as SessionState;
 use weft_agent::tools::Workspace;
@@ -32,7 +37,24 @@ CREATE TABLE IF NOT EXISTS runs (
 );
 CREATE TABLE IF NOT EXISTS approvals (tool TEXT PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, content TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS spill (
+  key TEXT NOT NULL,
+  part INTEGER NOT NULL,
+  data TEXT NOT NULL,
+  PRIMARY KEY (key, part)
+) WITHOUT ROWID;
 ";
+
+/// The longest value kept in its own row; longer ones are spilled (Durable Object SQLite
+/// refuses a row over 2 MB).
+pub const INLINE_MAX: usize = 1_800_000;
+
+/// The size of a spilled value's parts.
+const PART_MAX: usize = 1_000_000;
+
+/// How a row says its value was spilled: the marker, then the value's spill key. Text that
+/// starts with a NUL is spilled too, so a stored value starting like this is always a marker.
+const SPILLED: &str = "\0spill:";
 
 /// A run as stored.
 #[derive(Debug, Clone)]
@@ -90,6 +112,49 @@ fn int(row: &[SqlStorageValue], n: usize) -> Option<i64> {
 }
 
 impl Store {
+    /// The text to store in a row for `value`: the value itself, or, for one over
+    /// [`INLINE_MAX`], a marker after its parts are written to `spill` under `key`. Parts
+    /// left by an earlier, longer value of the key are removed first.
+    fn pack(&self, key: &str, value: &str) -> worker::Result<String> {
+        self.sql
+            .exec("DELETE FROM spill WHERE key = ?", vec![s(key)])?;
+        if value.len() <= INLINE_MAX && !value.starts_with('\0') {
+            return Ok(value.to_string());
+        }
+        let mut rest = value;
+        let mut part = 0;
+        while !rest.is_empty() {
+            let mut cut = rest.len().min(PART_MAX);
+            while !rest.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            let (head, tail) = rest.split_at(cut);
+            self.sql.exec(
+                "INSERT INTO spill (key, part, data) VALUES (?, ?, ?)",
+                vec![s(key), i(part), s(head)],
+            )?;
+            rest = tail;
+            part += 1;
+        }
+        Ok(format!("{SPILLED}{key}"))
+    }
+
+    /// A stored value as it was written: a spilled one read back from its parts.
+    fn unpack(&self, stored: String) -> worker::Result<String> {
+        let Some(key) = stored.strip_prefix(SPILLED) else {
+            return Ok(stored);
+        };
+        let parts = rows(
+            &self.sql,
+            "SELECT data FROM spill WHERE key = ? ORDER BY part",
+            vec![s(key)],
+        )?;
+        Ok(parts
+            .into_iter()
+            .filter_map(|mut r| text(&mut r, 0))
+            .collect())
+    }
+
     /// Opens the storage, creating the tables on first use. A failure is logged, not fatal:
     /// every later query reports its own error instead.
     pub fn open(sql: SqlStorage) -> Self {
@@ -108,14 +173,19 @@ impl Store {
             "SELECT value FROM meta WHERE key = ?",
             vec![s(key)],
         )?;
-        Ok(rows.into_iter().next().and_then(|mut r| text(&mut r, 0)))
+        rows.into_iter()
+            .next()
+            .and_then(|mut r| text(&mut r, 0))
+            .map(|v| self.unpack(v))
+            .transpose()
     }
 
     /// Sets a metadata value.
     pub fn set_meta(&self, key: &str, value: &str) -> worker::Result<()> {
+        let value = self.pack(&format!("meta:{key}"), value)?;
         self.sql.exec(
             "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            vec![s(key), s(value)],
+            vec![s(key), s(&value)],
         )?;
         Ok(())
     }
@@ -150,9 +220,11 @@ impl Store {
 
     /// Appends a message to the thread's history (`user_messages`).
     pub fn add_message(&self, role: &str, content: &str, run_id: &str) -> worker::Result<()> {
+        // A run adds one message per role, so the pair names it.
+        let content = self.pack(&format!("message:{run_id}:{role}"), content)?;
         self.sql.exec(
             "INSERT INTO messages (role, content, run_id) VALUES (?, ?, ?)",
-            vec![s(role), s(content), s(run_id)],
+            vec![s(role), s(&content), s(run_id)],
         )?;
         Ok(())
     }
@@ -172,16 +244,17 @@ impl Store {
         let has_more = rows.len() as u64 > limit;
         rows.truncate(limit as usize);
         rows.reverse();
-        Ok((
-            rows.into_iter()
-                .map(|mut r| StoredMessage {
+        let messages = rows
+            .into_iter()
+            .map(|mut r| {
+                Ok(StoredMessage {
                     id: int(&r, 0).map(|seq| seq as u64),
                     role: Role::from(text(&mut r, 1).unwrap_or_default().as_str()),
-                    content: text(&mut r, 2).unwrap_or_default(),
+                    content: self.unpack(text(&mut r, 2).unwrap_or_default())?,
                 })
-                .collect(),
-            has_more,
-        ))
+            })
+            .collect::<worker::Result<Vec<_>>>()?;
+        Ok((messages, has_more))
     }
 
     /// Appends a batch of events to the log (before they are sent), in as few statements as
@@ -195,7 +268,12 @@ impl Store {
             let mut params = Vec::with_capacity(chunk.len() * 3);
             for (n, (run_id, event_id, json)) in chunk.iter().enumerate() {
                 sql.push_str(if n == 0 { "(?, ?, ?)" } else { ", (?, ?, ?)" });
-                params.extend([s(run_id), i(*event_id as i64), s(json)]);
+                let json = if json.len() > INLINE_MAX {
+                    self.pack(&format!("event:{run_id}:{event_id}"), json)?
+                } else {
+                    json.clone()
+                };
+                params.extend([s(run_id), i(*event_id as i64), s(&json)]);
             }
             self.sql.exec(&sql, params)?;
         }
@@ -209,10 +287,10 @@ impl Store {
             "SELECT json FROM events WHERE run_id = ? ORDER BY event_id",
             vec![s(run_id)],
         )?;
-        Ok(rows
-            .into_iter()
+        rows.into_iter()
             .filter_map(|mut r| text(&mut r, 0))
-            .collect())
+            .map(|json| self.unpack(json))
+            .collect()
     }
 
     /// The last logged event id of a run (0 if none).
@@ -233,10 +311,11 @@ impl Store {
         checkpoint: &str,
         now_ms: i64,
     ) -> worker::Result<()> {
+        let checkpoint = self.pack(&format!("run:{run_id}"), checkpoint)?;
         self.sql.exec(
             "INSERT INTO runs (run_id, status, checkpoint, created) VALUES (?, ?, ?, ?)
              ON CONFLICT(run_id) DO UPDATE SET status = excluded.status, checkpoint = excluded.checkpoint",
-            vec![s(run_id), s(status), s(checkpoint), i(now_ms)],
+            vec![s(run_id), s(status), s(&checkpoint), i(now_ms)],
         )?;
         Ok(())
     }
@@ -258,7 +337,10 @@ impl Store {
             "SELECT run_id, status, checkpoint FROM runs WHERE run_id = ?",
             vec![s(run_id)],
         )?;
-        Ok(rows.into_iter().next().map(run_row))
+        rows.into_iter()
+            .next()
+            .map(|row| self.run_row(row))
+            .transpose()
     }
 
     /// The run still in progress, if any (at most one per session).
@@ -268,16 +350,19 @@ impl Store {
             "SELECT run_id, status, checkpoint FROM runs WHERE status = 'running' ORDER BY created DESC LIMIT 1",
             None,
         )?;
-        Ok(rows.into_iter().next().map(run_row))
+        rows.into_iter()
+            .next()
+            .map(|row| self.run_row(row))
+            .transpose()
     }
-}
 
-/// A `SELECT run_id, status, checkpoint` row.
-fn run_row(mut row: Vec<SqlStorageValue>) -> RunRow {
-    RunRow {
-        run_id: text(&mut row, 0).unwrap_or_default(),
-        status: text(&mut row, 1).unwrap_or_default(),
-        checkpoint: text(&mut row, 2).unwrap_or_default(),
+    /// A `SELECT run_id, status, checkpoint` row.
+    fn run_row(&self, mut row: Vec<SqlStorageValue>) -> worker::Result<RunRow> {
+        Ok(RunRow {
+            run_id: text(&mut row, 0).unwrap_or_default(),
+            status: text(&mut row, 1).unwrap_or_default(),
+            checkpoint: self.unpack(text(&mut row, 2).unwrap_or_default())?,
+        })
     }
 }
 

@@ -5,7 +5,9 @@
 use std::collections::VecDeque;
 
 use serde_json::json;
-use weft_agent::engine::{Config, Effect, Input, Output, Run, Session, Start, ToolInfo};
+use weft_agent::engine::{
+    Config, Effect, Input, Output, Run, Session, Start, ToolInfo, MAX_TOOL_RESULT_BYTES,
+};
 use weft_agent::provider::{ChatMessage, ChatRequest, Provider, StreamDecoder, ToolDef};
 use weft_protocol::command::ApprovalDecision;
 use weft_protocol::{Agent, Event, Review, Sequenced};
@@ -89,6 +91,8 @@ struct Host {
     tools_run: Vec<String>,
     checkpoints: usize,
     finished: bool,
+    /// When set, every tool answers with this many bytes.
+    result_bytes: Option<usize>,
 }
 
 impl Host {
@@ -145,7 +149,11 @@ impl Host {
                         ..
                     } => {
                         self.tools_run.push(name.clone());
-                        tools.push((call_id, format!("{name} says ok to {arguments}")));
+                        let result = match self.result_bytes {
+                            Some(n) => "x".repeat(n),
+                            None => format!("{name} says ok to {arguments}"),
+                        };
+                        tools.push((call_id, result));
                     }
                     Effect::AwaitApproval { .. } => awaiting = true,
                     Effect::Checkpoint => self.checkpoints += 1,
@@ -703,6 +711,49 @@ fn a_run_checkpointed_while_awaiting_approval_continues_after_restore() {
         .collect();
     assert_eq!(ids, (1..=ids.len() as u64).collect::<Vec<_>>());
     assert_eq!(reply_of(&host), reply_of(&reference));
+}
+
+#[test]
+fn a_tool_result_of_megabytes_is_cut_to_what_the_model_and_the_log_keep() {
+    // A window the cut result fits in, so no compaction comes between.
+    let config = Config {
+        context_window: 1_000_000,
+        ..Config::default()
+    };
+    let mut run = started(
+        config,
+        tools(false),
+        Session::default(),
+        &start("Weather in SF?"),
+    );
+    let mut host = Host {
+        streams: [ONE_TOOL, TEXT].into(),
+        result_bytes: Some(3_000_000),
+        ..Host::default()
+    };
+    host.drive(&mut run);
+    assert!(host.finished);
+    let sent = host.requests[1]
+        .messages
+        .iter()
+        .find_map(|m| match m {
+            ChatMessage::Tool(result) => Some(result.content.clone()),
+            _ => None,
+        })
+        .expect("the tool result went back to the model");
+    assert!(sent.len() < MAX_TOOL_RESULT_BYTES + 100, "{}", sent.len());
+    assert!(sent.ends_with(&format!(
+        "[truncated: the tool returned 3000000 bytes; the first {MAX_TOOL_RESULT_BYTES} are shown]"
+    )));
+    let logged = host
+        .events
+        .iter()
+        .find_map(|e| match &e.event {
+            Event::ToolEnd { result, .. } => Some(result.len()),
+            _ => None,
+        })
+        .expect("a tool_end event");
+    assert!(logged < MAX_TOOL_RESULT_BYTES + 100, "{logged}");
 }
 
 /// A checkpoint written by the build of 2026-11-24 (a run waiting for the approval of

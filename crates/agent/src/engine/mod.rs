@@ -845,7 +845,7 @@ impl Run {
                 call_id,
                 result,
                 is_error,
-            } => self.tool_result(&call_id, result, is_error),
+            } => self.tool_result(&call_id, cap_tool_result(result), is_error),
             Input::Approval(d) => self.approval(d, None),
             Input::Refuse { call_id, reason } => {
                 let d = ApprovalDecision {
@@ -1939,4 +1939,25 @@ fn clip(text: &str, max: usize) -> String {
     let mut s: String = text.chars().take(max.saturating_sub(1)).collect();
     s.push('…');
     s
+}
+
+/// The most of a tool's result the model and the log keep: a client tool (or any tool) may
+/// answer with megabytes, which would fill the context and outgrow a storage row. What is cut
+/// is said in the result itself, so the model knows it saw part.
+pub const MAX_TOOL_RESULT_BYTES: usize = 1024 * 1024;
+
+fn cap_tool_result(mut result: String) -> String {
+    if result.len() <= MAX_TOOL_RESULT_BYTES {
+        return result;
+    }
+    let total = result.len();
+    let mut cut = MAX_TOOL_RESULT_BYTES;
+    while !result.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    result.truncate(cut);
+    result.push_str(&format!(
+        "\n[truncated: the tool returned {total} bytes; the first {cut} are shown]"
+    ));
+    result
 }
