@@ -78,6 +78,11 @@ pub struct Settings {
     /// `APPROVAL_TIMEOUT_MS`: an approval nobody answers is refused after this long (default
     /// 10 minutes), so no run waits forever on a client that is gone.
     pub approval_timeout_ms: u64,
+    /// `EVENT_RETENTION_HOURS`: how long a finished run's event log is kept for resume
+    /// (default 24 h; fractions allowed). Messages, files and approvals are kept.
+    pub event_retention_ms: u64,
+    /// `SESSION_TTL_DAYS`: a session unused this long is deleted whole (default: never).
+    pub session_ttl_ms: Option<u64>,
 }
 
 impl std::fmt::Debug for Settings {
@@ -134,6 +139,11 @@ impl Settings {
             llm_idle_timeout_ms: number(env, "LLM_IDLE_TIMEOUT_MS", 60_000),
             stream_batch_reads: number(env, "STREAM_BATCH_READS", 64),
             stream_batch_ms: number(env, "STREAM_BATCH_MS", 250),
+            event_retention_ms: (number(env, "EVENT_RETENTION_HOURS", 24.0_f64).max(0.0)
+                * 3_600_000.0) as u64,
+            session_ttl_ms: Some(number(env, "SESSION_TTL_DAYS", 0.0_f64))
+                .filter(|days| *days > 0.0)
+                .map(|days| (days * 86_400_000.0) as u64),
         }
     }
 

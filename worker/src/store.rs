@@ -163,7 +163,98 @@ impl Store {
                 worker::console_error!("weft: could not create the session tables: {e}");
             }
         }
-        Store { sql }
+        let store = Store { sql };
+        if let Err(e) = store.migrate() {
+            worker::console_error!("weft: could not update the session tables: {e}");
+        }
+        store
+    }
+
+    /// Columns added after the first release, to tables that may predate them: a run's end
+    /// time and whether its event log is still kept (retention).
+    fn migrate(&self) -> worker::Result<()> {
+        let columns: Vec<String> = rows(&self.sql, "PRAGMA table_info(runs)", None)?
+            .into_iter()
+            .filter_map(|mut r| text(&mut r, 1))
+            .collect();
+        if !columns.iter().any(|c| c == "ended") {
+            self.sql
+                .exec("ALTER TABLE runs ADD COLUMN ended INTEGER", None)?;
+            // Runs finished before retention existed start their clock now.
+            self.sql.exec(
+                "UPDATE runs SET ended = ? WHERE status != 'running'",
+                vec![i(js_sys::Date::now() as i64)],
+            )?;
+        }
+        if !columns.iter().any(|c| c == "logged") {
+            self.sql.exec(
+                "ALTER TABLE runs ADD COLUMN logged INTEGER NOT NULL DEFAULT 1",
+                None,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// When the session was last used (ms), for `SESSION_TTL_DAYS`.
+    pub fn touched(&self) -> worker::Result<Option<i64>> {
+        Ok(self.meta("touched")?.and_then(|v| v.parse().ok()))
+    }
+
+    /// Records a use of the session at `now_ms`.
+    pub fn touch(&self, now_ms: i64) -> worker::Result<()> {
+        self.set_meta("touched", &now_ms.to_string())
+    }
+
+    /// When the longest-finished run that still has an event log ended (ms).
+    pub fn oldest_logged_run_end(&self) -> worker::Result<Option<i64>> {
+        let rows = rows(
+            &self.sql,
+            "SELECT MIN(ended) FROM runs WHERE ended IS NOT NULL AND logged = 1",
+            None,
+        )?;
+        Ok(rows.first().and_then(|r| int(r, 0)))
+    }
+
+    /// Deletes the event logs of runs that ended before `before_ms`; the runs, their
+    /// messages, the workspace and the approvals stay. A resume of such a run is answered
+    /// `expired`.
+    pub fn drop_event_logs(&self, before_ms: i64) -> worker::Result<()> {
+        let runs = rows(
+            &self.sql,
+            "SELECT run_id FROM runs WHERE logged = 1 AND ended IS NOT NULL AND ended < ?",
+            vec![i(before_ms)],
+        )?;
+        for mut row in runs {
+            let Some(run_id) = text(&mut row, 0) else {
+                continue;
+            };
+            self.sql
+                .exec("DELETE FROM events WHERE run_id = ?", vec![s(&run_id)])?;
+            // The run's spilled events: keys `event:<run>:<id>`, a range (LIKE patterns are
+            // capped at 50 bytes, run ids are not).
+            self.sql.exec(
+                "DELETE FROM spill WHERE key >= ? AND key < ?",
+                vec![
+                    s(&format!("event:{run_id}:")),
+                    s(&format!("event:{run_id};")),
+                ],
+            )?;
+            self.sql.exec(
+                "UPDATE runs SET logged = 0 WHERE run_id = ?",
+                vec![s(&run_id)],
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Whether a run's event log was deleted after its retention time.
+    pub fn log_expired(&self, run_id: &str) -> worker::Result<bool> {
+        let rows = rows(
+            &self.sql,
+            "SELECT logged FROM runs WHERE run_id = ?",
+            vec![s(run_id)],
+        )?;
+        Ok(rows.first().and_then(|r| int(r, 0)) == Some(0))
     }
 
     /// A value of the session's own key/value metadata.
@@ -317,6 +408,9 @@ impl Store {
              ON CONFLICT(run_id) DO UPDATE SET status = excluded.status, checkpoint = excluded.checkpoint",
             vec![s(run_id), s(status), s(&checkpoint), i(now_ms)],
         )?;
+        if status != "running" {
+            self.mark_ended(run_id, now_ms)?;
+        }
         Ok(())
     }
 
@@ -326,6 +420,18 @@ impl Store {
         self.sql.exec(
             "UPDATE runs SET status = ? WHERE run_id = ?",
             vec![s(status), s(run_id)],
+        )?;
+        if status != "running" {
+            self.mark_ended(run_id, js_sys::Date::now() as i64)?;
+        }
+        Ok(())
+    }
+
+    /// Starts a finished run's retention clock (once: the first end counts).
+    fn mark_ended(&self, run_id: &str, now_ms: i64) -> worker::Result<()> {
+        self.sql.exec(
+            "UPDATE runs SET ended = ? WHERE run_id = ? AND ended IS NULL",
+            vec![i(now_ms), s(run_id)],
         )?;
         Ok(())
     }

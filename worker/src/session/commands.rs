@@ -225,6 +225,7 @@ impl Session {
         }
         engine_run.start();
         *self.run.borrow_mut() = Some(engine_run);
+        self.arm_alarm().await;
         self.drive().await;
     }
 
@@ -273,12 +274,6 @@ impl Session {
             ),
         };
         self.publish(&[error]);
-    }
-
-    pub(super) async fn resume_orphaned_run(&self) {
-        if !self.driving.get() && self.run.borrow().is_none() && self.load_active_run() {
-            self.drive().await;
-        }
     }
 
     pub(super) async fn approve(
@@ -365,6 +360,14 @@ impl Session {
                 info,
                 error_event(&msg, "unknown_run", Some(run_id.into())),
             );
+        }
+        if store.log_expired(run_id).unwrap_or(false) {
+            let hours = self.settings.event_retention_ms as f64 / 3_600_000.0;
+            let msg = format!(
+                "the events of run {run_id} were deleted {hours} h after it ended \
+                 (EVENT_RETENTION_HOURS); its messages are still in the history"
+            );
+            return self.reply(ws, info, error_event(&msg, "expired", Some(run_id.into())));
         }
         let mut encoder = info.encoder();
         for json in store.events(run_id).unwrap_or_default() {

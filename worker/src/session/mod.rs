@@ -32,6 +32,7 @@ use worker::{
     WebSocketIncomingMessage, WebSocketPair,
 };
 
+mod alarm;
 mod commands;
 mod host;
 mod publish;
@@ -181,8 +182,10 @@ impl DurableObject for Session {
         if self.rate_limited(&ws, &mut info) {
             return Ok(());
         }
-        // A run interrupted by a restart continues as soon as anyone talks to the session.
-        self.resume_orphaned_run().await;
+        // A run interrupted by a restart continues at once (in the alarm, so this message
+        // does not wait for it).
+        self.wake_orphan().await;
+        self.touch();
         let limits = Limits {
             max_frame_bytes: self.settings.max_frame_bytes,
         };
@@ -282,30 +285,9 @@ impl DurableObject for Session {
         Ok(())
     }
 
-    /// An approval nobody answered within `APPROVAL_TIMEOUT_MS` is refused, so the run goes on
-    /// and the session is never left busy by it.
+    /// See alarm.rs.
     async fn alarm(&self) -> Result<Response> {
-        if self.load_active_run() {
-            let timeout = self.settings.approval_timeout_ms as i64;
-            let now = js_sys::Date::now() as i64;
-            let expired: Vec<(String, String)> = match self.run.borrow().as_ref() {
-                Some(run) => run
-                    .waiting_approvals()
-                    .filter(|(_, _, at)| at.is_none_or(|at| at + timeout <= now))
-                    .map(|(id, name, _)| (id.to_string(), name.to_string()))
-                    .collect(),
-                None => Vec::new(),
-            };
-            for (call_id, name) in expired {
-                let secs = timeout / 1000;
-                self.handle(Input::Refuse {
-                    call_id,
-                    reason: format!("nobody answered the approval of {name} within {secs} s"),
-                });
-            }
-            self.drive().await;
-            self.arm_approval_alarm().await;
-        }
+        self.on_alarm().await;
         Response::ok("")
     }
 }
@@ -630,7 +612,7 @@ impl Session {
                         reason: format!("no connected client can approve {name}"),
                     });
                 } else {
-                    self.arm_approval_alarm().await;
+                    self.arm_alarm().await;
                 }
             }
             Effect::Checkpoint => self.checkpoint("running"),
@@ -657,27 +639,6 @@ impl Session {
                     }
                 }
             }
-        }
-    }
-
-    /// Sets the alarm for the first waiting approval's deadline (`APPROVAL_TIMEOUT_MS` after
-    /// it was asked), or clears it when nothing waits.
-    async fn arm_approval_alarm(&self) {
-        let timeout = self.settings.approval_timeout_ms as i64;
-        let first = self
-            .run
-            .borrow()
-            .as_ref()
-            .and_then(|r| r.waiting_approvals().filter_map(|(_, _, at)| at).min());
-        let storage = self.state.storage();
-        let now = js_sys::Date::now() as i64;
-        let set = match first {
-            // An i64 is an offset from now for set_alarm.
-            Some(at) => storage.set_alarm((at + timeout - now).max(1)).await,
-            None => storage.delete_alarm().await,
-        };
-        if let Err(e) = set {
-            worker::console_error!("approval deadline not set: {e}");
         }
     }
 

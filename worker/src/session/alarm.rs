@@ -1,0 +1,164 @@
+//! The session's one alarm, and everything it wakes the object for: approvals nobody
+//! answered, a run orphaned by a restart (with or without a client), event logs past their
+//! retention, and a session unused for `SESSION_TTL_DAYS`.
+//!
+//! A Durable Object has a single alarm, so [`Session::arm_alarm`] sets it to the earliest of
+//! those deadlines each time one of them may have moved. While a run is active the alarm is a
+//! watchdog, [`WATCHDOG_MS`] away: if the object restarts mid-run (a deploy, an eviction), the
+//! alarm wakes the new instance, which resumes the run from its checkpoint — no client needed.
+
+use weft_agent::engine::Input;
+
+use super::Session;
+
+/// How soon after a restart an orphaned run is picked up again, at the latest.
+pub(super) const WATCHDOG_MS: i64 = 15_000;
+
+/// How often the session's last use is written down (for `SESSION_TTL_DAYS`): a write per
+/// message would be a row per message.
+const TOUCH_EVERY_MS: i64 = 3_600_000;
+
+impl Session {
+    /// The alarm's work, in the order that keeps it short: a session past its TTL is deleted
+    /// whole; old event logs are dropped; approvals past their deadline are refused; the alarm
+    /// is set again; then the active run, if any, is driven (an orphan resumes here).
+    pub(super) async fn on_alarm(&self) {
+        let now = js_sys::Date::now() as i64;
+        if self.expired_session(now) {
+            return self.delete_session().await;
+        }
+        self.drop_old_event_logs(now);
+        if self.load_active_run() {
+            self.refuse_overdue_approvals(now);
+        }
+        self.arm_alarm().await;
+        if self.load_active_run() {
+            self.drive().await;
+            self.arm_alarm().await;
+        }
+    }
+
+    /// Sets the alarm to the earliest deadline the session has, or clears it.
+    pub(super) async fn arm_alarm(&self) {
+        let now = js_sys::Date::now() as i64;
+        let store = self.store();
+        let active = self.run.borrow().as_ref().is_some_and(|r| !r.is_finished())
+            || store.active_run().ok().flatten().is_some();
+        let timeout = self.settings.approval_timeout_ms as i64;
+        let approval = self
+            .run
+            .borrow()
+            .as_ref()
+            .and_then(|r| r.waiting_approvals().filter_map(|(_, _, at)| at).min())
+            .map(|asked| asked + timeout);
+        let watchdog = active.then_some(now + WATCHDOG_MS);
+        let retention = store
+            .oldest_logged_run_end()
+            .ok()
+            .flatten()
+            .map(|ended| ended + self.settings.event_retention_ms as i64);
+        let ttl = self
+            .settings
+            .session_ttl_ms
+            .and_then(|ttl| Some(store.touched().ok()?? + ttl as i64));
+        let first = [approval, watchdog, retention, ttl]
+            .into_iter()
+            .flatten()
+            .min();
+        let storage = self.state.storage();
+        let set = match first {
+            // An i64 is an offset from now for set_alarm.
+            Some(at) => storage.set_alarm((at - now).max(1)).await,
+            None => storage.delete_alarm().await,
+        };
+        if let Err(e) = set {
+            worker::console_error!("session alarm not set: {e}");
+        }
+    }
+
+    /// A run left `running` by a restart and not in memory: the alarm picks it up at once, so
+    /// the message that noticed it is handled without waiting for the run's model call.
+    pub(super) async fn wake_orphan(&self) {
+        if self.driving.get() || self.run.borrow().is_some() {
+            return;
+        }
+        if self.store().active_run().ok().flatten().is_none() {
+            return;
+        }
+        if let Err(e) = self.state.storage().set_alarm(1_i64).await {
+            worker::console_error!("orphaned run not woken: {e}");
+        }
+    }
+
+    /// Writes down that the session is in use, at most once an hour, when a TTL is set.
+    pub(super) fn touch(&self) {
+        if self.settings.session_ttl_ms.is_none() {
+            return;
+        }
+        let now = js_sys::Date::now() as i64;
+        let store = self.store();
+        if store
+            .touched()
+            .ok()
+            .flatten()
+            .is_some_and(|at| now - at < TOUCH_EVERY_MS)
+        {
+            return;
+        }
+        if let Err(e) = store.touch(now) {
+            worker::console_error!("session use not recorded: {e}");
+        }
+    }
+
+    fn expired_session(&self, now: i64) -> bool {
+        let Some(ttl) = self.settings.session_ttl_ms else {
+            return false;
+        };
+        let touched = self.store().touched().ok().flatten();
+        touched.is_some_and(|at| now - at >= ttl as i64) && !self.busy()
+    }
+
+    /// Deletes everything the session stored, alarm included; its sockets are closed first.
+    async fn delete_session(&self) {
+        for (ws, _) in self.sockets() {
+            if let Err(e) = ws.close(Some(4410), Some("session expired")) {
+                worker::console_warn!("socket of an expired session not closed: {e}");
+            }
+        }
+        let storage = self.state.storage();
+        if let Err(e) = storage.delete_all().await {
+            worker::console_error!("expired session not deleted: {e}");
+            return;
+        }
+        if let Err(e) = storage.delete_alarm().await {
+            worker::console_error!("expired session's alarm not cleared: {e}");
+        }
+        *self.store.borrow_mut() = None;
+    }
+
+    fn drop_old_event_logs(&self, now: i64) {
+        let before = now - self.settings.event_retention_ms as i64;
+        if let Err(e) = self.store().drop_event_logs(before) {
+            worker::console_error!("old event logs not deleted: {e}");
+        }
+    }
+
+    fn refuse_overdue_approvals(&self, now: i64) {
+        let timeout = self.settings.approval_timeout_ms as i64;
+        let expired: Vec<(String, String)> = match self.run.borrow().as_ref() {
+            Some(run) => run
+                .waiting_approvals()
+                .filter(|(_, _, at)| at.is_none_or(|at| at + timeout <= now))
+                .map(|(id, name, _)| (id.to_string(), name.to_string()))
+                .collect(),
+            None => Vec::new(),
+        };
+        for (call_id, name) in expired {
+            let secs = timeout / 1000;
+            self.handle(Input::Refuse {
+                call_id,
+                reason: format!("nobody answered the approval of {name} within {secs} s"),
+            });
+        }
+    }
+}
