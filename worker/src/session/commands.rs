@@ -273,7 +273,10 @@ impl Session {
                 Some(run_id.into()),
             ),
         };
-        self.publish(&[error]);
+        // Sent even if it cannot be logged: it ends the run (publish says so in the log).
+        if let Err(e) = self.publish(&[error]) {
+            worker::console_error!("run {run_id}: its failure was sent but not logged: {e}");
+        }
     }
 
     pub(super) async fn approve(

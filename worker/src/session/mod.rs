@@ -507,19 +507,35 @@ impl Session {
 
     /// Publishes the run's queued events (as one batch) and queues its effects.
     fn drain_run(&self) {
-        let mut events = Vec::new();
         loop {
-            let out = self.run.borrow_mut().as_mut().and_then(Run::poll);
-            match out {
-                Some(Output::Event(ev)) => events.push(ev),
-                Some(Output::Effect(e)) => {
-                    self.pending.borrow_mut().push_back(e);
-                    self.wake();
+            let mut events = Vec::new();
+            loop {
+                let out = self.run.borrow_mut().as_mut().and_then(Run::poll);
+                match out {
+                    Some(Output::Event(ev)) => events.push(ev),
+                    Some(Output::Effect(e)) => {
+                        self.pending.borrow_mut().push_back(e);
+                        self.wake();
+                    }
+                    None => break,
                 }
-                None => break,
             }
+            let Err(e) = self.publish(&events) else {
+                return;
+            };
+            // A run whose log cannot be written stops: its error is the next batch (sent even
+            // if it cannot be logged either, since it ends the run).
+            if self.run.borrow().as_ref().is_none_or(Run::is_finished) {
+                return;
+            }
+            self.feed_run(Input::HostFailed {
+                code: "storage".into(),
+                message: format!(
+                    "the run's events could not be stored ({e}), so it stops here: a resume \
+                     could not replay them"
+                ),
+            });
         }
-        self.publish(&events);
     }
 
     /// Feeds the active run and publishes what it produced; false when it refused the input

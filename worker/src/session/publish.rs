@@ -23,7 +23,11 @@ impl Session {
     ///
     /// One batch is what one input produced (for a model stream: one read of its body), so the
     /// log takes one statement and the sockets are listed once per read, not per event.
-    pub(super) fn publish(&self, events: &[Sequenced]) {
+    ///
+    /// Returns the log's error when the batch could not be written. Nothing of it is sent
+    /// then — a frame a resume could not replay would break the promise that every frame
+    /// comes once — except the events that end a run, which its clients must hear.
+    pub(super) fn publish(&self, events: &[Sequenced]) -> Result<(), String> {
         let logged: Vec<(&str, u64, String)> = events
             .iter()
             .filter_map(|ev| {
@@ -33,14 +37,26 @@ impl Session {
             })
             .collect();
         if logged.is_empty() {
-            return;
+            return Ok(());
         }
         let store = self.store();
-        if let Err(e) = store.append_events(&logged) {
-            // The frames still go out (the clients are waiting); a resume after this point
-            // may miss them, which the log line records.
-            worker::console_error!("event log write failed ({} events): {e}", logged.len());
-        }
+        let (result, terminal);
+        let events = match store.append_events(&logged) {
+            Ok(()) => {
+                result = Ok(());
+                events
+            }
+            Err(e) => {
+                worker::console_error!("event log write failed ({} events): {e}", logged.len());
+                result = Err(e.to_string());
+                terminal = events
+                    .iter()
+                    .filter(|ev| ev.event.is_terminal())
+                    .cloned()
+                    .collect::<Vec<_>>();
+                &terminal[..]
+            }
+        };
         let sockets = self.sockets();
         // One encoder per (dialect, opt-in): weft clients and original clients of one dialect
         // see different frames, each densely numbered.
@@ -70,6 +86,7 @@ impl Session {
                 }
             }
         }
+        result
     }
 
     /// Encodes the run's next event for one dialect, rebuilding the encoder from the log when
