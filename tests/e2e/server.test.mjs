@@ -478,6 +478,27 @@ async function largestValue(persist) {
   return { largest, where };
 }
 
+/** Moves a run's event log into `events`, the rowid table builds before 2026-11-24 wrote, as
+ * a session stored by such a build holds it (the server must be down). */
+async function moveToLegacyEventTable(persist, runId) {
+  const { DatabaseSync } = await import('node:sqlite');
+  let moved = 0;
+  for (const file of readdirSync(persist, { recursive: true }).filter((f) => String(f).endsWith('.sqlite'))) {
+    const db = new DatabaseSync(join(persist, String(file)));
+    try {
+      if (!db.prepare("SELECT 1 FROM event_log WHERE run_id = ? LIMIT 1").get(runId)) continue;
+      db.exec('CREATE TABLE IF NOT EXISTS events (run_id TEXT NOT NULL, event_id INTEGER NOT NULL, json TEXT NOT NULL, PRIMARY KEY (run_id, event_id))');
+      moved += Number(db.prepare('INSERT INTO events SELECT run_id, event_id, json FROM event_log WHERE run_id = ?').run(runId).changes);
+      db.prepare('DELETE FROM event_log WHERE run_id = ?').run(runId);
+    } catch (e) {
+      if (!/no such table: event_log/.test(String(e))) throw e;
+    } finally {
+      db.close();
+    }
+  }
+  assert.ok(moved > 0, `run ${runId}'s events moved`);
+}
+
 describe('persistence', () => {
   test('after a wrangler dev restart: history, remembered approvals, and a run waiting for approval', async () => {
     const remembered = session();
@@ -502,7 +523,11 @@ describe('persistence', () => {
     await c.wait((f) => f.event?.type === 'tool_approval');
     c.kill();
 
-    await server.restart(() => damageCheckpoint(server.persist, 'p4'));
+    const p1Frames = loomRun(a.frames, 'p1').length;
+    await server.restart(async () => {
+      await damageCheckpoint(server.persist, 'p4');
+      await moveToLegacyEventTable(server.persist, 'p1');
+    });
 
     // The session is usable at once: the unreadable run is failed, and a new run starts; the
     // failed run's clients see how it ended when they resume it.
@@ -516,13 +541,17 @@ describe('persistence', () => {
     c2.close();
 
     const a2 = await open('/', remembered);
+    // p1's log now sits in the table of earlier builds: a resume still replays all of it.
+    a2.send({ type: 'resume', run_id: 'p1', after_event_id: 0 });
+    await a2.wait((f) => f.type === 'run_end' && f.id === 'p1');
+    assert.equal(loomRun(a2.frames, 'p1').length, p1Frames);
     a2.send({ type: 'user_messages', id: 'h', thread_id: remembered });
     const history = await a2.wait((f) => f.type === 'user_messages');
     assert.deepEqual(history.messages.map((m) => m.role), ['user', 'assistant']);
     assert.equal(history.messages[0].content, 'write one to one.txt');
     a2.send({ type: 'run', message: 'write three to three.txt', agent: 'react', id: 'p3' });
     await a2.wait((f) => f.type === 'run_end' && f.id === 'p3');
-    assert.ok(!a2.frames.some((f) => f.event?.type === 'tool_approval'), 'always survived the restart');
+    assert.ok(!loomRun(a2.frames, 'p3').some((f) => f.event?.type === 'tool_approval'), 'always survived the restart');
     a2.close();
 
     const b2 = await open('/', waiting);

@@ -23,12 +23,12 @@ CREATE TABLE IF NOT EXISTS messages (
   content TEXT NOT NULL,
   run_id TEXT
 );
-CREATE TABLE IF NOT EXISTS events (
+CREATE TABLE IF NOT EXISTS event_log (
   run_id TEXT NOT NULL,
   event_id INTEGER NOT NULL,
   json TEXT NOT NULL,
   PRIMARY KEY (run_id, event_id)
-);
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS runs (
   run_id TEXT PRIMARY KEY,
   status TEXT NOT NULL,
@@ -71,6 +71,10 @@ pub struct RunRow {
 #[derive(Debug, Clone)]
 pub struct Store {
     sql: SqlStorage,
+    /// The session predates `event_log` and may still hold runs in `events`, read alongside
+    /// until retention empties it. (`events` was a rowid table keyed by (run, id): every event
+    /// wrote its row and its key's index, two rows billed where `event_log` writes one.)
+    legacy_events: bool,
 }
 
 fn s(v: &str) -> SqlStorageValue {
@@ -163,7 +167,13 @@ impl Store {
                 worker::console_error!("weft: could not create the session tables: {e}");
             }
         }
-        let store = Store { sql };
+        let legacy_events = rows(
+            &sql,
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'events'",
+            None,
+        )
+        .is_ok_and(|r| !r.is_empty());
+        let store = Store { sql, legacy_events };
         if let Err(e) = store.migrate() {
             worker::console_error!("weft: could not update the session tables: {e}");
         }
@@ -229,7 +239,11 @@ impl Store {
                 continue;
             };
             self.sql
-                .exec("DELETE FROM events WHERE run_id = ?", vec![s(&run_id)])?;
+                .exec("DELETE FROM event_log WHERE run_id = ?", vec![s(&run_id)])?;
+            if self.legacy_events {
+                self.sql
+                    .exec("DELETE FROM events WHERE run_id = ?", vec![s(&run_id)])?;
+            }
             // The run's spilled events: keys `event:<run>:<id>`, a range (LIKE patterns are
             // capped at 50 bytes, run ids are not).
             self.sql.exec(
@@ -355,7 +369,7 @@ impl Store {
         const ROWS: usize = 33;
         for chunk in events.chunks(ROWS) {
             let mut sql =
-                String::from("INSERT OR REPLACE INTO events (run_id, event_id, json) VALUES ");
+                String::from("INSERT OR REPLACE INTO event_log (run_id, event_id, json) VALUES ");
             let mut params = Vec::with_capacity(chunk.len() * 3);
             for (n, (run_id, event_id, json)) in chunk.iter().enumerate() {
                 sql.push_str(if n == 0 { "(?, ?, ?)" } else { ", (?, ?, ?)" });
@@ -375,7 +389,12 @@ impl Store {
     pub fn events(&self, run_id: &str) -> worker::Result<Vec<String>> {
         let rows = rows(
             &self.sql,
-            "SELECT json FROM events WHERE run_id = ? ORDER BY event_id",
+            if self.legacy_events {
+                "SELECT json, event_id FROM events WHERE run_id = ?1 UNION ALL \
+                 SELECT json, event_id FROM event_log WHERE run_id = ?1 ORDER BY event_id"
+            } else {
+                "SELECT json FROM event_log WHERE run_id = ? ORDER BY event_id"
+            },
             vec![s(run_id)],
         )?;
         rows.into_iter()
@@ -388,7 +407,12 @@ impl Store {
     pub fn last_event_id(&self, run_id: &str) -> worker::Result<u64> {
         let rows = rows(
             &self.sql,
-            "SELECT MAX(event_id) AS last FROM events WHERE run_id = ?",
+            if self.legacy_events {
+                "SELECT MAX(event_id) FROM (SELECT event_id FROM events WHERE run_id = ?1 \
+                 UNION ALL SELECT event_id FROM event_log WHERE run_id = ?1)"
+            } else {
+                "SELECT MAX(event_id) FROM event_log WHERE run_id = ?"
+            },
             vec![s(run_id)],
         )?;
         Ok(rows.first().and_then(|r| int(r, 0)).unwrap_or(0).max(0) as u64)
