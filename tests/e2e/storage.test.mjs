@@ -24,21 +24,23 @@ const session = () => `storage-${randomUUID()}`;
 const open = (sid) => Conn.open(`${server.url}/?session_id=${sid}`, ['weft.loom']);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-/** A run's row as the server stored it (read-only, from whichever SQLite file holds it). */
-async function runRow(runId) {
+/** Runs `query` (read-only) on the SQLite file of the session that holds run `runId`. */
+async function inSessionOf(runId, query) {
   const { DatabaseSync } = await import('node:sqlite');
   for (const file of readdirSync(server.persist, { recursive: true }).filter((f) => String(f).endsWith('.sqlite'))) {
     const db = new DatabaseSync(join(server.persist, String(file)), { readOnly: true });
     try {
       const hasRuns = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'runs'").get();
-      const row = hasRuns && db.prepare('SELECT status FROM runs WHERE run_id = ?').get(runId);
-      if (row) return row;
+      if (hasRuns && db.prepare('SELECT 1 FROM runs WHERE run_id = ?').get(runId)) return query(db);
     } finally {
       db.close();
     }
   }
   return null;
 }
+
+/** A run's row as the server stored it. */
+const runRow = (runId) => inSessionOf(runId, (db) => db.prepare('SELECT status FROM runs WHERE run_id = ?').get(runId));
 
 /** Starts a slow run and drops its socket once some text has streamed; the frames seen. */
 async function startThenDrop(sid, id) {
@@ -82,6 +84,39 @@ describe('a restart in the middle of a model stream', () => {
     const history = await c.wait((f) => f.type === 'user_messages');
     assert.deepEqual(history.messages.map((m) => m.role), ['user', 'assistant']);
     c.close();
+  });
+});
+
+describe('the history, stored once', () => {
+  test('ten turns: each message is one row, and neither checkpoints nor the session state grow with them', async () => {
+    const sid = session();
+    const c = await open(sid);
+    const prompts = [];
+    for (let n = 1; n <= 10; n += 1) {
+      c.send({ type: 'run', message: `turn ${n}: ${'words '.repeat(200)}`, agent: 'react', id: `t${n}` });
+      prompts.push((await c.wait((f) => f.type === 'run_end' && f.id === `t${n}`)).usage.prompt_tokens);
+    }
+    c.close();
+    // Each turn's model call saw every earlier turn (about 300 tokens each, question and echo),
+    // read back from the rows after the session's object was woken afresh or kept.
+    for (let n = 1; n < 10; n += 1) assert.ok(prompts[n] > prompts[n - 1] + 250, `prompt tokens ${prompts}`);
+    const stored = await inSessionOf('t10', (db) => ({
+      history: db.prepare('SELECT COUNT(*) AS n, SUM(length(message)) AS bytes FROM history').get(),
+      checkpoints: db.prepare("SELECT run_id, length(checkpoint) AS bytes FROM runs ORDER BY created").all(),
+      state: db.prepare("SELECT length(value) AS bytes FROM meta WHERE key = 'session'").get(),
+    }));
+    assert.equal(stored.history.n, 20, 'a user and an assistant message per turn, each once');
+    assert.ok(stored.history.bytes > 10 * 1200, 'the turns are in the history rows');
+    const [first, last] = [stored.checkpoints[0].bytes, stored.checkpoints.at(-1).bytes];
+    assert.ok(last < first + 200, `checkpoints do not carry the history: turn 1 ${first} B, turn 10 ${last} B`);
+    assert.ok(stored.state.bytes < 300, `the session state points at its rows: ${stored.state.bytes} B`);
+    // After a restart, the history is read back from the rows: the next turn sees it all.
+    await server.restart();
+    const c2 = await open(sid);
+    c2.send({ type: 'run', message: 'turn 11', agent: 'react', id: 't11' });
+    const eleventh = (await c2.wait((f) => f.type === 'run_end' && f.id === 't11')).usage.prompt_tokens;
+    assert.ok(eleventh > prompts[9], `turn 11 saw the ten before: ${eleventh} > ${prompts[9]}`);
+    c2.close();
   });
 });
 

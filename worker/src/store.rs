@@ -9,7 +9,11 @@
 //! the `spill` table in parts, and its row holds a marker naming them, which [`Store::unpack`]
 //! reads back. Files need none: the tools cap them at 1 MiB.
 
-use weft_agent::engine::Session as SessionState;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use serde_json::Value;
+use weft_agent::engine::{Run, Session as SessionState};
 use weft_agent::tools::Workspace;
 use weft_protocol::event::StoredMessage;
 use weft_protocol::Role;
@@ -35,6 +39,7 @@ CREATE TABLE IF NOT EXISTS runs (
   checkpoint TEXT NOT NULL,
   created INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS history (seq INTEGER PRIMARY KEY, message TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS approvals (tool TEXT PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, content TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS spill (
@@ -67,10 +72,16 @@ pub struct RunRow {
     pub checkpoint: String,
 }
 
+/// A stored history message: its row and a hash of its JSON.
+type HistoryRow = (i64, u64);
+
 /// The session's storage.
 #[derive(Debug, Clone)]
 pub struct Store {
     sql: SqlStorage,
+    /// The history rows the last saved state points at, with a hash of each message, so a
+    /// save writes only the messages that are new since.
+    history: Rc<RefCell<Option<Vec<HistoryRow>>>>,
     /// The session predates `event_log` and may still hold runs in `events`, read alongside
     /// until retention empties it. (`events` was a rowid table keyed by (run, id): every event
     /// wrote its row and its key's index, two rows billed where `event_log` writes one.)
@@ -173,7 +184,11 @@ impl Store {
             None,
         )
         .is_ok_and(|r| !r.is_empty());
-        let store = Store { sql, legacy_events };
+        let store = Store {
+            sql,
+            history: Rc::default(),
+            legacy_events,
+        };
         if let Err(e) = store.migrate() {
             worker::console_error!("weft: could not update the session tables: {e}");
         }
@@ -298,7 +313,10 @@ impl Store {
     /// The session's engine state (history, iterations), with the remembered approvals.
     pub fn session_state(&self) -> worker::Result<SessionState> {
         let mut state: SessionState = match self.meta("session")? {
-            Some(json) => serde_json::from_str(&json).unwrap_or_default(),
+            Some(json) => {
+                let value = serde_json::from_str(&json).unwrap_or(Value::Null);
+                serde_json::from_value(self.with_history(value)?).unwrap_or_default()
+            }
             None => SessionState::default(),
         };
         let rows = rows(&self.sql, "SELECT tool FROM approvals", None)?;
@@ -309,11 +327,22 @@ impl Store {
         Ok(state)
     }
 
-    /// Stores the session's engine state after a run.
+    /// Stores the session's engine state after a run: its history as rows (the new messages
+    /// only), the rest with a pointer to them. Rows no state points at any more (a compaction
+    /// replaced them) are deleted.
     pub fn save_session_state(&self, state: &SessionState) -> worker::Result<()> {
-        let json =
-            serde_json::to_string(state).map_err(|e| worker::Error::RustError(e.to_string()))?;
-        self.set_meta("session", &json)?;
+        let value = serde_json::to_value(state).map_err(json_error)?;
+        let value = self.without_history(value)?;
+        self.set_meta("session", &value.to_string())?;
+        if let Some(first) = self
+            .history
+            .borrow()
+            .as_ref()
+            .and_then(|rows| rows.first().map(|(seq, _)| *seq))
+        {
+            self.sql
+                .exec("DELETE FROM history WHERE seq < ?", vec![i(first)])?;
+        }
         for tool in &state.always_allowed {
             self.sql.exec(
                 "INSERT OR IGNORE INTO approvals (tool) VALUES (?)",
@@ -321,6 +350,103 @@ impl Store {
             )?;
         }
         Ok(())
+    }
+
+    /// A run's checkpoint as stored: the run without its session's history, which
+    /// [`Store::save_session_state`]'s rows hold (only the messages new since the last save
+    /// are written).
+    pub fn run_checkpoint(&self, run: &Run) -> worker::Result<String> {
+        let value = serde_json::to_value(run).map_err(json_error)?;
+        Ok(self.without_history(value)?.to_string())
+    }
+
+    /// A run from its stored checkpoint (with or without its history inline: checkpoints of
+    /// builds before 2026-11-24 hold it).
+    pub fn restore_run(&self, checkpoint: &str) -> Result<Run, String> {
+        let value: Value = serde_json::from_str(checkpoint).map_err(|e| e.to_string())?;
+        let value = self.with_history(value).map_err(|e| e.to_string())?;
+        serde_json::from_value(value).map_err(|e| e.to_string())
+    }
+
+    /// Replaces `session.history` (in a run) or `history` (in a session state) with
+    /// `history_rows`, the ranges of history rows holding it, writing the messages that are
+    /// not stored yet.
+    fn without_history(&self, mut value: Value) -> worker::Result<Value> {
+        let Some(holder) = history_holder(&mut value) else {
+            return Ok(value);
+        };
+        let Some(Value::Array(messages)) = holder.remove("history") else {
+            return Ok(value);
+        };
+        let jsons: Vec<String> = messages.iter().map(Value::to_string).collect();
+        let stored = self.history_rows_in_memory()?;
+        let common = stored
+            .iter()
+            .zip(&jsons)
+            .take_while(|((_, hash), json)| *hash == fnv(json))
+            .count();
+        let mut rows: Vec<HistoryRow> = stored[..common].to_vec();
+        for (seq, json) in (self.next_history_seq()?..).zip(&jsons[common..]) {
+            let message = self.pack(&format!("history:{seq}"), json)?;
+            self.sql.exec(
+                "INSERT OR REPLACE INTO history (seq, message) VALUES (?, ?)",
+                vec![i(seq), s(&message)],
+            )?;
+            rows.push((seq, fnv(json)));
+        }
+        holder.insert("history_rows".into(), ranges(&rows));
+        *self.history.borrow_mut() = Some(rows);
+        Ok(value)
+    }
+
+    /// The inverse of [`Store::without_history`]: `history_rows` read back into `history`.
+    fn with_history(&self, mut value: Value) -> worker::Result<Value> {
+        let Some(holder) = history_holder(&mut value) else {
+            return Ok(value);
+        };
+        let Some(pointer) = holder.remove("history_rows") else {
+            return Ok(value);
+        };
+        let mut messages = Vec::new();
+        let mut rows_seen = Vec::new();
+        for seq in seqs(&pointer) {
+            let found = rows(
+                &self.sql,
+                "SELECT message FROM history WHERE seq = ?",
+                vec![i(seq)],
+            )?;
+            let Some(json) = found.into_iter().next().and_then(|mut r| text(&mut r, 0)) else {
+                return Err(worker::Error::RustError(format!(
+                    "history row {seq} is missing"
+                )));
+            };
+            let json = self.unpack(json)?;
+            rows_seen.push((seq, fnv(&json)));
+            messages.push(serde_json::from_str::<Value>(&json).map_err(json_error)?);
+        }
+        holder.insert("history".into(), Value::Array(messages));
+        // What was saved last stays the reference: a read of an older state (the session's,
+        // while a run has added to it) must not make the next save write rows twice.
+        self.history.borrow_mut().get_or_insert(rows_seen);
+        Ok(value)
+    }
+
+    /// The rows the last saved state points at; after a wake-up, those of the first state
+    /// read back, else the session's.
+    fn history_rows_in_memory(&self) -> worker::Result<Vec<HistoryRow>> {
+        if let Some(rows) = self.history.borrow().as_ref() {
+            return Ok(rows.clone());
+        }
+        if let Some(json) = self.meta("session")? {
+            let value = serde_json::from_str(&json).unwrap_or(Value::Null);
+            self.with_history(value)?;
+        }
+        Ok(self.history.borrow().clone().unwrap_or_default())
+    }
+
+    fn next_history_seq(&self) -> worker::Result<i64> {
+        let found = rows(&self.sql, "SELECT MAX(seq) FROM history", None)?;
+        Ok(found.first().and_then(|r| int(r, 0)).unwrap_or(0) + 1)
     }
 
     /// Appends a message to the thread's history (`user_messages`).
@@ -570,4 +696,54 @@ impl Workspace for SqlWorkspace<'_> {
         })
         .unwrap_or_default()
     }
+}
+
+/// The object holding the history: a run's `session`, or a session state itself.
+fn history_holder(value: &mut Value) -> Option<&mut serde_json::Map<String, Value>> {
+    let object = value.as_object_mut()?;
+    if object.contains_key("session") {
+        object.get_mut("session")?.as_object_mut()
+    } else {
+        Some(object)
+    }
+}
+
+/// Row seqs as `[[first, last], …]` ranges: a history is mostly one run of consecutive rows.
+fn ranges(rows: &[HistoryRow]) -> Value {
+    let mut out: Vec<(i64, i64)> = Vec::new();
+    for &(seq, _) in rows {
+        match out.last_mut() {
+            Some((_, last)) if *last + 1 == seq => *last = seq,
+            _ => out.push((seq, seq)),
+        }
+    }
+    Value::Array(
+        out.into_iter()
+            .map(|(a, b)| Value::Array(vec![a.into(), b.into()]))
+            .collect(),
+    )
+}
+
+/// The seqs of [`ranges`]' output, in order.
+fn seqs(pointer: &Value) -> Vec<i64> {
+    let mut out = Vec::new();
+    for range in pointer.as_array().into_iter().flatten() {
+        let first = range.get(0).and_then(Value::as_i64);
+        let last = range.get(1).and_then(Value::as_i64);
+        if let (Some(first), Some(last)) = (first, last) {
+            out.extend(first..=last.min(first.saturating_add(1_000_000)));
+        }
+    }
+    out
+}
+
+/// FNV-1a, to tell a stored message from a changed one without keeping its text.
+fn fnv(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+fn json_error(e: serde_json::Error) -> worker::Error {
+    worker::Error::RustError(e.to_string())
 }

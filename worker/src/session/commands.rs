@@ -208,8 +208,8 @@ impl Session {
         let mut engine_run = Run::new(config, self.tool_infos(), state, &start);
         engine_run.set_clock(js_sys::Date::now() as i64);
         // A run that cannot be stored is not started: it could not be resumed or listed.
-        let stored = engine_run
-            .checkpoint()
+        let stored = store
+            .run_checkpoint(&engine_run)
             .map_err(|e| e.to_string())
             .and_then(|checkpoint| {
                 store
@@ -240,7 +240,7 @@ impl Session {
             return false;
         };
         let last = store.last_event_id(&row.run_id).unwrap_or(0);
-        let mut run = match Run::restore(&row.checkpoint) {
+        let mut run = match store.restore_run(&row.checkpoint) {
             Ok(run) => run,
             Err(e) => {
                 self.fail_unrestorable(&store, &row.run_id, last, &e.to_string());

@@ -669,11 +669,12 @@ impl Session {
                 return;
             };
             let status = if run.is_finished() { "done" } else { status };
-            let stored = run
-                .checkpoint()
-                .map_err(|e| format!("the run could not be serialised ({e})"))
+            let store = self.store();
+            let stored = store
+                .run_checkpoint(run)
+                .map_err(|e| format!("the run could not be saved ({e})"))
                 .and_then(|checkpoint| {
-                    self.store()
+                    store
                         .save_run(
                             run.run_id(),
                             status,
