@@ -55,8 +55,8 @@ mod yaml;
 pub use builtin::{builtin_specs, needs_approval, Builtin};
 pub use calculator::{evaluate, MAX_EXPRESSION_LEN, MAX_NESTING};
 pub use fetch::{
-    check_url, fetch_result, redirect_target, FETCH_MAX_BYTES, FETCH_TIMEOUT_MS, MAX_REDIRECTS,
-    MAX_URL_LEN,
+    check_url, checked_url, fetch_result, fuzz_check_url, redirect_target, FETCH_MAX_BYTES,
+    FETCH_TIMEOUT_MS, MAX_REDIRECTS, MAX_URL_LEN,
 };
 pub use patch::apply_patch;
 pub use path::{normalize_path, MAX_PATH_LEN};
@@ -103,7 +103,8 @@ pub enum ToolRun {
     /// `web_fetch`: the host must GET `url` (already checked by [`check_url`]) and pass the
     /// answer to [`fetch_result`].
     Fetch {
-        /// The URL to fetch, as the model gave it minus surrounding whitespace.
+        /// The URL to fetch: the one the model gave, as [`checked_url`] serialized it after
+        /// judging it (fetching anything else would fetch something unchecked).
         url: String,
         /// The most body bytes the model will see; the host should read at most one more, so
         /// [`fetch_result`] can tell a truncated body from one that fits exactly.
@@ -149,9 +150,9 @@ pub fn run_builtin(name: &str, arguments: &Value, host: &mut dyn ToolHost) -> To
         Builtin::GetTime => time::run(&args, host),
         Builtin::Calculator => args.str("expression").and_then(evaluate),
         Builtin::WebFetch => {
-            return match args.str("url").and_then(|url| check_url(url).map(|()| url)) {
+            return match args.str("url").and_then(checked_url) {
                 Ok(url) => ToolRun::Fetch {
-                    url: url.trim().to_string(),
+                    url,
                     max_bytes: FETCH_MAX_BYTES,
                     timeout_ms: FETCH_TIMEOUT_MS,
                 },
