@@ -120,9 +120,14 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
         return with_protocol(Response::from_websocket(pair.client)?, echo.as_deref());
     }
 
-    let session_id = query::get(&url, "session_id")
-        .filter(|s| !s.is_empty() && s.len() <= relay::MAX_SESSION_ID)
-        .unwrap_or_else(session::uuid);
+    // An empty `?session_id=` asks for a new session, as no parameter does.
+    let session_id = match query::get(&url, "session_id").filter(|s| !s.is_empty()) {
+        Some(named) => match relay::check_session_id(&named) {
+            Ok(()) => named,
+            Err(why) => return Response::error(format!("invalid session_id: {why}"), 400),
+        },
+        None => session::uuid(),
+    };
     // Whether the client asked for weft's extensions (specs/README, "Original clients see only
     // their own protocol").
     let weft = protocols
