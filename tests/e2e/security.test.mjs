@@ -1,24 +1,38 @@
 // Safe on the public internet (issue 23), end to end against the real Worker under
 // `wrangler dev`: web_fetch refuses every spelling of a local host through a real fetch;
-// session ids a client names keep to their rules.
+// session ids a client names keep to their rules; a per-user token reaches only its sessions,
+// on every endpoint, and an expired or tampered one nothing.
 
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import { request } from 'node:http';
 import { after, before, describe, test } from 'node:test';
+
+import init, { Client } from 'weft-sdk';
 
 import { Conn } from './client.mjs';
 import { startServer } from './server.mjs';
 
+const SHARED = 'sec-shared-token';
+const SECRET = 'sec-secret-0123456789abcdef';
+
 let server;
 before(async () => {
-  server = await startServer({ delayMs: 1 });
+  server = await startServer({ delayMs: 1, vars: { WEFT_AUTH_TOKEN: SHARED, WEFT_AUTH_SECRET: SECRET } });
 }, { timeout: 900_000 });
 after(async () => {
   await server?.stop();
 });
 
 const session = (prefix = 'sec') => `${prefix}-${randomUUID()}`;
+
+const b64url = (x) => Buffer.from(x).toString('base64url');
+/** A per-user token as an app's backend mints it (README, "Per-user tokens"). */
+function mint(claims, { secret = SECRET, header = { alg: 'HS256', typ: 'JWT' } } = {}) {
+  const body = `${b64url(JSON.stringify(header))}.${b64url(JSON.stringify(claims))}`;
+  return `${body}.${createHmac('sha256', secret).update(body).digest('base64url')}`;
+}
+const inAnHour = () => Math.floor(Date.now() / 1000) + 3600;
 
 /** A WebSocket handshake to `path` that the server refuses: its status and body. */
 function refusedUpgrade(path, headers = {}) {
@@ -49,7 +63,7 @@ describe('web_fetch', () => {
       'localhost.', 'LOCALHOST', 'app.localhost', '%31%32%37.0.0.1', '127。0。0。1',
       '127．0．0．1', '127｡0｡0｡1', 'ｌｏｃａｌｈｏｓｔ', '１２７.０.０.１', 'localhoſt',
     ];
-    const c = await Conn.open(`${server.url}/?session_id=${session()}`, ['weft.loom']);
+    const c = await Conn.open(`${server.url}/?session_id=${session()}&token=${SHARED}`, ['weft.loom']);
     for (const [i, host] of hosts.entries()) {
       const url = `http://${host}:${port}/healthz`;
       const id = `fetch-${i}`;
@@ -73,21 +87,21 @@ describe('session ids named by clients', () => {
       ['user-42%2F*', /\(not '\*'\)/],
       ['caf%C3%A9', /\(not 'é'\)/],
     ]) {
-      const res = await refusedUpgrade(`/?session_id=${sid}`);
+      const res = await refusedUpgrade(`/?session_id=${sid}&token=${SHARED}`);
       assert.equal(res.status, 400, sid);
       assert.match(res.body, why, sid);
-      await assert.rejects(Conn.open(`${server.url}/ws/chat?session_id=${sid}`), /HTTP 400/);
+      await assert.rejects(Conn.open(`${server.url}/ws/chat?session_id=${sid}&token=${SHARED}`), /HTTP 400/);
     }
     // Within the rules (and empty: a new session) it opens.
     for (const sid of ['', 'user-42/chat-7', `a:b@c+d=e~f.g_${randomUUID()}`]) {
-      const c = await Conn.open(`${server.url}/ws/chat?session_id=${encodeURIComponent(sid)}`);
+      const c = await Conn.open(`${server.url}/ws/chat?session_id=${encodeURIComponent(sid)}&token=${SHARED}`);
       c.close();
     }
   });
 
   test('a message naming a session outside the rules gets an error and reaches no session', async () => {
     const home = session();
-    const loom = await Conn.open(`${server.url}/?session_id=${home}`, ['weft.loom']);
+    const loom = await Conn.open(`${server.url}/?session_id=${home}&token=${SHARED}`, ['weft.loom']);
     loom.send({ type: 'run', id: 'r-bad', agent: 'react', message: 'hello', thread_id: 'no spaces allowed' });
     const err = await loom.wait((f) => f.type === 'error');
     assert.match(err.error, /a session id may contain only/);
@@ -99,10 +113,160 @@ describe('session ids named by clients', () => {
     const end = await loom.wait((f) => f.type === 'run_end' && f.id === 'r-ok');
     assert.match(end.reply, /hello/);
     loom.close();
-    const cueso = await Conn.open(`${server.url}/ws/chat`, ['weft.cueso']);
+    const cueso = await Conn.open(`${server.url}/ws/chat?token=${SHARED}`, ['weft.cueso']);
     cueso.send({ message: 'hi', session_id: 'bad/id/with space' });
     const cErr = await cueso.wait((f) => f.type === 'error');
     assert.match(cErr.message ?? cErr.error, /a session id may contain only/);
     cueso.close();
+  });
+});
+
+describe('per-user tokens', () => {
+  test('a token scoped to its sessions cannot read, resume, approve, cancel or list another', async () => {
+    // The victim: a live run waiting for an approval, in a session the token does not name.
+    const victimId = session('victim');
+    const victim = await Conn.open(`${server.url}/?session_id=${victimId}&token=${SHARED}`, ['weft.loom']);
+    victim.send({ type: 'run', id: 'v-run', agent: 'react', message: 'write secret to notes.txt' });
+    const ask = (await victim.wait((f) => f.event?.type === 'tool_approval')).event;
+
+    const user = `user-${randomUUID()}`;
+    const token = mint({ sub: user, exp: inAnHour(), sessions: [`${user}/*`, 'shared-lobby'] });
+    // No socket to the victim's session, whichever way the token travels.
+    for (const [path, headers] of [
+      [`/?session_id=${victimId}&token=${token}`, {}],
+      [`/ws/chat?session_id=${victimId}`, { 'Sec-WebSocket-Protocol': `weft.cueso, weft.token.${token}` }],
+      [`/agentloop?session_id=${victimId}`, { Authorization: `Bearer ${token}` }],
+    ]) {
+      const res = await refusedUpgrade(path, headers);
+      assert.equal(res.status, 403, path);
+      assert.match(res.body, new RegExp(`may not use session ${victimId}`), path);
+    }
+    // Its own session works, through each carrier.
+    const mine = `${user}/chat-1`;
+    const c = await Conn.open(`${server.url}/?session_id=${encodeURIComponent(mine)}`, ['weft.loom', `weft.token.${token}`]);
+    const forbidden = async (frame, label) => {
+      const from = c.frames.length;
+      c.send(frame);
+      const err = await c.wait((f) => f.type === 'error', { from });
+      assert.match(err.error, new RegExp(`may not use session ${victimId}`), label);
+    };
+    await forbidden({ type: 'run', id: 'x-run', agent: 'react', message: 'hello', thread_id: victimId }, 'run');
+    await forbidden({ type: 'user_messages', id: 'x-list', thread_id: victimId }, 'user_messages');
+    // What names no session goes to the socket's own: the victim's run is out of reach.
+    let from = c.frames.length;
+    c.send({ type: 'resume', run_id: 'v-run', after_event_id: 0 });
+    assert.equal((await c.wait((f) => f.type === 'error', { from })).error, 'unknown run v-run in this session');
+    from = c.frames.length;
+    c.send({ type: 'approval_response', call_id: ask.call_id, review: 'yes' });
+    assert.equal((await c.wait((f) => f.type === 'error', { from })).code, 'no_pending_approval');
+    from = c.frames.length;
+    c.send({ type: 'cancel', id: 'v-run' });
+    await c.wait((f) => f.type === 'error', { from });
+    // Another dialect, naming the session in its messages.
+    const cueso = await Conn.open(`${server.url}/ws/chat?token=${token}`, ['weft.cueso']);
+    cueso.send({ message: 'hi', session_id: victimId });
+    assert.match((await cueso.wait((f) => f.type === 'error')).message, /may not use session/);
+    // Sessions the token names: under its prefix, and the exact one.
+    cueso.send({ message: 'hello there', session_id: `${user}/cli` });
+    await cueso.wait((f) => f.type === 'final');
+    cueso.close();
+    from = c.frames.length;
+    c.send({ type: 'run', id: 'lobby', agent: 'react', message: 'hello lobby', thread_id: 'shared-lobby' });
+    assert.match((await c.wait((f) => f.type === 'run_end' && f.id === 'lobby', { from })).reply, /hello lobby/);
+    c.send({ type: 'run', id: 'own', agent: 'react', message: 'hello own', thread_id: mine });
+    assert.match((await c.wait((f) => f.type === 'run_end' && f.id === 'own')).reply, /hello own/);
+    c.close();
+    // A socket that names no session joins a new one under the token's first prefix.
+    const fresh = await Conn.open(`${server.url}/?token=${token}`, ['weft.loom']);
+    fresh.send({ type: 'run', id: 'f', agent: 'react', message: 'hello fresh' });
+    assert.match((await fresh.wait((f) => f.type === 'run_end')).reply, /hello fresh/);
+    fresh.close();
+
+    // The victim saw none of it: its approval is still open, its run goes on when it answers.
+    assert.ok(!victim.frames.some((f) => f.event?.type === 'approval_resolved'));
+    assert.ok(!victim.frames.some((f) => f.type === 'run_end' || f.type === 'error'));
+    victim.send({ type: 'approval_response', call_id: ask.call_id, review: 'yes' });
+    assert.match((await victim.wait((f) => f.type === 'run_end')).reply, /notes\.txt/);
+    victim.send({ type: 'user_messages', id: 'list', thread_id: victimId });
+    const list = await victim.wait((f) => f.type === 'user_messages');
+    const texts = list.messages.map((m) => JSON.stringify(m));
+    assert.match(texts[0], /write secret to notes\.txt/);
+    assert.ok(!texts.some((t) => /hello/.test(t)), `the token's messages reached the victim: ${texts}`);
+    victim.close();
+  });
+
+  test('expired, tampered, unsigned, wrongly signed and malformed tokens are refused before the upgrade and at the proxy', async () => {
+    const sid = session('user-7');
+    const good = mint({ sub: 'u7', exp: inAnHour(), sessions: [sid] });
+    const [h, p, sig] = good.split('.');
+    const forged = b64url(JSON.stringify({ sub: 'u7', exp: inAnHour(), sessions: ['*'] }));
+    for (const [token, why] of [
+      [mint({ sub: 'u7', exp: Math.floor(Date.now() / 1000) - 5, sessions: [sid] }), /expired/],
+      [`${h}.${forged}.${sig}`, /bad signature/],
+      [`${h}.${p}.${sig.slice(0, -2)}AA`, /bad signature|signature/],
+      [mint({ sub: 'u7', exp: inAnHour(), sessions: [sid] }, { secret: 'not-the-secret' }), /bad signature/],
+      [`${b64url(JSON.stringify({ alg: 'none' }))}.${p}.`, /alg must be HS256/],
+      [mint({ sub: 'u7', exp: inAnHour(), sessions: [sid] }, { header: { alg: 'HS512' } }), /alg must be HS256/],
+      [mint({ sub: 'u7', sessions: [sid] }), /exp/],
+      [mint({ sub: 'u7', exp: inAnHour(), sessions: ['a b'] }), /sessions/],
+      ['not-a-token', /missing or wrong auth token|not a JWT/],
+    ]) {
+      for (const [path, headers] of [
+        [`/?session_id=${sid}&token=${token}`, {}],
+        [`/ws?session_id=${sid}`, { Authorization: `Bearer ${token}` }],
+      ]) {
+        const res = await refusedUpgrade(path, headers);
+        assert.equal(res.status, 401, `${token} ${path}`);
+        assert.match(res.body, why, token);
+      }
+      const proxied = await fetch(`${server.http}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      assert.equal(proxied.status, 401, token);
+    }
+    // The good one opens its session, and may call the proxy.
+    const c = await Conn.open(`${server.url}/?session_id=${sid}&token=${good}`, ['weft.loom']);
+    c.close();
+    const proxied = await fetch(`${server.http}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${good}` },
+      body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    assert.equal(proxied.status, 200);
+  });
+});
+
+// Last in this file: it restarts the server to cut the SDK's socket.
+describe('weft-sdk with per-user tokens', () => {
+  test('a token function is called before every connect and reconnect; a session outside the token is refused', async () => {
+    await init();
+    const user = `user-${randomUUID()}`;
+    const fresh = () => mint({ sub: user, exp: inAnHour(), sessions: [`${user}/*`] });
+    const outside = new Client({ url: server.url, dialect: 'loom', server: 'weft', sessionId: session('other'), token: fresh, reconnect: false });
+    await assert.rejects(outside.connect());
+    outside.close();
+
+    let calls = 0;
+    const client = new Client({
+      url: server.url, dialect: 'loom', server: 'weft', sessionId: `${user}/sdk`,
+      reconnect: { initialDelayMs: 200, maxDelayMs: 1000 },
+      token: async () => {
+        calls += 1;
+        if (calls === 1) throw new Error('the backend is down');
+        return fresh();
+      },
+    });
+    await assert.rejects(client.connect());
+    await client.connect();
+    assert.equal(calls, 2);
+    assert.match((await client.run({ message: 'hello sdk', agent: 'react' }).result).reply, /hello sdk/);
+    await server.restart();
+    const deadline = Date.now() + 60_000;
+    while (calls < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    assert.ok(calls >= 3, `the token function was called ${calls} times`);
+    assert.match((await client.run({ message: 'hello again', agent: 'react' }).result).reply, /hello again/);
+    client.close();
   });
 });

@@ -137,6 +137,8 @@ pub struct Client<'a> {
     pub weft: bool,
     /// What it declared with `client_tools`, if anything: sent first on every link.
     pub tools: Option<ClientTools>,
+    /// Its token's sessions, which limit the link as they limit the client.
+    pub grant: Option<&'a crate::access::Grant>,
 }
 
 impl Links {
@@ -348,7 +350,8 @@ fn forward(ws: &WebSocket, frame: &[u8]) {
 
 /// Opens a WebSocket to the session's Durable Object, as the Worker does for a client.
 async fn connect(env: &Env, client: &Client<'_>, session: &str) -> worker::Result<WebSocket> {
-    let target = crate::session::connect_url(client.dialect, session, client.weft, None);
+    let target =
+        crate::session::connect_url(client.dialect, session, client.weft, None, client.grant);
     let headers = worker::Headers::new();
     headers.set("Upgrade", "websocket")?;
     let request = crate::outbound::request(&target, "GET", Some(&headers), None)?;

@@ -17,6 +17,9 @@ pub struct Settings {
     pub scripted: bool,
     /// `WEFT_AUTH_TOKEN`: when set, every request must carry it.
     pub auth_token: Option<String>,
+    /// `WEFT_AUTH_SECRET`: when set, per-user tokens signed with it are accepted too, each
+    /// limited to its sessions (access.rs).
+    pub auth_secret: Option<String>,
     /// `ALLOWED_ORIGINS`: when set, browsers from other origins are refused (close 4003).
     pub allowed_origins: Vec<String>,
     /// `PAUSE_AFTER`: tools after which a run pauses (cueso).
@@ -49,6 +52,7 @@ impl std::fmt::Debug for Settings {
             .field("provider", &self.provider)
             .field("scripted", &self.scripted)
             .field("auth_token", &self.auth_token.as_ref().map(|_| "***"))
+            .field("auth_secret", &self.auth_secret.as_ref().map(|_| "***"))
             .field("allowed_origins", &self.allowed_origins)
             .finish_non_exhaustive()
     }
@@ -136,6 +140,7 @@ impl Settings {
             provider,
             scripted,
             auth_token: var(env, "WEFT_AUTH_TOKEN"),
+            auth_secret: var(env, "WEFT_AUTH_SECRET"),
             allowed_origins: list(env, "ALLOWED_ORIGINS"),
             pause_after: list(env, "PAUSE_AFTER"),
             max_iterations: number(env, "MAX_ITERATIONS", 10),

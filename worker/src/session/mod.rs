@@ -40,6 +40,7 @@ mod stream;
 use host::{web_fetch, Host};
 use publish::LiveEncoder;
 
+use crate::access::Grant;
 use crate::relay::{self, Links, Route};
 use crate::settings::Settings;
 use crate::store::{SqlWorkspace, Store};
@@ -71,6 +72,10 @@ struct SocketInfo {
     /// ones, each once and in order.
     #[serde(default)]
     not_following: Vec<String>,
+    /// A per-user token's sessions: the only ones a message on this socket may name. `None`:
+    /// any (no per-user token).
+    #[serde(default)]
+    grant: Option<Grant>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -152,6 +157,14 @@ impl DurableObject for Session {
         let session_id = crate::query::get(&url, "session").unwrap_or_default();
         let protocol = crate::query::get(&url, "protocol");
         let weft = crate::query::get(&url, "weft").is_some_and(|w| w == "1");
+        let grant = match crate::query::get(&url, "grant") {
+            Some(json) => match serde_json::from_str::<Grant>(&json) {
+                Ok(grant) => Some(grant),
+                // Never open a limited socket as an unlimited one.
+                Err(e) => return Response::error(format!("unreadable grant: {e}"), 500),
+            },
+            None => None,
+        };
         let pair = WebSocketPair::new()?;
         self.state.accept_web_socket(&pair.server);
         let active = self.store().active_run().ok().flatten().map(|r| r.run_id);
@@ -159,6 +172,7 @@ impl DurableObject for Session {
             dialect: dialect.as_str().into(),
             session_id,
             weft,
+            grant,
             not_following: active.into_iter().collect(),
             ..SocketInfo::default()
         };
@@ -216,6 +230,13 @@ impl DurableObject for Session {
                 return Ok(());
             }
         };
+        if let (Route::There(named), Some(grant)) = (&route, &info.grant) {
+            if !grant.allows(named) {
+                let message = format!("this token ({}) may not use session {named}", grant.sub);
+                self.reply(&ws, &info, error_event(&message, "forbidden", None));
+                return Ok(());
+            }
+        }
         if let Some(named) = command.session() {
             let current = (named != home).then(|| named.to_string());
             if info.current != current {
@@ -240,6 +261,7 @@ impl DurableObject for Session {
                     dialect: info.dialect(),
                     weft: info.weft,
                     tools: declared_tools(&info),
+                    grant: info.grant.as_ref(),
                 };
                 if let Err(message) = self.links.send(&self.env, client, &session, bytes).await {
                     self.reply(
@@ -745,7 +767,15 @@ fn last_reply(state: &engine::Session) -> Option<String> {
 /// The internal URL a socket's Durable Object is reached at: by the Worker for a client, by
 /// another session's object for a link (relay.rs). `weft` says the client offered
 /// `weft.<dialect>`; `protocol` is the subprotocol the handshake answers with.
-pub fn connect_url(dialect: Dialect, session: &str, weft: bool, protocol: Option<&str>) -> String {
+/// `grant` limits the socket to a token's sessions; it travels as JSON in the URL, which only
+/// this Worker builds (a Durable Object is not reachable from outside).
+pub fn connect_url(
+    dialect: Dialect,
+    session: &str,
+    weft: bool,
+    protocol: Option<&str>,
+    grant: Option<&Grant>,
+) -> String {
     let mut target = String::from("https://session.internal/connect?");
     crate::query::append(&mut target, "dialect", dialect.as_str());
     crate::query::append(&mut target, "session", session);
@@ -754,6 +784,12 @@ pub fn connect_url(dialect: Dialect, session: &str, weft: bool, protocol: Option
     }
     if let Some(p) = protocol {
         crate::query::append(&mut target, "protocol", p);
+    }
+    if let Some(grant) = grant {
+        // A grant is strings only: serializing it cannot fail.
+        if let Ok(json) = serde_json::to_string(grant) {
+            crate::query::append(&mut target, "grant", &json);
+        }
     }
     target
 }
