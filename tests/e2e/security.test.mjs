@@ -18,7 +18,17 @@ const SECRET = 'sec-secret-0123456789abcdef';
 
 let server;
 before(async () => {
-  server = await startServer({ delayMs: 1, vars: { WEFT_AUTH_TOKEN: SHARED, WEFT_AUTH_SECRET: SECRET } });
+  server = await startServer({
+    delayMs: 1,
+    vars: {
+      WEFT_AUTH_TOKEN: SHARED,
+      WEFT_AUTH_SECRET: SECRET,
+      // SOCKETS_PER_SESSION stays at its default, 32.
+      SESSION_FRAMES_PER_MINUTE: '400',
+      SESSION_RUNS_PER_MINUTE: '30',
+      SESSIONS_PER_MINUTE: '20',
+    },
+  });
 }, { timeout: 900_000 });
 after(async () => {
   await server?.stop();
@@ -235,6 +245,103 @@ describe('per-user tokens', () => {
       body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] }),
     });
     assert.equal(proxied.status, 200);
+  });
+});
+
+describe('limits per session and per client', () => {
+  /** A cueso socket of another session, to show it is unaffected. */
+  async function unaffected() {
+    const other = await Conn.open(`${server.url}/ws/chat?session_id=${session('bystander')}&token=${SHARED}`, ['weft.cueso']);
+    other.send({ message: 'still there?' });
+    const final = await other.wait((f) => f.type === 'final');
+    other.close();
+    return final;
+  }
+
+  test('200 sockets on one session: 32 join, the rest are closed with 1013 and the reason; another session is unaffected', async () => {
+    const sid = session('crowd');
+    const conns = await Promise.all(Array.from({ length: 200 }, () =>
+      Conn.open(`${server.url}/?session_id=${sid}&token=${SHARED}`, ['weft.loom'])));
+    await new Promise((r) => setTimeout(r, 1500));
+    const closed = conns.filter((c) => c.closed);
+    assert.equal(conns.length - closed.length, 32, 'sockets that stayed open');
+    for (const c of closed) {
+      assert.equal(c.closed.code, 1013);
+      assert.match(c.closed.reason, /SOCKETS_PER_SESSION/);
+    }
+    const open = conns.find((c) => !c.closed);
+    open.send({ type: 'run', id: 'crowd-run', agent: 'react', message: 'hello crowd' });
+    assert.match((await open.wait((f) => f.type === 'run_end')).reply, /hello crowd/);
+    assert.match(JSON.stringify(await unaffected()), /still there/);
+    for (const c of conns) c.close();
+    // Once they are gone, the session takes sockets again.
+    await new Promise((r) => setTimeout(r, 500));
+    const again = await Conn.open(`${server.url}/?session_id=${sid}&token=${SHARED}`, ['weft.loom']);
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(again.closed, null);
+    again.close();
+  });
+
+  test('frames per session: four sockets together get SESSION_FRAMES_PER_MINUTE, the rest an error', async () => {
+    const sid = session('chatty');
+    const conns = await Promise.all(Array.from({ length: 4 }, () =>
+      Conn.open(`${server.url}/?session_id=${sid}&token=${SHARED}`, ['weft.loom'])));
+    conns.forEach((c, i) => { for (let j = 0; j < 150; j++) c.send({ type: 'ping', id: `p${i}-${j}` }); });
+    const count = (type) => conns.reduce((n, c) => n + c.frames.filter((f) => f.type === type).length, 0);
+    const deadline = Date.now() + 30_000;
+    while (count('pong') + count('error') < 600 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(count('pong'), 400);
+    assert.equal(count('error'), 200);
+    const err = conns.flatMap((c) => c.frames).find((f) => f.type === 'error');
+    assert.equal(err.code, 'rate_limited');
+    assert.match(err.error, /SESSION_FRAMES_PER_MINUTE/);
+    assert.match(JSON.stringify(await unaffected()), /still there/);
+    for (const c of conns) c.close();
+  });
+
+  test('runs per session: the run past SESSION_RUNS_PER_MINUTE is refused; another session is unaffected', async () => {
+    const c = await Conn.open(`${server.url}/?session_id=${session('busy')}&token=${SHARED}`, ['weft.loom']);
+    for (let i = 0; i < 30; i++) {
+      c.send({ type: 'run', id: `r${i}`, agent: 'react', message: `hello ${i}` });
+      await c.wait((f) => f.type === 'run_end' && f.id === `r${i}`);
+    }
+    c.send({ type: 'run', id: 'r30', agent: 'react', message: 'one too many' });
+    const err = await c.wait((f) => f.type === 'error' && f.id === 'r30');
+    assert.equal(err.code, 'rate_limited');
+    assert.match(err.error, /SESSION_RUNS_PER_MINUTE/);
+    assert.match(JSON.stringify(await unaffected()), /still there/);
+    c.close();
+  });
+
+  test('new sessions per client: one token creates SESSIONS_PER_MINUTE, then is refused; its old sessions and other clients are not', async () => {
+    const sub = `creator-${randomUUID()}`;
+    const token = mint({ sub, exp: inAnHour(), sessions: [`${sub}/*`] });
+    const open = (name) => Conn.open(`${server.url}/?session_id=${encodeURIComponent(`${sub}/${name}`)}&token=${token}`, ['weft.loom']);
+    const made = [];
+    for (let i = 0; i < 20; i++) made.push(await open(`s${i}`));
+    await new Promise((r) => setTimeout(r, 300));
+    assert.ok(made.every((c) => !c.closed), 'the first 20 sessions opened');
+    const refused = await open('s20');
+    const closed = await refused.waitClose();
+    assert.equal(closed.code, 1013);
+    assert.match(closed.reason, /SESSIONS_PER_MINUTE/);
+    // A message naming a new session reaches the same limit (the link is refused).
+    made[0].send({ type: 'run', id: 'via-link', agent: 'react', message: 'hello', thread_id: `${sub}/s21` });
+    const err = await made[0].wait((f) => f.type === 'error');
+    assert.match(err.error, /SESSIONS_PER_MINUTE/);
+    // An existing session is not new: it still takes sockets.
+    const back = await open('s0');
+    back.send({ type: 'run', id: 'back', agent: 'react', message: 'hello back' });
+    assert.match((await back.wait((f) => f.type === 'run_end')).reply, /hello back/);
+    back.close();
+    // Another client is not held to this one's count.
+    const other = `creator-${randomUUID()}`;
+    const otherToken = mint({ sub: other, exp: inAnHour(), sessions: [`${other}/*`] });
+    const fresh = await Conn.open(`${server.url}/?session_id=${encodeURIComponent(`${other}/s0`)}&token=${otherToken}`, ['weft.loom']);
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(fresh.closed, null);
+    fresh.close();
+    for (const c of made) c.close();
   });
 });
 

@@ -26,6 +26,7 @@
 
 pub mod access;
 pub mod batch;
+pub mod limiter;
 pub mod outbound;
 pub mod proxy;
 pub mod query;
@@ -151,7 +152,26 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
     let weft = protocols
         .iter()
         .any(|p| Dialect::from_subprotocol(p).is_some());
-    let target = session::connect_url(dialect, &session_id, weft, echo.as_deref(), access.grant());
+    // Whom the sessions this socket creates count against: a per-user token's holder, else the
+    // address (every holder of the shared token is one client otherwise).
+    let client = match access.grant() {
+        Some(grant) => format!("sub:{}", grant.sub),
+        None => format!(
+            "ip:{}",
+            req.headers()
+                .get("CF-Connecting-IP")?
+                .unwrap_or_else(|| "unknown".into())
+        ),
+    };
+    let target = session::connect_url(
+        dialect,
+        &session_id,
+        weft,
+        echo.as_deref(),
+        access.grant(),
+        &client,
+        false,
+    );
     let forwarded = outbound::request(&target, "GET", Some(req.headers()), None)?;
     let stub = env
         .durable_object("SESSIONS")?

@@ -139,6 +139,8 @@ pub struct Client<'a> {
     pub tools: Option<ClientTools>,
     /// Its token's sessions, which limit the link as they limit the client.
     pub grant: Option<&'a crate::access::Grant>,
+    /// Whom a session the link creates counts against.
+    pub client: &'a str,
 }
 
 impl Links {
@@ -350,8 +352,15 @@ fn forward(ws: &WebSocket, frame: &[u8]) {
 
 /// Opens a WebSocket to the session's Durable Object, as the Worker does for a client.
 async fn connect(env: &Env, client: &Client<'_>, session: &str) -> worker::Result<WebSocket> {
-    let target =
-        crate::session::connect_url(client.dialect, session, client.weft, None, client.grant);
+    let target = crate::session::connect_url(
+        client.dialect,
+        session,
+        client.weft,
+        None,
+        client.grant,
+        client.client,
+        true,
+    );
     let headers = worker::Headers::new();
     headers.set("Upgrade", "websocket")?;
     let request = crate::outbound::request(&target, "GET", Some(&headers), None)?;
@@ -359,7 +368,12 @@ async fn connect(env: &Env, client: &Client<'_>, session: &str) -> worker::Resul
         .durable_object("SESSIONS")?
         .id_from_name(session)?
         .get_stub()?;
-    let response = stub.fetch_with_request(request).await?;
+    let mut response = stub.fetch_with_request(request).await?;
+    if response.status_code() != 101 {
+        // A refusal (a limit of the session) says why in its body.
+        let why = response.text().await.unwrap_or_default();
+        return Err(worker::Error::RustError(why));
+    }
     let ws = response
         .websocket()
         .ok_or_else(|| worker::Error::RustError("the session did not accept the link".into()))?;

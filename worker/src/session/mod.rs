@@ -34,6 +34,7 @@ use worker::{
 
 mod commands;
 mod host;
+mod limits;
 mod publish;
 mod stream;
 
@@ -41,6 +42,7 @@ use host::{web_fetch, Host};
 use publish::LiveEncoder;
 
 use crate::access::Grant;
+use crate::limiter::Window;
 use crate::relay::{self, Links, Route};
 use crate::settings::Settings;
 use crate::store::{SqlWorkspace, Store};
@@ -76,6 +78,10 @@ struct SocketInfo {
     /// any (no per-user token).
     #[serde(default)]
     grant: Option<Grant>,
+    /// Whom the sessions this socket creates count against (`SESSIONS_PER_MINUTE`), for the
+    /// links it opens.
+    #[serde(default)]
+    client: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -121,6 +127,10 @@ pub struct Session {
     env: Env,
     /// Links to the other sessions messages on this object's sockets named (relay.rs).
     links: Links,
+    /// Frames from all sockets this minute (`SESSION_FRAMES_PER_MINUTE`).
+    frames: Cell<Window>,
+    /// Runs started this minute (`SESSION_RUNS_PER_MINUTE`).
+    runs: Cell<Window>,
 }
 
 impl std::fmt::Debug for Session {
@@ -146,6 +156,8 @@ impl DurableObject for Session {
             encoders: RefCell::new(Vec::new()),
             env,
             links: Links::default(),
+            frames: Cell::new(Window::default()),
+            runs: Cell::new(Window::default()),
         }
     }
 
@@ -165,6 +177,20 @@ impl DurableObject for Session {
             },
             None => None,
         };
+        let client = crate::query::get(&url, "client").unwrap_or_default();
+        if let Err(why) = self.admit(&client).await {
+            if crate::query::get(&url, "link").is_some() {
+                return Response::error(why, 429);
+            }
+            // Accepted, then closed, so that a browser sees the reason (as for 4003).
+            let pair = WebSocketPair::new()?;
+            pair.server.accept()?;
+            pair.server.close(Some(limits::CLOSE_LIMITED), Some(why))?;
+            return crate::with_protocol(
+                Response::from_websocket(pair.client)?,
+                protocol.as_deref(),
+            );
+        }
         let pair = WebSocketPair::new()?;
         self.state.accept_web_socket(&pair.server);
         let active = self.store().active_run().ok().flatten().map(|r| r.run_id);
@@ -173,6 +199,7 @@ impl DurableObject for Session {
             session_id,
             weft,
             grant,
+            client,
             not_following: active.into_iter().collect(),
             ..SocketInfo::default()
         };
@@ -192,7 +219,7 @@ impl DurableObject for Session {
             WebSocketIncomingMessage::String(s) => s.into_bytes(),
             WebSocketIncomingMessage::Binary(b) => b,
         };
-        if self.rate_limited(&ws, &mut info) {
+        if self.rate_limited(&ws, &mut info) || self.session_rate_limited(&ws, &info) {
             return Ok(());
         }
         // A run interrupted by a restart continues as soon as anyone talks to the session.
@@ -262,6 +289,7 @@ impl DurableObject for Session {
                     weft: info.weft,
                     tools: declared_tools(&info),
                     grant: info.grant.as_ref(),
+                    client: &info.client,
                 };
                 if let Err(message) = self.links.send(&self.env, client, &session, bytes).await {
                     self.reply(
@@ -768,15 +796,23 @@ fn last_reply(state: &engine::Session) -> Option<String> {
 /// another session's object for a link (relay.rs). `weft` says the client offered
 /// `weft.<dialect>`; `protocol` is the subprotocol the handshake answers with.
 /// `grant` limits the socket to a token's sessions; it travels as JSON in the URL, which only
-/// this Worker builds (a Durable Object is not reachable from outside).
+/// this Worker builds (a Durable Object is not reachable from outside). `client` is whom a
+/// new session counts against (`SESSIONS_PER_MINUTE`); `link` says another session's object
+/// is connecting (relay.rs), which is refused with an HTTP status rather than a close.
 pub fn connect_url(
     dialect: Dialect,
     session: &str,
     weft: bool,
     protocol: Option<&str>,
     grant: Option<&Grant>,
+    client: &str,
+    link: bool,
 ) -> String {
     let mut target = String::from("https://session.internal/connect?");
+    crate::query::append(&mut target, "client", client);
+    if link {
+        crate::query::append(&mut target, "link", "1");
+    }
     crate::query::append(&mut target, "dialect", dialect.as_str());
     crate::query::append(&mut target, "session", session);
     if weft {
