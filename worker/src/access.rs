@@ -24,6 +24,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::relay::{check_session_id, MAX_SESSION_ID};
 
+/// The most `sessions` entries a token may carry, and the longest `sub`: the grant rides in
+/// every socket's attachment, which the runtime caps at 2 KB.
+pub const MAX_TOKEN_SESSIONS: usize = 8;
+/// See [`MAX_TOKEN_SESSIONS`].
+pub const MAX_SUB: usize = 128;
+
 /// What a request may do, once its credentials are checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Access {
@@ -148,6 +154,15 @@ pub fn grant(signed: &Signed<'_>, now_secs: f64) -> Result<Grant, String> {
     }
     if claims.sessions.is_empty() {
         return Err("invalid token: `sessions` is empty".into());
+    }
+    if claims.sessions.len() > MAX_TOKEN_SESSIONS {
+        return Err(format!(
+            "invalid token: `sessions` has {} entries, at most {MAX_TOKEN_SESSIONS} (use a prefix)",
+            claims.sessions.len()
+        ));
+    }
+    if claims.sub.is_empty() || claims.sub.len() > MAX_SUB {
+        return Err(format!("invalid token: `sub` is 1 to {MAX_SUB} characters"));
     }
     for pattern in &claims.sessions {
         check_pattern(pattern).map_err(|e| format!("invalid token: `sessions`: {e}"))?;
@@ -353,6 +368,14 @@ mod tests {
             (
                 r#"{"sub":"u","exp":9e9,"sessions":[""]}"#,
                 "cannot be empty",
+            ),
+            (
+                r#"{"sub":"u","exp":9e9,"sessions":["a","b","c","d","e","f","g","h","i"]}"#,
+                "at most 8",
+            ),
+            (
+                r#"{"sub":"","exp":9e9,"sessions":["a"]}"#,
+                "`sub` is 1 to 128",
             ),
             ("not json", "invalid token claims"),
         ] {

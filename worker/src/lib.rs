@@ -20,6 +20,10 @@
 //! ([`relay`]). A socket that did not offer `weft.<dialect>` gets only what its dialect's
 //! documents define (`weft_protocol::Encoder::original`).
 //!
+//! Who may do what: `WEFT_AUTH_TOKEN`, or per-user tokens limited to their sessions
+//! ([`access`]); how much: limits per socket, per session and per client ([`limiter`],
+//! `session/limits.rs`).
+//!
 //! `wrangler.toml` routes every request to this code first (`run_worker_first`), so a WebSocket
 //! upgrade on `/` still reaches the session; what is not a route here goes to the assets. When
 //! the app is not built, `GET /` answers with a small page listing the endpoints.
