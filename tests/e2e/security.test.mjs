@@ -4,13 +4,13 @@
 // on every endpoint, and an expired or tampered one nothing.
 
 import assert from 'node:assert/strict';
-import { createHmac, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { request } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 
 import init, { Client } from 'weft-sdk';
 
-import { Conn } from './client.mjs';
+import { Conn, mintToken } from './client.mjs';
 import { startServer } from './server.mjs';
 
 const SHARED = 'sec-shared-token';
@@ -37,11 +37,7 @@ after(async () => {
 const session = (prefix = 'sec') => `${prefix}-${randomUUID()}`;
 
 const b64url = (x) => Buffer.from(x).toString('base64url');
-/** A per-user token as an app's backend mints it (README, "Per-user tokens"). */
-function mint(claims, { secret = SECRET, header = { alg: 'HS256', typ: 'JWT' } } = {}) {
-  const body = `${b64url(JSON.stringify(header))}.${b64url(JSON.stringify(claims))}`;
-  return `${body}.${createHmac('sha256', secret).update(body).digest('base64url')}`;
-}
+const mint = (claims, { secret = SECRET, header } = {}) => mintToken(claims, secret, header);
 const inAnHour = () => Math.floor(Date.now() / 1000) + 3600;
 
 /** A WebSocket handshake to `path` that the server refuses: its status and body. */
