@@ -72,6 +72,60 @@ impl ToolHost for Host {
     }
 }
 
+/// A host with a runtime URL parser that maps two non-ASCII hosts (as a WHATWG parser with
+/// IDNA does), and counts its calls.
+struct ParsingHost(Host, std::cell::Cell<u32>);
+
+impl ToolHost for ParsingHost {
+    fn workspace(&mut self) -> &mut dyn Workspace {
+        &mut self.0.ws
+    }
+    fn now_ms(&self) -> i64 {
+        self.0.now
+    }
+    fn parse_url(&self, url: &str) -> Option<String> {
+        self.1.set(self.1.get() + 1);
+        match url {
+            "http://ｌｏｃａｌｈｏｓｔ:8080/healthz" => {
+                Some("http://localhost:8080/healthz".into())
+            }
+            "https://bücher.example/a" => Some("https://xn--bcher-kva.example/a".into()),
+            _ => None,
+        }
+    }
+}
+
+#[test]
+fn non_ascii_urls_are_mapped_by_the_hosts_parser_before_the_check() {
+    let mut host = ParsingHost(Host::new(), std::cell::Cell::new(0));
+    let fetch =
+        |host: &mut ParsingHost, url: &str| run_builtin("web_fetch", &json!({ "url": url }), host);
+    assert_eq!(
+        fetch(&mut host, "https://bücher.example/a"),
+        ToolRun::Fetch {
+            url: "https://xn--bcher-kva.example/a".into(),
+            max_bytes: FETCH_MAX_BYTES,
+            timeout_ms: FETCH_TIMEOUT_MS,
+        }
+    );
+    assert!(matches!(
+        fetch(&mut host, "http://ｌｏｃａｌｈｏｓｔ:8080/healthz"),
+        ToolRun::Done { result, is_error: true } if result.contains("its host localhost is a local name")
+    ));
+    // Not mapped by the host: the check's own parse decides (and refuses what it cannot map).
+    assert!(matches!(
+        fetch(&mut host, "http://127。0。0。1/"),
+        ToolRun::Done { is_error: true, .. }
+    ));
+    assert_eq!(host.1.get(), 3);
+    // ASCII urls never go through the host's parser.
+    assert!(matches!(
+        fetch(&mut host, "https://example.com/"),
+        ToolRun::Fetch { .. }
+    ));
+    assert_eq!(host.1.get(), 3);
+}
+
 /// A host whose clock is JS-like: it knows one IANA zone.
 struct IntlHost(Host);
 

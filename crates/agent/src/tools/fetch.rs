@@ -30,7 +30,8 @@ pub const MAX_URL_LEN: usize = 2048;
 /// `fetch` follows — and the host it yields is what is judged: `127.1`, `0x7f000001`,
 /// `%31%32%37.0.0.1` and `127。0。0。1` are all `127.0.0.1` by then. Non-ASCII hosts are
 /// mapped (IDNA) by that parse, before the check; a build whose IDNA back end is ASCII-only
-/// refuses them. A checker that read URLs its own way would disagree with the fetch on the
+/// refuses them (the `web_fetch` tool first hands such URLs to the host's own parser,
+/// [`ToolHost::parse_url`](super::ToolHost::parse_url)). A checker that read URLs its own way would disagree with the fetch on the
 /// next odd spelling (issue 23).
 ///
 /// Names are not resolved here, so a public name pointing at a private address passes: the
