@@ -1,5 +1,7 @@
 // A small WebSocket client for the end-to-end suites: send JSON, wait for frames.
 
+import { createHmac } from 'node:crypto';
+
 import WebSocket from 'ws';
 
 export class Conn {
@@ -69,4 +71,11 @@ export class Conn {
 /** Asserts the run frames' event_ids are 1..n with no gap or duplicate. */
 export function eventIds(frames, runId, pick = (f) => f.event_id) {
   return frames.filter((f) => (f.run_id ?? f.id) === runId || f.event?.run_id === runId).map(pick).filter((x) => x !== undefined);
+}
+
+/** A per-user token as an app's backend mints it (README, "Per-user tokens"): an HS256 JWT. */
+export function mintToken(claims, secret, header = { alg: 'HS256', typ: 'JWT' }) {
+  const b64url = (x) => Buffer.from(JSON.stringify(x)).toString('base64url');
+  const body = `${b64url(header)}.${b64url(claims)}`;
+  return `${body}.${createHmac('sha256', secret).update(body).digest('base64url')}`;
 }

@@ -599,8 +599,11 @@ export interface ClientOptions {
      * Auth token, sent to weft as the WebSocket subprotocol `weft.token.<token>` (never in the
      * URL, so it stays out of server logs): letters, digits and ``!#$%&'*+-.^_`|~`` only. An
      * original server takes no subprotocol: there it goes in the `token` query parameter.
+     * A function returning the token (or a promise of it) is called before every connect and
+     * reconnect, so a short-lived per-user token is fresh each time; if it throws, that
+     * attempt fails and the next one (after the backoff) calls it again.
      */
-    token?: string;
+    token?: string | (() => string | Promise<string>);
     /**
      * Which server this is: `"auto"` (default) finds out on the first connect — it offers the
      * `weft.<dialect>` subprotocol and, if the handshake fails for want of it, connects again

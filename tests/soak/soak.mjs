@@ -10,16 +10,18 @@ import { writeFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 
-import { Conn } from '../e2e/client.mjs';
+import { Conn, mintToken } from '../e2e/client.mjs';
 import { startServer } from '../e2e/server.mjs';
+import { corpus as urlCorpus, reachesLocalHost } from '../urls/local.mjs';
 import { corpus, MUTATION_NAMES } from './corpus.mjs';
 
 const KEY = 'sk-soak-never-leak-9f8e7d6c5b4a';
 const TOKEN = 'soak-token';
+const SECRET = 'soak-secret-for-per-user-tokens';
 const DIALECT_PATHS = { loom: '/', agentloop: '/agentloop', agentchat: '/ws', cueso: '/ws/chat' };
 
-export const FULL = { sessions: 200, approvalSessions: 20, tokens: 500, faultRuns: 100, killRuns: 100, restarts: 10, badPerDialect: 1000 };
-export const SHORT = { sessions: 12, approvalSessions: 3, tokens: 60, faultRuns: 8, killRuns: 6, restarts: 1, badPerDialect: 120 };
+export const FULL = { sessions: 200, approvalSessions: 20, tokens: 500, faultRuns: 100, killRuns: 100, restarts: 10, badPerDialect: 1000, localUrls: 2000 };
+export const SHORT = { sessions: 12, approvalSessions: 3, tokens: 60, faultRuns: 8, killRuns: 6, restarts: 1, badPerDialect: 120, localUrls: 60 };
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -68,6 +70,10 @@ export async function soak(sizes, { log = console.log } = {}) {
     useKey: KEY,
     vars: {
       WEFT_AUTH_TOKEN: TOKEN,
+      WEFT_AUTH_SECRET: SECRET,
+      // Every socket here comes from 127.0.0.1: the load creates sessions faster than one
+      // client should (its own row below checks the cap per session instead).
+      SESSIONS_PER_MINUTE: '100000',
       // Above the bad-input corpus per socket, below the flood.
       RATE_LIMIT_PER_MINUTE: String(sizes.badPerDialect + 200),
       LLM_IDLE_TIMEOUT_MS: '2000',
@@ -294,6 +300,7 @@ export async function soak(sizes, { log = console.log } = {}) {
     record('security', `a flood of ${floodCount} frames from one socket is rate-limited; another session is unaffected`, 2, (limited ? 1 : 0) + (calmOk ? 1 : 0));
     flooder.close();
     calm.close();
+    await securityOfIssue23(server, open, sizes, record);
     const leaked = JSON.stringify(everyFrame).includes(KEY) || server.log().includes(KEY);
     record('security', `the provider key appears in none of the ${everyFrame.length} frames captured, nor the server log`, 1, leaked ? 0 : 1);
     v.close();
@@ -305,6 +312,96 @@ export async function soak(sizes, { log = console.log } = {}) {
     await server.stop();
   }
   return { rows, seconds: (Date.now() - started) / 1000 };
+}
+
+/**
+ * Issue 23's rows: web_fetch refuses the URL corpus's local hosts through a real fetch; a
+ * per-user token reaches nothing of another session; expired and tampered tokens are refused;
+ * 200 sockets on one session are capped without hurting another.
+ */
+async function securityOfIssue23(server, open, sizes, record) {
+  // Characters outside the BMP are left to the differential test (tests/urls): the scripted
+  // model cuts its stream between the two halves of a surrogate pair, so no tool is called.
+  const local = urlCorpus.filter((u) => reachesLocalHost(u) && !/[\u{10000}-\u{10FFFF}]/u.test(u));
+  const step = Math.max(1, Math.floor(local.length / sizes.localUrls));
+  const sample = local.filter((_, i) => i % step === 0).slice(0, sizes.localUrls);
+  let refused = 0;
+  const leaked = [];
+  // 50 runs per session: under SESSION_RUNS_PER_MINUTE (60).
+  await pool(Math.ceil(sample.length / 50), 4, async (k) => {
+    const c = await open('/', `soak-fetch-${k}-${randomUUID()}`);
+    for (const [j, url] of sample.slice(k * 50, k * 50 + 50).entries()) {
+      const id = `fetch-${j}`;
+      c.send({ type: 'run', id, agent: 'react', message: `use web_fetch with ${JSON.stringify({ url })}` });
+      await c.wait((f) => (f.type === 'run_end' || f.type === 'error') && f.id === id, { timeout: 60_000 });
+      const end = c.frames.find((f) => f.id === id && f.event?.type === 'tool_end')?.event;
+      if (end?.is_error && !/^HTTP \d|fetch failed/.test(end.result)) refused += 1;
+      else leaked.push(`${url} → ${end ? end.result.slice(0, 60) : 'no web_fetch call'}`);
+    }
+    c.close();
+  });
+  record('security', `web_fetch refuses ${sample.length} of the ${local.length} corpus URLs whose host Node reads as local (full-width, ideographic, percent-encoded, octal/hex IPv4, embedded IPv4 in IPv6, …), through a real fetch`,
+    sample.length, refused, leaked.length ? `not refused: ${leaked.slice(0, 3).map((u) => JSON.stringify(u)).join(', ')}` : '');
+
+  const exp = Math.floor(Date.now() / 1000) + 3600;
+  const victimId = `soak-victim2-${randomUUID()}`;
+  const v = await open('/', victimId);
+  v.send({ type: 'run', message: 'write secret to secret.txt', agent: 'react', id: 'victim2-run' });
+  const ask = (await v.wait((f) => f.event?.type === 'tool_approval')).event;
+  const user = `soak-user-${randomUUID()}`;
+  const token = mintToken({ sub: user, exp, sessions: [`${user}/*`] }, SECRET);
+  const held = [];
+  held.push(await Conn.open(`${server.url}/?session_id=${victimId}&token=${token}`, ['weft.loom']).then(() => false, (e) => /HTTP 403/.test(e.message)));
+  const c = await Conn.open(`${server.url}/?session_id=${encodeURIComponent(`${user}/a`)}&token=${token}`, ['weft.loom']);
+  for (const [frame, ok] of [
+    [{ type: 'run', id: 'steal', agent: 'react', message: 'hi', thread_id: victimId }, (f) => f.code === 'forbidden'],
+    [{ type: 'user_messages', id: 'peek', thread_id: victimId }, (f) => f.code === 'forbidden'],
+    [{ type: 'resume', run_id: 'victim2-run', after_event_id: 0 }, (f) => f.code === 'unknown_run'],
+    [{ type: 'approval_response', call_id: ask.call_id, review: 'yes' }, (f) => f.type === 'error'],
+    [{ type: 'cancel', id: 'victim2-run' }, (f) => f.type === 'error'],
+    [{ type: 'tool_result', call_id: ask.call_id, result: 'forged' }, (f) => f.type === 'error'],
+  ]) {
+    const from = c.frames.length;
+    c.send(frame);
+    const reply = await c.wait(() => c.frames.length > from).then(() => c.frames[from]);
+    held.push(reply.type === 'error' && ok(reply));
+  }
+  await sleep(300);
+  const untouched = !v.frames.some((f) => f.event?.type === 'approval_resolved' || f.event?.type === 'tool_start');
+  record('security', 'a per-user token scoped to its own sessions cannot open, run in, read, resume, approve, cancel or answer tools of another', held.length + 1,
+    held.filter(Boolean).length + (untouched ? 1 : 0), untouched ? 'the victim run still waits' : 'THE VICTIM RUN MOVED');
+  c.close();
+  v.send({ type: 'approval_response', call_id: ask.call_id, review: 'no-exit' });
+  await v.wait((f) => f.type === 'run_end' && f.id === 'victim2-run');
+  v.close();
+
+  const good = mintToken({ sub: user, exp, sessions: [`${user}/*`] }, SECRET);
+  const [h, , sig] = good.split('.');
+  const widened = Buffer.from(JSON.stringify({ sub: user, exp, sessions: ['*'] })).toString('base64url');
+  const bad = [
+    mintToken({ sub: user, exp: Math.floor(Date.now() / 1000) - 1, sessions: [`${user}/*`] }, SECRET),
+    `${h}.${widened}.${sig}`,
+    mintToken({ sub: user, exp, sessions: ['*'] }, 'a guessed secret'),
+    mintToken({ sub: user, exp, sessions: ['*'] }, SECRET, { alg: 'none' }),
+  ];
+  const refusals = await Promise.all(bad.flatMap((t) => [
+    Conn.open(`${server.url}/?session_id=${encodeURIComponent(`${user}/b`)}&token=${t}`, ['weft.loom']).then(() => false, (e) => /HTTP 401/.test(e.message)),
+    fetch(`${server.http}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${t}`, 'content-type': 'application/json' }, body: '{"messages":[{"role":"user","content":"x"}]}' }).then((r) => r.status === 401),
+  ]));
+  record('security', 'expired, tampered, wrongly signed and unsigned per-user tokens refused (WebSocket before the upgrade, proxy)', refusals.length, refusals.filter(Boolean).length);
+
+  const crowdId = `soak-crowd-${randomUUID()}`;
+  const crowd = await Promise.all(Array.from({ length: 200 }, () => open('/', crowdId).catch(() => null)));
+  await sleep(1500);
+  const stayed = crowd.filter((s) => s && !s.closed).length;
+  const capped = crowd.filter((s) => s?.closed?.code === 1013).length;
+  const bystander = await open('/ws', `soak-bystander-${randomUUID()}`);
+  bystander.send({ type: 'chat', message: 'unbothered?' });
+  const fine = await bystander.wait((f) => f.type === 'agent_message', { timeout: 30_000 }).then((f) => f.message === 'You said: unbothered?', () => false);
+  record('security', '200 sockets on one session: 32 stay, 168 are closed with 1013; another session is unaffected', 3,
+    (stayed === 32 ? 1 : 0) + (capped === 168 ? 1 : 0) + (fine ? 1 : 0), `${stayed} stayed, ${capped} closed with 1013`);
+  bystander.close();
+  for (const s of crowd) s?.close();
 }
 
 export function reliabilityMarkdown({ rows, seconds }, sizes, label) {

@@ -20,11 +20,17 @@
 //! ([`relay`]). A socket that did not offer `weft.<dialect>` gets only what its dialect's
 //! documents define (`weft_protocol::Encoder::original`).
 //!
+//! Who may do what: `WEFT_AUTH_TOKEN`, or per-user tokens limited to their sessions
+//! ([`access`]); how much: limits per socket, per session and per client ([`limiter`],
+//! `session/limits.rs`).
+//!
 //! `wrangler.toml` routes every request to this code first (`run_worker_first`), so a WebSocket
 //! upgrade on `/` still reaches the session; what is not a route here goes to the assets. When
 //! the app is not built, `GET /` answers with a small page listing the endpoints.
 
+pub mod access;
 pub mod batch;
+pub mod limiter;
 pub mod llm;
 pub mod outbound;
 pub mod proxy;
@@ -37,6 +43,7 @@ pub mod store;
 use weft_protocol::Dialect;
 use worker::{event, Context, Env, Headers, Method, Request, Response, Result, WebSocketPair};
 
+use access::Access;
 use settings::Settings;
 
 const DEMO_PAGE: &str = include_str!("demo.html");
@@ -59,7 +66,8 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
         return match (req.method(), path.as_str()) {
             (Method::Get, "/healthz") => Response::ok("ok"),
             (Method::Get, "/status") => {
-                if let Some(refusal) = refuse(&settings, &req, &url, &[])? {
+                // Any valid token may read it: it names no session.
+                if let Err(refusal) = authorize(&settings, &req, &url, &[]).await? {
                     return Ok(refusal);
                 }
                 if origin_forbidden(&settings, &req)? {
@@ -76,7 +84,8 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
                 cors(&settings, &req, Response::empty()?.with_status(204))
             }
             (Method::Post, "/v1/chat/completions") => {
-                if let Some(refusal) = refuse(&settings, &req, &url, &[])? {
+                // Any valid token may call the proxy: it holds no session.
+                if let Err(refusal) = authorize(&settings, &req, &url, &[]).await? {
                     return Ok(refusal);
                 }
                 if origin_forbidden(&settings, &req)? {
@@ -110,9 +119,10 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
         );
     };
 
-    if let Some(refusal) = refuse(&settings, &req, &url, &protocols)? {
-        return Ok(refusal);
-    }
+    let access = match authorize(&settings, &req, &url, &protocols).await? {
+        Ok(access) => access,
+        Err(refusal) => return Ok(refusal),
+    };
 
     // Chrome fails the handshake if it offered protocols and none is echoed: echo the dialect's,
     // else the first offered.
@@ -130,15 +140,53 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
         return with_protocol(Response::from_websocket(pair.client)?, echo.as_deref());
     }
 
-    let session_id = query::get(&url, "session_id")
-        .filter(|s| !s.is_empty() && s.len() <= relay::MAX_SESSION_ID)
-        .unwrap_or_else(session::uuid);
+    // An empty `?session_id=` asks for a new session, as no parameter does.
+    let session_id = match query::get(&url, "session_id").filter(|s| !s.is_empty()) {
+        Some(named) => match relay::check_session_id(&named) {
+            Ok(()) => named,
+            Err(why) => return Response::error(format!("invalid session_id: {why}"), 400),
+        },
+        None => match access.grant() {
+            Some(grant) => grant
+                .default_session(&session::uuid())
+                .unwrap_or_else(session::uuid),
+            None => session::uuid(),
+        },
+    };
+    if let Some(grant) = access.grant().filter(|g| !g.allows(&session_id)) {
+        return Response::error(
+            format!(
+                "this token ({}) may not use session {session_id}",
+                grant.sub
+            ),
+            403,
+        );
+    }
     // Whether the client asked for weft's extensions (specs/README, "Original clients see only
     // their own protocol").
     let weft = protocols
         .iter()
         .any(|p| Dialect::from_subprotocol(p).is_some());
-    let target = session::connect_url(dialect, &session_id, weft, echo.as_deref());
+    // Whom the sessions this socket creates count against: a per-user token's holder, else the
+    // address (every holder of the shared token is one client otherwise).
+    let client = match access.grant() {
+        Some(grant) => format!("sub:{}", grant.sub),
+        None => format!(
+            "ip:{}",
+            req.headers()
+                .get("CF-Connecting-IP")?
+                .unwrap_or_else(|| "unknown".into())
+        ),
+    };
+    let target = session::connect_url(
+        dialect,
+        &session_id,
+        weft,
+        echo.as_deref(),
+        access.grant(),
+        &client,
+        false,
+    );
     let forwarded = outbound::request(&target, "GET", Some(req.headers()), None)?;
     let stub = env
         .durable_object("SESSIONS")?
@@ -177,17 +225,19 @@ async fn assets(env: &Env, req: Request) -> Result<Option<Response>> {
     Ok((response.status_code() != 404).then_some(response))
 }
 
-/// The auth check, before anything else happens (`WEFT_AUTH_TOKEN`: query `token=`, subprotocol
-/// `weft.token.<t>`, or `Authorization: Bearer`). `Some` is the refusal to send.
-fn refuse(
+/// The auth check, before anything else happens: the credential (query `token=`, subprotocol
+/// `weft.token.<t>`, or `Authorization: Bearer`) is the shared `WEFT_AUTH_TOKEN`, or a
+/// per-user token signed with `WEFT_AUTH_SECRET` (access.rs). `Err` is the refusal to send,
+/// with the reason (expired, bad signature, …).
+async fn authorize(
     settings: &Settings,
     req: &Request,
     url: &str,
     protocols: &[String],
-) -> Result<Option<Response>> {
-    let Some(expected) = &settings.auth_token else {
-        return Ok(None);
-    };
+) -> Result<std::result::Result<Access, Response>> {
+    if settings.auth_token.is_none() && settings.auth_secret.is_none() {
+        return Ok(Ok(Access::Full));
+    }
     let query_token = query::get(url, "token");
     let proto_token = protocols
         .iter()
@@ -196,11 +246,22 @@ fn refuse(
         .headers()
         .get("Authorization")?
         .and_then(|h| h.strip_prefix("Bearer ").map(|t| t.trim().to_string()));
-    let given = query_token.or(proto_token).or(bearer);
-    if given.is_some_and(|g| constant_time_eq(g.as_bytes(), expected.as_bytes())) {
-        return Ok(None);
+    let Some(given) = query_token.or(proto_token).or(bearer) else {
+        return Response::error("missing or wrong auth token", 401).map(Err);
+    };
+    if let Some(expected) = &settings.auth_token {
+        if constant_time_eq(given.as_bytes(), expected.as_bytes()) {
+            return Ok(Ok(Access::Full));
+        }
     }
-    Response::error("missing or wrong auth token", 401).map(Some)
+    let Some(secret) = &settings.auth_secret else {
+        return Response::error("missing or wrong auth token", 401).map(Err);
+    };
+    let now_secs = js_sys::Date::now() / 1000.0;
+    match access::verify(secret, &given, now_secs).await {
+        Ok(grant) => Ok(Ok(Access::Scoped(grant))),
+        Err(why) => Response::error(why, 401).map(Err),
+    }
 }
 
 /// Whether a browser's `Origin` is outside `ALLOWED_ORIGINS` (requests without one, from

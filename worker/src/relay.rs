@@ -45,8 +45,37 @@ pub enum Route {
     There(String),
 }
 
-/// The longest session id a message may name (as for `?session_id=`).
+/// The longest session id a client may name, in a message or in `?session_id=`.
 pub const MAX_SESSION_ID: usize = 128;
+
+/// The characters a session id may have besides ASCII letters and digits: enough for UUIDs,
+/// `user-42/chat-7` paths and base64url, none that needs escaping in a URL path, a log line or
+/// a token's `sessions` pattern (whose `*` is never part of an id).
+pub const SESSION_ID_PUNCTUATION: &str = "-_.:/@+=~";
+
+/// Whether a client may name session `id`: 1 to [`MAX_SESSION_ID`] ASCII letters, digits and
+/// [`SESSION_ID_PUNCTUATION`]. The error says which rule it broke, without echoing the id.
+pub fn check_session_id(id: &str) -> Result<(), String> {
+    if id.is_empty() {
+        return Err("a session id cannot be empty".to_string());
+    }
+    if id.len() > MAX_SESSION_ID {
+        return Err(format!(
+            "a session id is at most {MAX_SESSION_ID} characters ({} given)",
+            id.len()
+        ));
+    }
+    if let Some(bad) = id
+        .chars()
+        .find(|c| !c.is_ascii_alphanumeric() && !SESSION_ID_PUNCTUATION.contains(*c))
+    {
+        return Err(format!(
+            "a session id may contain only A-Z, a-z, 0-9 and {SESSION_ID_PUNCTUATION} \
+             (not {bad:?})"
+        ));
+    }
+    Ok(())
+}
 
 /// Links one client socket keeps open at most: naming a further session closes the link it
 /// used least recently (it opens again when named again), so a socket cannot hold an object's
@@ -58,13 +87,10 @@ pub const MAX_LINKS_PER_SOCKET: usize = 8;
 /// error to answer.
 pub fn route(home: &str, current: Option<&str>, command: &Command) -> Result<Route, String> {
     let target = match command.session() {
-        Some(named) if named.len() > MAX_SESSION_ID => {
-            return Err(format!(
-                "a session id is at most {MAX_SESSION_ID} characters ({} given)",
-                named.len()
-            ))
+        Some(named) => {
+            check_session_id(named)?;
+            named
         }
-        Some(named) => named,
         None if matches!(command, Command::Ping { .. }) => home,
         None => current.unwrap_or(home),
     };
@@ -111,6 +137,10 @@ pub struct Client<'a> {
     pub weft: bool,
     /// What it declared with `client_tools`, if anything: sent first on every link.
     pub tools: Option<ClientTools>,
+    /// Its token's sessions, which limit the link as they limit the client.
+    pub grant: Option<&'a crate::access::Grant>,
+    /// Whom a session the link creates counts against.
+    pub client: &'a str,
 }
 
 impl Links {
@@ -322,7 +352,15 @@ fn forward(ws: &WebSocket, frame: &[u8]) {
 
 /// Opens a WebSocket to the session's Durable Object, as the Worker does for a client.
 async fn connect(env: &Env, client: &Client<'_>, session: &str) -> worker::Result<WebSocket> {
-    let target = crate::session::connect_url(client.dialect, session, client.weft, None);
+    let target = crate::session::connect_url(
+        client.dialect,
+        session,
+        client.weft,
+        None,
+        client.grant,
+        client.client,
+        true,
+    );
     let headers = worker::Headers::new();
     headers.set("Upgrade", "websocket")?;
     let request = crate::outbound::request(&target, "GET", Some(&headers), None)?;
@@ -330,7 +368,12 @@ async fn connect(env: &Env, client: &Client<'_>, session: &str) -> worker::Resul
         .durable_object("SESSIONS")?
         .id_from_name(session)?
         .get_stub()?;
-    let response = stub.fetch_with_request(request).await?;
+    let mut response = stub.fetch_with_request(request).await?;
+    if response.status_code() != 101 {
+        // A refusal (a limit of the session) says why in its body.
+        let why = response.text().await.unwrap_or_default();
+        return Err(worker::Error::RustError(why));
+    }
     let ws = response
         .websocket()
         .ok_or_else(|| worker::Error::RustError("the session did not accept the link".into()))?;
@@ -397,8 +440,49 @@ mod tests {
     #[test]
     fn an_over_long_session_name_is_refused() {
         let long = "x".repeat(MAX_SESSION_ID + 1);
-        assert!(route("a", None, &run(Some(&long))).is_err());
+        assert_eq!(
+            route("a", None, &run(Some(&long))),
+            Err("a session id is at most 128 characters (129 given)".into())
+        );
         let fits = "x".repeat(MAX_SESSION_ID);
         assert_eq!(route("a", None, &run(Some(&fits))), Ok(Route::There(fits)));
+    }
+
+    #[test]
+    fn session_ids_keep_to_their_characters() {
+        for id in [
+            "a",
+            "e2e-6f1c2b1e-8d0a-4c1e-9a57-0b9f3c1d2e4f",
+            "user-42/chat-7",
+            "nova:dashboard@host",
+            "b64+/=~._",
+        ] {
+            assert_eq!(check_session_id(id), Ok(()), "{id}");
+        }
+        for (id, why) in [
+            ("", "a session id cannot be empty"),
+            (
+                "a b",
+                "a session id may contain only A-Z, a-z, 0-9 and -_.:/@+=~ (not ' ')",
+            ),
+            (
+                "user-42/*",
+                "a session id may contain only A-Z, a-z, 0-9 and -_.:/@+=~ (not '*')",
+            ),
+            (
+                "caf\u{e9}",
+                "a session id may contain only A-Z, a-z, 0-9 and -_.:/@+=~ (not '\u{e9}')",
+            ),
+            (
+                "a\nb",
+                "a session id may contain only A-Z, a-z, 0-9 and -_.:/@+=~ (not '\\n')",
+            ),
+        ] {
+            assert_eq!(check_session_id(id), Err(why.to_string()), "{id:?}");
+        }
+        let evil = run(Some("../other"));
+        assert_eq!(route("a", None, &evil), Ok(Route::There("../other".into())));
+        let evil = run(Some("x\u{0}"));
+        assert!(route("a", None, &evil).is_err());
     }
 }

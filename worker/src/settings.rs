@@ -55,6 +55,9 @@ pub struct Settings {
     pub model: Model,
     /// `WEFT_AUTH_TOKEN`: when set, every request must carry it.
     pub auth_token: Option<String>,
+    /// `WEFT_AUTH_SECRET`: when set, per-user tokens signed with it are accepted too, each
+    /// limited to its sessions (access.rs).
+    pub auth_secret: Option<String>,
     /// `ALLOWED_ORIGINS`: when set, browsers from other origins are refused (close 4003).
     pub allowed_origins: Vec<String>,
     /// `PAUSE_AFTER`: tools after which a run pauses (cueso).
@@ -67,6 +70,17 @@ pub struct Settings {
     pub max_frame_bytes: usize,
     /// `RATE_LIMIT_PER_MINUTE`: frames per socket per minute (default 600).
     pub rate_limit_per_minute: u32,
+    /// `SOCKETS_PER_SESSION`: sockets (clients and links) one session holds at once (default
+    /// 32); one more is closed with 1013.
+    pub sockets_per_session: u32,
+    /// `SESSION_FRAMES_PER_MINUTE`: frames per session per minute, all its sockets together
+    /// (default 3000), so more sockets do not multiply the per-socket limit.
+    pub session_frames_per_minute: u32,
+    /// `SESSION_RUNS_PER_MINUTE`: runs a session starts per minute (default 60).
+    pub session_runs_per_minute: u32,
+    /// `SESSIONS_PER_MINUTE`: new sessions one client (a per-user token's `sub`, else its IP
+    /// address) may create per minute (default 600).
+    pub sessions_per_minute: u32,
     /// `LLM_IDLE_TIMEOUT_MS`: a model stream silent this long fails the run (default 60000).
     pub llm_idle_timeout_ms: u64,
     /// `STREAM_BATCH_READS`: while a model streams faster than the isolate publishes, the
@@ -91,6 +105,7 @@ impl std::fmt::Debug for Settings {
         f.debug_struct("Settings")
             .field("model", &self.model)
             .field("auth_token", &self.auth_token.as_ref().map(|_| "***"))
+            .field("auth_secret", &self.auth_secret.as_ref().map(|_| "***"))
             .field("allowed_origins", &self.allowed_origins)
             .finish_non_exhaustive()
     }
@@ -129,12 +144,17 @@ impl Settings {
         Settings {
             model,
             auth_token: var(env, "WEFT_AUTH_TOKEN"),
+            auth_secret: var(env, "WEFT_AUTH_SECRET"),
             allowed_origins: list(env, "ALLOWED_ORIGINS"),
             pause_after: list(env, "PAUSE_AFTER"),
             max_iterations: number(env, "MAX_ITERATIONS", 10),
             context_window: number(env, "CONTEXT_WINDOW", 128_000),
             max_frame_bytes: number(env, "MAX_FRAME_BYTES", 1024 * 1024),
             rate_limit_per_minute: number(env, "RATE_LIMIT_PER_MINUTE", 600),
+            sockets_per_session: number(env, "SOCKETS_PER_SESSION", 32),
+            session_frames_per_minute: number(env, "SESSION_FRAMES_PER_MINUTE", 3000),
+            session_runs_per_minute: number(env, "SESSION_RUNS_PER_MINUTE", 60),
+            sessions_per_minute: number(env, "SESSIONS_PER_MINUTE", 600),
             approval_timeout_ms: number(env, "APPROVAL_TIMEOUT_MS", 600_000),
             llm_idle_timeout_ms: number(env, "LLM_IDLE_TIMEOUT_MS", 60_000),
             stream_batch_reads: number(env, "STREAM_BATCH_READS", 64),

@@ -2,11 +2,11 @@
 
 use serde_json::{json, Value};
 use weft_agent::tools::{
-    apply_patch, builtin_specs, check_url, evaluate, fetch_result, format_time_offset,
-    needs_approval, normalize_path, redirect_target, run_builtin, spec_json, spec_yaml, to_yaml,
-    Builtin, MemoryWorkspace, RegistryError, ToolHost, ToolRegistry, ToolRun, Workspace,
-    FETCH_MAX_BYTES, FETCH_TIMEOUT_MS, MAX_EXPRESSION_LEN, MAX_FILE_BYTES, MAX_LS_ENTRIES,
-    MAX_NESTING,
+    apply_patch, builtin_specs, check_url, checked_url, evaluate, fetch_result, format_time_offset,
+    fuzz_check_url, needs_approval, normalize_path, redirect_target, run_builtin, spec_json,
+    spec_yaml, to_yaml, Builtin, MemoryWorkspace, RegistryError, ToolHost, ToolRegistry, ToolRun,
+    Workspace, FETCH_MAX_BYTES, FETCH_TIMEOUT_MS, MAX_EXPRESSION_LEN, MAX_FILE_BYTES,
+    MAX_LS_ENTRIES, MAX_NESTING,
 };
 use weft_protocol::event::ToolSpec;
 
@@ -70,6 +70,60 @@ impl ToolHost for Host {
     fn now_ms(&self) -> i64 {
         self.now
     }
+}
+
+/// A host with a runtime URL parser that maps two non-ASCII hosts (as a WHATWG parser with
+/// IDNA does), and counts its calls.
+struct ParsingHost(Host, std::cell::Cell<u32>);
+
+impl ToolHost for ParsingHost {
+    fn workspace(&mut self) -> &mut dyn Workspace {
+        &mut self.0.ws
+    }
+    fn now_ms(&self) -> i64 {
+        self.0.now
+    }
+    fn parse_url(&self, url: &str) -> Option<String> {
+        self.1.set(self.1.get() + 1);
+        match url {
+            "http://ｌｏｃａｌｈｏｓｔ:8080/healthz" => {
+                Some("http://localhost:8080/healthz".into())
+            }
+            "https://bücher.example/a" => Some("https://xn--bcher-kva.example/a".into()),
+            _ => None,
+        }
+    }
+}
+
+#[test]
+fn non_ascii_urls_are_mapped_by_the_hosts_parser_before_the_check() {
+    let mut host = ParsingHost(Host::new(), std::cell::Cell::new(0));
+    let fetch =
+        |host: &mut ParsingHost, url: &str| run_builtin("web_fetch", &json!({ "url": url }), host);
+    assert_eq!(
+        fetch(&mut host, "https://bücher.example/a"),
+        ToolRun::Fetch {
+            url: "https://xn--bcher-kva.example/a".into(),
+            max_bytes: FETCH_MAX_BYTES,
+            timeout_ms: FETCH_TIMEOUT_MS,
+        }
+    );
+    assert!(matches!(
+        fetch(&mut host, "http://ｌｏｃａｌｈｏｓｔ:8080/healthz"),
+        ToolRun::Done { result, is_error: true } if result.contains("its host localhost is a local name")
+    ));
+    // Not mapped by the host: the check's own parse decides (and refuses what it cannot map).
+    assert!(matches!(
+        fetch(&mut host, "http://127。0。0。1/"),
+        ToolRun::Done { is_error: true, .. }
+    ));
+    assert_eq!(host.1.get(), 3);
+    // ASCII urls never go through the host's parser.
+    assert!(matches!(
+        fetch(&mut host, "https://example.com/"),
+        ToolRun::Fetch { .. }
+    ));
+    assert_eq!(host.1.get(), 3);
 }
 
 /// A host whose clock is JS-like: it knows one IANA zone.
@@ -952,48 +1006,77 @@ fn check_url_refuses_other_schemes_credentials_and_local_hosts() {
             "http://example.com\\@evil/",
             "the url contains a backslash".to_string(),
         ),
-        ("http:///path", "the url has no host".to_string()),
-        ("http://:80/", "the url has no host".to_string()),
+        (
+            "http://:80/",
+            "invalid url http://:80/: empty host".to_string(),
+        ),
         (
             "http://example.com:99999/",
-            "invalid port in the url: 99999".to_string(),
+            "invalid url http://example.com:99999/: invalid port number".to_string(),
         ),
         (
             "http://example.com:8o/",
-            "invalid port in the url: 8o".to_string(),
+            "invalid url http://example.com:8o/: invalid port number".to_string(),
         ),
-        ("http://[::1/", "invalid host in the url: [::1".to_string()),
+        (
+            "http://[::1/",
+            "invalid url http://[::1/: invalid IPv6 address".to_string(),
+        ),
         (
             "http://[zz::1]/",
-            "invalid IPv6 address in the url: [zz::1]".to_string(),
+            "invalid url http://[zz::1]/: invalid IPv6 address".to_string(),
         ),
         (
-            "http://%31%32%37.0.0.1/",
-            "the url's host %31%32%37.0.0.1 contains '%'".to_string(),
+            "http://[fe80::1%25eth0]/",
+            "invalid url http://[fe80::1%25eth0]/: invalid IPv6 address".to_string(),
         ),
         (
             "http://256.1.1.1/",
-            "invalid IPv4 address: 256.1.1.1".to_string(),
+            "invalid url http://256.1.1.1/: invalid IPv4 address".to_string(),
         ),
         (
             "http://1.2.3.4.5/",
-            "invalid IPv4 address: 1.2.3.4.5".to_string(),
+            "invalid url http://1.2.3.4.5/: invalid IPv4 address".to_string(),
         ),
         (
             "http://09.1.1.1/",
-            "invalid IPv4 address: 09.1.1.1".to_string(),
+            "invalid url http://09.1.1.1/: invalid IPv4 address".to_string(),
         ),
         (
             "http://4294967296/",
-            "invalid IPv4 address: 4294967296".to_string(),
+            "invalid url http://4294967296/: invalid IPv4 address".to_string(),
         ),
     ] {
         assert_eq!(check_url(url), Err(expected), "{url}");
     }
-    // Well-formed urls whose host is not public: the message names the host and what it is.
+    // Well-formed urls whose host is not public: the message names the host as the parser
+    // read it, and what it is.
     for (url, host, why) in [
         ("http://localhost/", "localhost", "a local name"),
-        ("http://LOCALHOST.:3000/", "LOCALHOST.", "a local name"),
+        ("http://LOCALHOST.:3000/", "localhost.", "a local name"),
+        ("http:///path", "path", "a single-label (local) name"),
+        (
+            "http://intranet/",
+            "intranet",
+            "a single-label (local) name",
+        ),
+        (
+            "http://router.localdomain/",
+            "router.localdomain",
+            "a local name",
+        ),
+        ("http://nas.home.arpa./", "nas.home.arpa.", "a local name"),
+        ("http://%31%32%37.0.0.1/", "127.0.0.1", "a loopback address"),
+        (
+            "http://%6c%6f%63%61%6c%68%6f%73%74/",
+            "localhost",
+            "a local name",
+        ),
+        ("http://127.0.0.1./", "127.0.0.1", "a loopback address"),
+        ("http://0x7f000001/", "127.0.0.1", "a loopback address"),
+        ("http:/127.0.0.1/", "127.0.0.1", "a loopback address"),
+        ("http:127.0.0.1", "127.0.0.1", "a loopback address"),
+        ("http://example.com#@127.0.0.1/", "example.com", ""),
         ("http://app.localhost/", "app.localhost", "a local name"),
         ("http://printer.local/", "printer.local", "a local name"),
         (
@@ -1002,10 +1085,10 @@ fn check_url_refuses_other_schemes_credentials_and_local_hosts() {
             "a local name",
         ),
         ("http://127.0.0.1/", "127.0.0.1", "a loopback address"),
-        ("http://127.1/", "127.1", "a loopback address"),
-        ("http://2130706433/", "2130706433", "a loopback address"),
-        ("http://0x7f.0.0.1/", "0x7f.0.0.1", "a loopback address"),
-        ("http://0177.0.0.1/", "0177.0.0.1", "a loopback address"),
+        ("http://127.1/", "127.0.0.1", "a loopback address"),
+        ("http://2130706433/", "127.0.0.1", "a loopback address"),
+        ("http://0x7f.0.0.1/", "127.0.0.1", "a loopback address"),
+        ("http://0177.0.0.1/", "127.0.0.1", "a loopback address"),
         ("http://10.0.0.1/", "10.0.0.1", "a private address"),
         ("http://172.16.5.4/", "172.16.5.4", "a private address"),
         (
@@ -1019,7 +1102,7 @@ fn check_url_refuses_other_schemes_credentials_and_local_hosts() {
             "a link-local address",
         ),
         ("http://0.0.0.0/", "0.0.0.0", "an unspecified address"),
-        ("http://0/", "0", "an unspecified address"),
+        ("http://0/", "0.0.0.0", "an unspecified address"),
         (
             "http://100.64.0.1/",
             "100.64.0.1",
@@ -1047,8 +1130,29 @@ fn check_url_refuses_other_schemes_credentials_and_local_hosts() {
         ("http://[fe80::1]/", "[fe80::1]", "a link-local address"),
         (
             "http://[::ffff:127.0.0.1]/",
-            "[::ffff:127.0.0.1]",
+            "[::ffff:7f00:1]",
             "a loopback address",
+        ),
+        ("http://[::127.0.0.1]/", "[::7f00:1]", "a loopback address"),
+        (
+            "http://[::ffff:0:a9fe:a9fe]/",
+            "[::ffff:0:a9fe:a9fe]",
+            "a link-local address",
+        ),
+        (
+            "http://[2002:c0a8:101::1]/",
+            "[2002:c0a8:101::1]",
+            "a private address",
+        ),
+        (
+            "http://[2001:0:4136:e378::1]/",
+            "[2001:0:4136:e378::1]",
+            "a Teredo (tunnelled IPv4) address",
+        ),
+        (
+            "http://[64:ff9b:1::a]/",
+            "[64:ff9b:1::a]",
+            "a local-use NAT64 address",
         ),
         (
             "http://[::ffff:a00:1]/",
@@ -1062,8 +1166,14 @@ fn check_url_refuses_other_schemes_credentials_and_local_hosts() {
         ),
         ("http://[ff02::1]/", "[ff02::1]", "a multicast address"),
     ] {
-        let expected =
-            format!("refusing to fetch {url}: {host} is {why}; only public hosts can be fetched");
+        if why.is_empty() {
+            // After `#` is the fragment: the host is the public one before it.
+            assert_eq!(check_url(url), Ok(()), "{url}");
+            continue;
+        }
+        let expected = format!(
+            "refusing to fetch {url}: its host {host} is {why}; only public hosts can be fetched"
+        );
         assert_eq!(check_url(url), Err(expected), "{url}");
     }
     let long = format!("https://example.com/{}", "a".repeat(2048));
@@ -1071,6 +1181,57 @@ fn check_url_refuses_other_schemes_credentials_and_local_hosts() {
         check_url(&long),
         Err("the url is 2068 bytes long; the limit is 2048".to_string())
     );
+}
+
+#[test]
+fn check_url_judges_the_url_the_fetch_reads() {
+    // What is fetched is the parser's serialization of what was judged.
+    for (url, fetched) in [
+        (
+            "HTTP://Example.COM:80/a/../b?x#y",
+            "http://example.com/b?x#y",
+        ),
+        ("https:example.org", "https://example.org/"),
+        ("http://8.8.8.8.", "http://8.8.8.8/"),
+        ("http://0x08080808/", "http://8.8.8.8/"),
+        (
+            "http://[2606:4700:4700:0:0:0:0:1111]/",
+            "http://[2606:4700:4700::1111]/",
+        ),
+        ("http://exa%6dple.com/", "http://example.com/"),
+    ] {
+        assert_eq!(checked_url(url), Ok(fetched.to_string()), "{url}");
+    }
+    // Spellings a WHATWG parser maps to a local host (ideographic and full-width full stops,
+    // full-width and compatibility letters, the long s, a soft hyphen) are refused whether
+    // this build's IDNA back end maps them (then the host is judged) or not (then the url
+    // is refused as unmappable): never fetched.
+    for url in [
+        "http://127。0。0。1:8080/healthz",
+        "http://127．0．0．1/",
+        "http://127｡0｡0｡1/",
+        "http://１２７.０.０.１/",
+        "http://ｌｏｃａｌｈｏｓｔ:8080/healthz",
+        "http://ＬＯＣＡＬＨＯＳＴ/",
+        "http://localhoſt/",
+        "http://local\u{ad}host/",
+        "http://ⓛⓞⓒⓐⓛⓗⓞⓢⓣ/",
+        "http://[::ｆｆｆｆ:127.0.0.1]/",
+    ] {
+        assert!(checked_url(url).is_err(), "{url}");
+    }
+}
+
+#[test]
+fn the_check_agrees_with_the_url_crate_on_the_differential_corpus() {
+    // tests/urls/corpus.json is what urls.test.mjs runs through Node's URL as well.
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/urls/corpus.json");
+    let corpus: Vec<String> =
+        serde_json::from_str(&std::fs::read_to_string(path).expect("the corpus")).expect("json");
+    assert!(corpus.len() > 500, "{} urls", corpus.len());
+    for url in &corpus {
+        fuzz_check_url(url);
+    }
 }
 
 #[test]
@@ -2113,7 +2274,7 @@ fn random_urls_and_html_never_panic() {
     ];
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     for _ in 0..20_000 {
-        let _ = check_url(&rng.text(&url_pieces, 12));
+        fuzz_check_url(&rng.text(&url_pieces, 12));
         let html = rng.text(&html_pieces, 40);
         let max = rng.below(50);
         let _ = fetch_result(200, "text/html", html.as_bytes(), max);
@@ -2272,6 +2433,12 @@ fn a_redirect_to_a_private_host_or_without_a_location_is_refused() {
         "file:///etc/passwd",
         "javascript:alert(1)",
         "http://user:pw@example.com/",
+        "/\\127.0.0.1/admin",
+        "\\\\localhost/",
+        "http://127。0。0。1/",
+        "http://0x7f.1/",
+        "http://[::ffff:10.0.0.1]/",
+        "//%31%32%37.0.0.1/",
     ] {
         let refused = redirect_target(base, 302, Some(location));
         assert!(

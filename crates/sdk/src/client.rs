@@ -23,8 +23,8 @@ use weft_protocol::Transcript;
 
 use crate::backoff::Backoff;
 use crate::connection::{
-    endpoint_url, original_url, subprotocols, Config, Connection, Output, Reply, RunHandle,
-    ServerChoice,
+    endpoint_url, original_url, subprotocols, with_token, Config, Connection, Output, Reply,
+    RunHandle, ServerChoice,
 };
 use crate::error::{describe, report, Error};
 use crate::listeners::{Listeners, Slot};
@@ -70,6 +70,11 @@ pub(crate) struct Shared {
     asked: RefCell<SortedMap<String, AbortController>>,
     tools: RefCell<SortedMap<String, (u32, ToolSpec, Function)>>,
     next_tool: Cell<u32>,
+    /// `token` given as a function: called before each socket opens.
+    token_source: Option<Function>,
+    /// Counts socket openings and closes, so a token that arrives after the client closed or
+    /// opened again is dropped instead of opening a stale socket.
+    opening: Cell<u64>,
 }
 
 impl std::fmt::Debug for Shared {
@@ -144,6 +149,19 @@ fn random() -> f64 {
     js_sys::Math::random()
 }
 
+/// What the app's token function gives, awaited if it is a promise.
+async fn fresh_token(source: &Function) -> Result<String, Error> {
+    let value = source
+        .call0(&JsValue::UNDEFINED)
+        .map_err(|thrown| Error::from_callback("the token function", &thrown))?;
+    let value = JsFuture::from(Promise::resolve(&value))
+        .await
+        .map_err(|thrown| Error::from_callback("the token function", &thrown))?;
+    value.as_string().ok_or_else(|| {
+        Error::argument("the token function must return a string (or a promise of one)")
+    })
+}
+
 #[wasm_bindgen]
 impl Client {
     /// A client for one session; nothing is opened until `connect()`. Throws
@@ -152,6 +170,9 @@ impl Client {
     #[wasm_bindgen(constructor)]
     pub fn new(options: Ts<ClientOptions>) -> Result<Client, JsValue> {
         let o = marshal::from_ts(&options, "ClientOptions")?;
+        let token_source = js_sys::Reflect::get(&options.js_value(), &"token".into())
+            .ok()
+            .and_then(|t| t.dyn_into::<Function>().ok());
         let dialect = parse_dialect(&o.dialect)?;
         let ms = |v: Option<f64>, default: f64, name: &str| -> Result<f64, Error> {
             match v {
@@ -227,6 +248,8 @@ impl Client {
                 asked: RefCell::new(SortedMap::new()),
                 tools: RefCell::new(SortedMap::new()),
                 next_tool: Cell::new(0),
+                token_source,
+                opening: Cell::new(0),
             }
         });
         Ok(Client { shared })
@@ -575,6 +598,7 @@ impl Shared {
         match out {
             Output::Open { url, protocols } => self.open(&url, &protocols),
             Output::Close { code, reason } => {
+                self.opening.set(self.opening.get() + 1);
                 let socket = self.socket.borrow_mut().take();
                 if let Some(s) = socket {
                     s.close(code, &reason);
@@ -663,7 +687,31 @@ impl Shared {
         }
     }
 
+    /// Opens the socket the core asked for, with a fresh token first when the app gave a token
+    /// function.
     fn open(self: &Rc<Self>, url: &str, protocols: &[String]) {
+        let generation = self.opening.get() + 1;
+        self.opening.set(generation);
+        let Some(source) = self.token_source.clone() else {
+            self.open_socket(url, protocols);
+            return;
+        };
+        let this = Rc::downgrade(self);
+        let (url, protocols) = (url.to_string(), protocols.to_vec());
+        wasm_bindgen_futures::spawn_local(async move {
+            let token = fresh_token(&source).await;
+            let Some(s) = this.upgrade() else { return };
+            if s.opening.get() != generation {
+                return;
+            }
+            match token.and_then(|t| with_token(&url, &protocols, &t)) {
+                Ok((url, protocols)) => s.open_socket(&url, &protocols),
+                Err(e) => s.update(|c| c.closed(1006, e.message(), now(), random())),
+            }
+        });
+    }
+
+    fn open_socket(self: &Rc<Self>, url: &str, protocols: &[String]) {
         let (a, b, c) = (
             Rc::downgrade(self),
             Rc::downgrade(self),

@@ -1818,36 +1818,64 @@ fn percent_encode(s: &str) -> String {
 pub fn subprotocols(dialect: Dialect, token: Option<&str>) -> Result<Vec<String>, Error> {
     let mut protocols = vec![format!("weft.{}", dialect.as_str())];
     if let Some(token) = token {
-        let ok = !token.is_empty()
-            && token.bytes().all(|b| {
-                b.is_ascii_alphanumeric()
-                    || matches!(
-                        b,
-                        b'!' | b'#'
-                            | b'$'
-                            | b'%'
-                            | b'&'
-                            | b'\''
-                            | b'*'
-                            | b'+'
-                            | b'-'
-                            | b'.'
-                            | b'^'
-                            | b'_'
-                            | b'`'
-                            | b'|'
-                            | b'~'
-                    )
-            });
-        if !ok {
-            return Err(Error::argument(
-                "token must be non-empty and use only letters, digits and !#$%&'*+-.^_`|~ \
-                 (it travels as a WebSocket subprotocol); base64url-encode other tokens",
-            ));
-        }
+        check_token(token)?;
         protocols.push(format!("weft.token.{token}"));
     }
     Ok(protocols)
+}
+
+/// Where a fresh token from the app's token function goes on the socket about to open: weft
+/// (it offered `weft.<dialect>`) takes it as the subprotocol `weft.token.<t>`, in place of any
+/// earlier one; an original server in the `token` query parameter.
+pub fn with_token(
+    url: &str,
+    protocols: &[String],
+    token: &str,
+) -> Result<(String, Vec<String>), Error> {
+    let mut protocols: Vec<String> = protocols
+        .iter()
+        .filter(|p| !p.starts_with("weft.token."))
+        .cloned()
+        .collect();
+    if protocols.iter().any(|p| p.starts_with("weft.")) {
+        check_token(token)?;
+        protocols.push(format!("weft.token.{token}"));
+        Ok((url.to_string(), protocols))
+    } else {
+        Ok((original_url(url, Some(token)), protocols))
+    }
+}
+
+/// A token must fit a WebSocket subprotocol (an HTTP token) to travel as one.
+fn check_token(token: &str) -> Result<(), Error> {
+    let ok = !token.is_empty()
+        && token.bytes().all(|b| {
+            b.is_ascii_alphanumeric()
+                || matches!(
+                    b,
+                    b'!' | b'#'
+                        | b'$'
+                        | b'%'
+                        | b'&'
+                        | b'\''
+                        | b'*'
+                        | b'+'
+                        | b'-'
+                        | b'.'
+                        | b'^'
+                        | b'_'
+                        | b'`'
+                        | b'|'
+                        | b'~'
+                )
+        });
+    if !ok {
+        return Err(Error::argument(
+            "token must be non-empty and use only letters, digits and !#$%&'*+-.^_`|~ \
+                 (it travels as a WebSocket subprotocol); base64url-encode other tokens",
+        ));
+    }
+    Ok(())
 }
 
 /// The URL for an original server: `url` with the token, when the app gave one, as the `token`

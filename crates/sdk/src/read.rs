@@ -128,7 +128,11 @@ impl FromJs for ClientOptions {
             url: f.required_string("url")?,
             dialect: f.required_string("dialect")?,
             session_id: f.string("sessionId")?,
-            token: f.string("token")?,
+            // A token function is taken by the client itself (it is called on each connect).
+            token: match f.get("token") {
+                Some(v) if v.is_function() => None,
+                _ => f.string("token")?,
+            },
             server: f.string("server")?,
             reconnect,
             heartbeat_interval_ms: f.number("heartbeatIntervalMs")?,

@@ -7,6 +7,10 @@ async function main(render: (s: string) => void) {
   await init();
   const client = new Client({ url: "wss://x", dialect: "loom", sessionId: "s", token: "t", reconnect: { maxAttempts: 3 } });
   const off: () => void = client.onStatus((s) => console.log(s.state, s.retryInMs));
+  // A per-user token, fresh from the app's backend on every (re)connect.
+  const perUser = new Client({ url: "wss://x", dialect: "cueso", token: async () => (await fetch("/token")).text() });
+  new Client({ url: "wss://x", dialect: "cueso", token: () => "t" });
+  perUser.close();
   client.onError((e) => console.log(e.code, e.message));
   client.onApproval(async (req): Promise<ApprovalAnswer> => (req.name === "write" ? { review: "yes" } : { review: "no-continue", message: "no" }));
   client.registerTool({ name: "shell", inputSchema: { type: "object" }, readOnly: true }, async (args) => String(args));

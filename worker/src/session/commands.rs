@@ -156,6 +156,9 @@ impl Session {
                 format!("a run is already in progress ({active}): wait for it to end or cancel it");
             return self.reply(ws, info, error_event(&msg, "busy", run.id));
         }
+        if let Err(msg) = self.take_run() {
+            return self.reply(ws, info, error_event(&msg, "rate_limited", run.id));
+        }
         let run_id = run.id.clone().unwrap_or_else(|| format!("run-{}", uuid()));
         let store = self.store();
         if store.run(&run_id).ok().flatten().is_some() {

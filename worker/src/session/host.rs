@@ -30,6 +30,12 @@ impl ToolHost for Host<'_> {
         local_time(now_ms, timezone.trim())
             .ok_or_else(|| format!("unknown timezone: {}", timezone.trim()))
     }
+
+    /// The runtime's own URL parser, the one its `fetch` uses: non-ASCII hosts are mapped the
+    /// way the fetch would map them (this build's `url` crate maps ASCII only).
+    fn parse_url(&self, url: &str) -> Option<String> {
+        web_sys::Url::new(url.trim()).ok().map(|u| u.href())
+    }
 }
 
 /// `YYYY-MM-DDTHH:MM:SS±HH:MM` for `now_ms` in an IANA zone, or `None` if the runtime does not

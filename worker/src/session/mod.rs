@@ -35,12 +35,15 @@ use worker::{
 mod alarm;
 mod commands;
 mod host;
+mod limits;
 mod publish;
 mod stream;
 
 use host::{web_fetch, Host};
 use publish::LiveEncoder;
 
+use crate::access::Grant;
+use crate::limiter::Window;
 use crate::relay::{self, Links, Route};
 use crate::settings::Settings;
 use crate::store::{SqlWorkspace, Store};
@@ -72,6 +75,14 @@ struct SocketInfo {
     /// ones, each once and in order.
     #[serde(default)]
     not_following: Vec<String>,
+    /// A per-user token's sessions: the only ones a message on this socket may name. `None`:
+    /// any (no per-user token).
+    #[serde(default)]
+    grant: Option<Grant>,
+    /// Whom the sessions this socket creates count against (`SESSIONS_PER_MINUTE`), for the
+    /// links it opens.
+    #[serde(default)]
+    client: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -117,6 +128,10 @@ pub struct Session {
     env: Env,
     /// Links to the other sessions messages on this object's sockets named (relay.rs).
     links: Links,
+    /// Frames from all sockets this minute (`SESSION_FRAMES_PER_MINUTE`).
+    frames: Cell<Window>,
+    /// Runs started this minute (`SESSION_RUNS_PER_MINUTE`).
+    runs: Cell<Window>,
 }
 
 impl std::fmt::Debug for Session {
@@ -142,6 +157,8 @@ impl DurableObject for Session {
             encoders: RefCell::new(Vec::new()),
             env,
             links: Links::default(),
+            frames: Cell::new(Window::default()),
+            runs: Cell::new(Window::default()),
         }
     }
 
@@ -153,6 +170,28 @@ impl DurableObject for Session {
         let session_id = crate::query::get(&url, "session").unwrap_or_default();
         let protocol = crate::query::get(&url, "protocol");
         let weft = crate::query::get(&url, "weft").is_some_and(|w| w == "1");
+        let grant = match crate::query::get(&url, "grant") {
+            Some(json) => match serde_json::from_str::<Grant>(&json) {
+                Ok(grant) => Some(grant),
+                // Never open a limited socket as an unlimited one.
+                Err(e) => return Response::error(format!("unreadable grant: {e}"), 500),
+            },
+            None => None,
+        };
+        let client = crate::query::get(&url, "client").unwrap_or_default();
+        if let Err(why) = self.admit(&client).await {
+            if crate::query::get(&url, "link").is_some() {
+                return Response::error(why, 429);
+            }
+            // Accepted, then closed, so that a browser sees the reason (as for 4003).
+            let pair = WebSocketPair::new()?;
+            pair.server.accept()?;
+            pair.server.close(Some(limits::CLOSE_LIMITED), Some(why))?;
+            return crate::with_protocol(
+                Response::from_websocket(pair.client)?,
+                protocol.as_deref(),
+            );
+        }
         let pair = WebSocketPair::new()?;
         self.state.accept_web_socket(&pair.server);
         let active = self.store().active_run().ok().flatten().map(|r| r.run_id);
@@ -160,6 +199,8 @@ impl DurableObject for Session {
             dialect: dialect.as_str().into(),
             session_id,
             weft,
+            grant,
+            client,
             not_following: active.into_iter().collect(),
             ..SocketInfo::default()
         };
@@ -179,7 +220,7 @@ impl DurableObject for Session {
             WebSocketIncomingMessage::String(s) => s.into_bytes(),
             WebSocketIncomingMessage::Binary(b) => b,
         };
-        if self.rate_limited(&ws, &mut info) {
+        if self.rate_limited(&ws, &mut info) || self.session_rate_limited(&ws, &info) {
             return Ok(());
         }
         // A run interrupted by a restart continues at once (in the alarm, so this message
@@ -219,6 +260,13 @@ impl DurableObject for Session {
                 return Ok(());
             }
         };
+        if let (Route::There(named), Some(grant)) = (&route, &info.grant) {
+            if !grant.allows(named) {
+                let message = format!("this token ({}) may not use session {named}", grant.sub);
+                self.reply(&ws, &info, error_event(&message, "forbidden", None));
+                return Ok(());
+            }
+        }
         if let Some(named) = command.session() {
             let current = (named != home).then(|| named.to_string());
             if info.current != current {
@@ -243,6 +291,8 @@ impl DurableObject for Session {
                     dialect: info.dialect(),
                     weft: info.weft,
                     tools: declared_tools(&info),
+                    grant: info.grant.as_ref(),
+                    client: &info.client,
                 };
                 if let Err(message) = self.links.send(&self.env, client, &session, bytes).await {
                     self.reply(
@@ -748,8 +798,24 @@ fn last_reply(state: &engine::Session) -> Option<String> {
 /// The internal URL a socket's Durable Object is reached at: by the Worker for a client, by
 /// another session's object for a link (relay.rs). `weft` says the client offered
 /// `weft.<dialect>`; `protocol` is the subprotocol the handshake answers with.
-pub fn connect_url(dialect: Dialect, session: &str, weft: bool, protocol: Option<&str>) -> String {
+/// `grant` limits the socket to a token's sessions; it travels as JSON in the URL, which only
+/// this Worker builds (a Durable Object is not reachable from outside). `client` is whom a
+/// new session counts against (`SESSIONS_PER_MINUTE`); `link` says another session's object
+/// is connecting (relay.rs), which is refused with an HTTP status rather than a close.
+pub fn connect_url(
+    dialect: Dialect,
+    session: &str,
+    weft: bool,
+    protocol: Option<&str>,
+    grant: Option<&Grant>,
+    client: &str,
+    link: bool,
+) -> String {
     let mut target = String::from("https://session.internal/connect?");
+    crate::query::append(&mut target, "client", client);
+    if link {
+        crate::query::append(&mut target, "link", "1");
+    }
     crate::query::append(&mut target, "dialect", dialect.as_str());
     crate::query::append(&mut target, "session", session);
     if weft {
@@ -757,6 +823,12 @@ pub fn connect_url(dialect: Dialect, session: &str, weft: bool, protocol: Option
     }
     if let Some(p) = protocol {
         crate::query::append(&mut target, "protocol", p);
+    }
+    if let Some(grant) = grant {
+        // A grant is strings only: serializing it cannot fail.
+        if let Ok(json) = serde_json::to_string(grant) {
+            crate::query::append(&mut target, "grant", &json);
+        }
     }
     target
 }

@@ -3,6 +3,8 @@
 
 use std::net::{Ipv4Addr, Ipv6Addr};
 
+use url::{Host, ParseError, Url};
+
 /// The most body bytes the model sees: about 25k tokens of text, a large page without
 /// drowning the context.
 pub const FETCH_MAX_BYTES: usize = 100_000;
@@ -18,18 +20,32 @@ pub const MAX_URL_LEN: usize = 2048;
 /// credentials (`user:pass@`), without whitespace, control characters or backslashes, whose
 /// host is a public name or address.
 ///
-/// Refused hosts: `localhost` and the private-use suffixes `.localhost`, `.local`,
-/// `.internal`, `.home.arpa`; IP literals that are loopback, private, link-local, shared
-/// (100.64/10), unspecified, multicast, broadcast, documentation or reserved — IPv4 in every
-/// form a WHATWG URL parser accepts (`127.1`, `0x7f.0.0.1`, `2130706433`), IPv6 including
-/// IPv4-mapped and NAT64 addresses of those. Hosts with `%` are refused too (a browser-style
-/// parser would percent-decode them into one of the above).
+/// Refused hosts: `localhost`, single-label names and the private-use suffixes `.localhost`,
+/// `.local`, `.localdomain`, `.internal`, `.home.arpa`; IP addresses that are loopback,
+/// private, link-local, shared (100.64/10), unspecified, multicast, broadcast, documentation or
+/// reserved, and IPv6 addresses that carry one of those as IPv4 (mapped, compatible,
+/// translated, NAT64, 6to4) or are Teredo.
+///
+/// The URL is read once, by a WHATWG URL parser (the `url` crate) — the standard the runtime's
+/// `fetch` follows — and the host it yields is what is judged: `127.1`, `0x7f000001`,
+/// `%31%32%37.0.0.1` and `127。0。0。1` are all `127.0.0.1` by then. Non-ASCII hosts are
+/// mapped (IDNA) by that parse, before the check; a build whose IDNA back end is ASCII-only
+/// refuses them (the `web_fetch` tool first hands such URLs to the host's own parser,
+/// [`ToolHost::parse_url`](super::ToolHost::parse_url)). A checker that read URLs its own way would disagree with the fetch on the
+/// next odd spelling (issue 23).
 ///
 /// Names are not resolved here, so a public name pointing at a private address passes: the
 /// host must not be able to reach private networks (a Cloudflare Worker cannot), or must check
 /// resolved addresses itself. A host that follows redirects must check every target
 /// ([`redirect_target`]).
 pub fn check_url(url: &str) -> Result<(), String> {
+    checked_url(url).map(|_| ())
+}
+
+/// [`check_url`], and on success the URL as the parser serializes it: what the host must
+/// fetch, so that the fetch reads the very URL that was judged (the runtime's parser reads a
+/// serialized URL back unchanged).
+pub fn checked_url(url: &str) -> Result<String, String> {
     let url = url.trim();
     if url.is_empty() {
         return Err("the url is empty".to_string());
@@ -46,141 +62,65 @@ pub fn check_url(url: &str) -> Result<(), String> {
     if url.contains('\\') {
         return Err("the url contains a backslash".to_string());
     }
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return Err(format!(
-            "not an absolute url: {url} (it must start with http:// or https://)"
-        ));
-    };
-    if !scheme.eq_ignore_ascii_case("http") && !scheme.eq_ignore_ascii_case("https") {
+    let parsed = Url::parse(url).map_err(|e| match e {
+        ParseError::RelativeUrlWithoutBase => {
+            format!("not an absolute url: {url} (it must start with http:// or https://)")
+        }
+        ParseError::IdnaError if !url.is_ascii() => format!(
+            "invalid url {url}: its host cannot be mapped to ASCII here; \
+             write it in its ASCII (punycode, xn--) form"
+        ),
+        e => format!("invalid url {url}: {e}"),
+    })?;
+    let scheme = parsed.scheme();
+    if scheme != "http" && scheme != "https" {
         return Err(format!(
             "only http:// and https:// urls can be fetched, not {scheme}://"
         ));
     }
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    if authority.contains('@') {
+    if !parsed.username().is_empty() || parsed.password().is_some() {
         return Err("urls with credentials (user:password@host) are not allowed".to_string());
     }
-    let host = host_of(authority)?;
-    if host.contains('%') {
-        return Err(format!("the url's host {host} contains '%'"));
-    }
-    let refuse = |why: &str| {
-        Err(format!(
-            "refusing to fetch {url}: {host} is {why}; only public hosts can be fetched"
-        ))
-    };
-    if let Some(inner) = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
-        let ip: Ipv6Addr = inner
-            .parse()
-            .map_err(|_| format!("invalid IPv6 address in the url: {host}"))?;
-        return match ipv6_refusal(ip) {
-            Some(why) => refuse(why),
-            None => Ok(()),
-        };
-    }
-    let name = host.trim_end_matches('.').to_ascii_lowercase();
-    if name.is_empty() {
+    let Some(host) = parsed.host() else {
         return Err(format!("the url has no host: {url}"));
+    };
+    let why = match host {
+        Host::Domain(name) => name_refusal(name),
+        Host::Ipv4(ip) => ipv4_refusal(ip),
+        Host::Ipv6(ip) => ipv6_refusal(ip),
+    };
+    if let Some(why) = why {
+        return Err(format!(
+            "refusing to fetch {url}: its host {host} is {why}; only public hosts can be fetched"
+        ));
     }
-    if name == "localhost"
-        || [".localhost", ".local", ".internal", ".home.arpa"]
-            .iter()
-            .any(|suffix| name.ends_with(suffix))
+    Ok(parsed.into())
+}
+
+/// Why the domain `name` (as the parser left it: ASCII, lower case) must not be fetched, if it
+/// must not.
+fn name_refusal(name: &str) -> Option<&'static str> {
+    let name = name.trim_end_matches('.');
+    if name.is_empty() {
+        Some("empty")
+    } else if name == "localhost"
+        || [
+            ".localhost",
+            ".local",
+            ".localdomain",
+            ".internal",
+            ".home.arpa",
+        ]
+        .iter()
+        .any(|suffix| name.ends_with(suffix))
     {
-        return refuse("a local name");
-    }
-    let last_label = name.rsplit('.').next().unwrap_or_default();
-    let numeric = !last_label.is_empty()
-        && (last_label.bytes().all(|b| b.is_ascii_digit())
-            || (last_label.starts_with("0x")
-                && last_label[2..].bytes().all(|b| b.is_ascii_hexdigit())));
-    if numeric {
-        let ip = parse_ipv4(&name).ok_or_else(|| format!("invalid IPv4 address: {host}"))?;
-        if let Some(why) = ipv4_refusal(ip) {
-            return refuse(why);
-        }
-    }
-    Ok(())
-}
-
-/// The host of `host[:port]` or `[v6][:port]`, with the port checked.
-fn host_of(authority: &str) -> Result<&str, String> {
-    let (host, port) = if authority.starts_with('[') {
-        match authority.find(']') {
-            Some(end) => {
-                let (host, after) = authority.split_at(end + 1);
-                match after.strip_prefix(':') {
-                    Some(port) => (host, Some(port)),
-                    None if after.is_empty() => (host, None),
-                    None => return Err(format!("invalid host in the url: {authority}")),
-                }
-            }
-            None => return Err(format!("invalid host in the url: {authority}")),
-        }
+        Some("a local name")
+    } else if !name.contains('.') {
+        // `intranet`, `router`: completed by the resolver's search domains, if anything.
+        Some("a single-label (local) name")
     } else {
-        match authority.rsplit_once(':') {
-            Some((host, port)) => (host, Some(port)),
-            None => (authority, None),
-        }
-    };
-    // An empty port (`host:`) means the default one.
-    let valid_port = |p: &str| {
-        p.is_empty()
-            || (p.len() <= 5
-                && p.bytes().all(|b| b.is_ascii_digit())
-                && p.parse::<u32>().is_ok_and(|p| p <= 65_535))
-    };
-    if let Some(port) = port.filter(|p| !valid_port(p)) {
-        return Err(format!("invalid port in the url: {port}"));
+        None
     }
-    if host.is_empty() {
-        return Err("the url has no host".to_string());
-    }
-    Ok(host)
-}
-
-/// An IPv4 host the way WHATWG URL parsers read it: 1 to 4 dot-separated numbers, each
-/// decimal, `0x` hex or `0`-prefixed octal, the last one filling the remaining bytes.
-fn parse_ipv4(host: &str) -> Option<Ipv4Addr> {
-    let parts: Vec<&str> = host.split('.').collect();
-    if parts.len() > 4 {
-        return None;
-    }
-    let mut numbers = Vec::with_capacity(parts.len());
-    for part in &parts {
-        let (digits, radix) =
-            if let Some(hex) = part.strip_prefix("0x").or_else(|| part.strip_prefix("0X")) {
-                (hex, 16)
-            } else if part.len() > 1 && part.starts_with('0') {
-                (&part[1..], 8)
-            } else {
-                (*part, 10)
-            };
-        let value = if digits.is_empty() {
-            // "0x" alone is zero; an empty part ("1..2") is invalid.
-            if radix == 16 {
-                0
-            } else {
-                return None;
-            }
-        } else {
-            u64::from_str_radix(digits, radix).ok()?
-        };
-        numbers.push(value);
-    }
-    let (last, init) = numbers.split_last()?;
-    if init.iter().any(|n| *n > 255) {
-        return None;
-    }
-    let remaining_bits = 8 * (5 - numbers.len() as u32);
-    if *last >= 1u64 << remaining_bits {
-        return None;
-    }
-    let mut address = *last;
-    for (i, n) in init.iter().enumerate() {
-        address |= n << (24 - 8 * i);
-    }
-    u32::try_from(address).ok().map(Ipv4Addr::from)
 }
 
 /// Why `ip` must not be fetched, if it must not.
@@ -209,28 +149,76 @@ fn ipv4_refusal(ip: Ipv4Addr) -> Option<&'static str> {
 
 /// Why `ip` must not be fetched, if it must not.
 fn ipv6_refusal(ip: Ipv6Addr) -> Option<&'static str> {
-    let segments = ip.segments();
+    let s = ip.segments();
+    let embedded = |hi: u16, lo: u16| Ipv4Addr::from((u32::from(hi) << 16) | u32::from(lo));
     if ip.is_loopback() {
         Some("a loopback address")
     } else if ip.is_unspecified() {
         Some("an unspecified address")
     } else if ip.is_multicast() {
         Some("a multicast address")
-    } else if segments[0] & 0xfe00 == 0xfc00 {
+    } else if s[0] & 0xfe00 == 0xfc00 {
         Some("a private (unique local) address")
-    } else if segments[0] & 0xffc0 == 0xfe80 || segments[0] & 0xffc0 == 0xfec0 {
+    } else if s[0] & 0xffc0 == 0xfe80 || s[0] & 0xffc0 == 0xfec0 {
         Some("a link-local address")
-    } else if segments[0] == 0x2001 && segments[1] == 0x0db8 {
+    } else if s[0] == 0x2001 && s[1] == 0x0db8 {
         Some("a documentation address")
-    } else if let Some(v4) = ip.to_ipv4() {
-        // IPv4-mapped (::ffff:a.b.c.d) and IPv4-compatible (::a.b.c.d).
-        ipv4_refusal(v4)
-    } else if segments[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
-        // NAT64: the last 32 bits are an IPv4 address.
-        let [.., hi, lo] = segments;
-        ipv4_refusal(Ipv4Addr::from((u32::from(hi) << 16) | u32::from(lo)))
+    } else if s[0] == 0x2001 && s[1] == 0 {
+        // Teredo: the client's IPv4 address is in there, obfuscated.
+        Some("a Teredo (tunnelled IPv4) address")
+    } else if s[..4] == [0x100, 0, 0, 0] {
+        Some("a discard-only address")
+    } else if s[..5] == [0; 5] && (s[5] == 0 || s[5] == 0xffff) {
+        // IPv4-compatible (::a.b.c.d) and IPv4-mapped (::ffff:a.b.c.d).
+        ipv4_refusal(embedded(s[6], s[7]))
+    } else if s[..6] == [0, 0, 0, 0, 0xffff, 0] {
+        // IPv4-translated (::ffff:0:a.b.c.d).
+        ipv4_refusal(embedded(s[6], s[7]))
+    } else if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+        // NAT64, well-known prefix: the last 32 bits are an IPv4 address.
+        ipv4_refusal(embedded(s[6], s[7]))
+    } else if s[..3] == [0x64, 0xff9b, 1] {
+        Some("a local-use NAT64 address")
+    } else if s[0] == 0x2002 {
+        // 6to4: bits 16..48 are an IPv4 address.
+        ipv4_refusal(embedded(s[1], s[2]))
     } else {
         None
+    }
+}
+
+/// Fuzzing entry point (a `cargo fuzz` target calls it; see STYLE.md): [`checked_url`] on
+/// `input` must agree with the `url` crate's own parse of it — what it lets through is that
+/// parse's serialization, reads back to itself, and names no loopback, private, link-local or
+/// unspecified address and not `localhost`; what that parse reads as such a host is refused.
+/// Panics only if the check and the parser disagree — never on the input.
+pub fn fuzz_check_url(input: &str) {
+    let parsed = Url::parse(input.trim()).ok();
+    let local = parsed.as_ref().is_some_and(|u| match u.host() {
+        Some(Host::Ipv4(ip)) => {
+            ip.is_loopback() || ip.is_private() || ip.is_link_local() || ip.is_unspecified()
+        }
+        Some(Host::Ipv6(ip)) => {
+            ip.is_loopback()
+                || ip.is_unspecified()
+                || ip
+                    .to_ipv4()
+                    .is_some_and(|v4| v4.is_loopback() || v4.is_private())
+        }
+        Some(Host::Domain(name)) => name.trim_end_matches('.') == "localhost",
+        None => false,
+    });
+    if let Ok(fetch) = checked_url(input) {
+        let Some(parsed) = parsed else {
+            panic!("{input:?} passed the check but the url crate cannot parse it");
+        };
+        assert_eq!(parsed.as_str(), fetch, "{input:?}: checked a different url");
+        assert!(!local, "{input:?}: a local host passed the check");
+        assert_eq!(
+            checked_url(&fetch).as_deref(),
+            Ok(fetch.as_str()),
+            "{input:?}: the serialized url reads differently"
+        );
     }
 }
 
@@ -244,8 +232,8 @@ pub const MAX_REDIRECTS: usize = 5;
 ///
 /// The host fetches with redirects off and calls this on every answer, so a public page cannot
 /// send the fetch on to a private address (`Location: http://127.0.0.1/admin`): each target is
-/// checked as the first URL was. `location` may be relative; it is resolved against `url`
-/// (RFC 3986 §5.2).
+/// checked as the first URL was. `location` may be relative; it is resolved against `url` by
+/// the same WHATWG parser, and the target returned is its serialization, the URL to fetch next.
 pub fn redirect_target(
     url: &str,
     status: u16,
@@ -258,83 +246,12 @@ pub fn redirect_target(
         .map(str::trim)
         .filter(|l| !l.is_empty())
         .ok_or_else(|| format!("{url} answered HTTP {status} (a redirect) without a Location"))?;
-    let target = resolve(url, location);
-    check_url(&target)
+    let target = Url::parse(url)
+        .and_then(|base| base.join(location))
+        .map_err(|e| format!("{url} redirects to {location}, which is refused: {e}"))?;
+    let target = checked_url(target.as_str())
         .map_err(|e| format!("{url} redirects to {target}, which is refused: {e}"))?;
     Ok(Some(target))
-}
-
-/// `reference` resolved against the absolute URL `base` (RFC 3986 §5.2, with the
-/// dot segments of the merged path removed).
-fn resolve(base: &str, reference: &str) -> String {
-    let has_scheme = reference.split_once(':').is_some_and(|(scheme, _)| {
-        scheme.starts_with(|c: char| c.is_ascii_alphabetic())
-            && scheme
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
-    });
-    if has_scheme {
-        return reference.to_string();
-    }
-    let (scheme, rest) = base.split_once("://").unwrap_or(("https", base));
-    if let Some(net_path) = reference.strip_prefix("//") {
-        return format!("{scheme}://{net_path}");
-    }
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(authority_end);
-    let without_fragment = tail.split('#').next().unwrap_or_default();
-    let (path, query) = match without_fragment.split_once('?') {
-        Some((path, query)) => (path, Some(query)),
-        None => (without_fragment, None),
-    };
-    let (path, suffix) = match reference.chars().next() {
-        Some('#') => (
-            path.to_string(),
-            format!(
-                "{}{reference}",
-                query.map(|q| format!("?{q}")).unwrap_or_default()
-            ),
-        ),
-        Some('?') => (path.to_string(), reference.to_string()),
-        _ => {
-            let split = reference.find(['?', '#']).unwrap_or(reference.len());
-            let (ref_path, ref_rest) = reference.split_at(split);
-            let merged = if ref_path.starts_with('/') {
-                ref_path.to_string()
-            } else {
-                let dir = &path[..path.rfind('/').map_or(0, |i| i + 1)];
-                let dir = if dir.is_empty() { "/" } else { dir };
-                format!("{dir}{ref_path}")
-            };
-            (remove_dot_segments(&merged), ref_rest.to_string())
-        }
-    };
-    let path = if path.is_empty() { "/" } else { path.as_str() };
-    format!("{scheme}://{authority}{path}{suffix}")
-}
-
-/// The path with its `.` and `..` segments applied (RFC 3986 §5.2.4): `/a/b/../c/./d` → `/a/c/d`.
-fn remove_dot_segments(path: &str) -> String {
-    let mut out: Vec<&str> = Vec::new();
-    let segments: Vec<&str> = path.split('/').skip(1).collect();
-    for (i, segment) in segments.iter().enumerate() {
-        let last = i + 1 == segments.len();
-        match *segment {
-            "." => {
-                if last {
-                    out.push("");
-                }
-            }
-            ".." => {
-                out.pop();
-                if last {
-                    out.push("");
-                }
-            }
-            s => out.push(s),
-        }
-    }
-    format!("/{}", out.join("/"))
 }
 
 /// What the model sees of a fetched answer: a status line, then the body as text — HTML

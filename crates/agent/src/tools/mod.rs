@@ -55,8 +55,8 @@ mod yaml;
 pub use builtin::{builtin_specs, needs_approval, Builtin};
 pub use calculator::{evaluate, MAX_EXPRESSION_LEN, MAX_NESTING};
 pub use fetch::{
-    check_url, fetch_result, redirect_target, FETCH_MAX_BYTES, FETCH_TIMEOUT_MS, MAX_REDIRECTS,
-    MAX_URL_LEN,
+    check_url, checked_url, fetch_result, fuzz_check_url, redirect_target, FETCH_MAX_BYTES,
+    FETCH_TIMEOUT_MS, MAX_REDIRECTS, MAX_URL_LEN,
 };
 pub use patch::apply_patch;
 pub use path::{normalize_path, MAX_PATH_LEN};
@@ -88,6 +88,15 @@ pub trait ToolHost {
     fn format_time(&self, now_ms: i64, timezone: &str) -> Result<String, String> {
         format_time_offset(now_ms, timezone)
     }
+
+    /// `url` as the host's own URL parser serializes it, for a `web_fetch` URL with non-ASCII
+    /// characters: their IDNA mapping (`ｌｏｃａｌｈｏｓｔ` → `localhost`, `bücher.example` →
+    /// `xn--bcher-kva.example`) is then the runtime's, done before [`check_url`] judges the
+    /// host. `None` (the default, or a URL the parser rejects) leaves the URL to the check as
+    /// is, which refuses hosts its own build cannot map.
+    fn parse_url(&self, _url: &str) -> Option<String> {
+        None
+    }
 }
 
 /// The outcome of [`run_builtin`]: either the tool's result, or a request the host must perform.
@@ -103,7 +112,8 @@ pub enum ToolRun {
     /// `web_fetch`: the host must GET `url` (already checked by [`check_url`]) and pass the
     /// answer to [`fetch_result`].
     Fetch {
-        /// The URL to fetch, as the model gave it minus surrounding whitespace.
+        /// The URL to fetch: the one the model gave, as [`checked_url`] serialized it after
+        /// judging it (fetching anything else would fetch something unchecked).
         url: String,
         /// The most body bytes the model will see; the host should read at most one more, so
         /// [`fetch_result`] can tell a truncated body from one that fits exactly.
@@ -149,14 +159,18 @@ pub fn run_builtin(name: &str, arguments: &Value, host: &mut dyn ToolHost) -> To
         Builtin::GetTime => time::run(&args, host),
         Builtin::Calculator => args.str("expression").and_then(evaluate),
         Builtin::WebFetch => {
-            return match args.str("url").and_then(|url| check_url(url).map(|()| url)) {
+            let url = args.str("url").map(|url| match url.is_ascii() {
+                true => url.to_string(),
+                false => host.parse_url(url).unwrap_or_else(|| url.to_string()),
+            });
+            return match url.and_then(|url| checked_url(&url)) {
                 Ok(url) => ToolRun::Fetch {
-                    url: url.trim().to_string(),
+                    url,
                     max_bytes: FETCH_MAX_BYTES,
                     timeout_ms: FETCH_TIMEOUT_MS,
                 },
                 Err(message) => ToolRun::error(message),
-            }
+            };
         }
         Builtin::Read => workspace::read(&args, host.workspace()),
         Builtin::Ls => workspace::ls(&args, host.workspace()),

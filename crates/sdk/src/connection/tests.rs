@@ -1411,3 +1411,18 @@ fn context_info_and_compact_are_agentloop_only() {
 }
 
 mod originals;
+
+#[test]
+fn a_fresh_token_replaces_the_last_on_every_open() {
+    let weft = subprotocols(Dialect::Cueso, Some("old")).unwrap();
+    let (url, protocols) = with_token("ws://h/ws/chat?session_id=s", &weft, "new.jwt-x_y").unwrap();
+    assert_eq!(url, "ws://h/ws/chat?session_id=s");
+    assert_eq!(protocols, ["weft.cueso", "weft.token.new.jwt-x_y"]);
+    // An original server: in the query, as its own clients send it.
+    let (url, protocols) = with_token("ws://h/ws/chat?session_id=s", &[], "a b").unwrap();
+    assert_eq!(url, "ws://h/ws/chat?session_id=s&token=a%20b");
+    assert!(protocols.is_empty());
+    let bad = with_token("ws://h/", &weft, "not a token").unwrap_err();
+    assert_eq!(bad.code(), "invalid_argument");
+    assert!(with_token("ws://h/", &weft, "").is_err());
+}
