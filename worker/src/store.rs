@@ -2,7 +2,15 @@
 //! checkpoints, remembered approvals, session state, and the workspace files.
 //!
 //! Every write is synchronous (Durable Object SQLite), so an event is in the log before the
-//! `send` that follows it, and a checkpoint is durable before the next step starts.
+//! `send` that follows it, and a checkpoint is durable before the next step starts. What a
+//! crash can cost, then, is the model response in flight: the run resumes from its last
+//! checkpoint (session/alarm.rs), the cut response is closed after what its clients saw
+//! (`llm_complete` with `interrupted`) and asked for again. Nothing a client was sent is
+//! contradicted, and no frame it was sent is missing from a resume.
+//!
+//! The conversation is stored once: `history` holds one row per message, written when the
+//! message is new; a run's checkpoint and the session state hold `history_rows`, ranges of
+//! those rows, in place of the messages ([`Store::run_checkpoint`], [`Store::restore_run`]).
 //!
 //! A row holds at most 2 MB. Values that can outgrow that — an event, a checkpoint, the session
 //! state, a message — are written through [`Store::pack`]: one over [`INLINE_MAX`] bytes goes to
