@@ -4,9 +4,10 @@ import { groups } from './profile.mjs';
 import { fmt, num, pairRatio, summary, table } from './stats.mjs';
 
 /** The Worker's upload budget, gzip (tests/deploy checks every build against it). 400 KB until
- * 2026-11-24, when issues 17 and 18 (relay, original-client encoding) and the Workers AI provider took the
- * upload to 427 KB; Cloudflare's own limit is 3 MB (Free) and 10 MB (Paid). */
-const WORKER_UPLOAD_BUDGET_KB = 440;
+ * 2026-11-24, when issues 17 and 18 (relay, original-client encoding), the Workers AI provider
+ * and issue 23 (the `url` crate's WHATWG parser, per-user tokens, the limiter) took the upload
+ * to 478.6 KB; Cloudflare's own limit is 3 MB (Free) and 10 MB (Paid). */
+const WORKER_UPLOAD_BUDGET_KB = 500;
 
 const KB = (b) => `${(b / 1000).toFixed(1)} KB`;
 const yes = (ok) => (ok === null || ok === undefined ? 'n/a' : ok ? '**met**' : '**not met**');
