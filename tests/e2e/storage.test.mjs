@@ -145,3 +145,43 @@ describe('EVENT_RETENTION_HOURS', () => {
     c.close();
   });
 });
+
+describe('SESSION_TTL_DAYS', () => {
+  let ttlServer;
+  before(async () => {
+    // 0.0001 days = 8.64 s without use.
+    ttlServer = await startServer({ vars: { SESSION_TTL_DAYS: '0.0001' } });
+  }, { timeout: 900_000 });
+  after(async () => {
+    await ttlServer?.stop();
+  });
+
+  test('a session nobody uses is deleted whole, its sockets told why; a used one is not', async () => {
+    // One session in use all along, pinged every second.
+    const used = session();
+    const u = await Conn.open(`${ttlServer.url}/?session_id=${used}`, ['weft.loom']);
+    u.send({ type: 'run', message: 'count to 2', agent: 'react', id: 'kept' });
+    await u.wait((f) => f.type === 'run_end' && f.id === 'kept');
+    let pings = 0;
+    const pinger = setInterval(() => { if (!u.closed) u.send({ type: 'ping', id: `k${pings++}` }); }, 1000);
+    const idle = session();
+    const c = await Conn.open(`${ttlServer.url}/?session_id=${idle}`, ['weft.loom']);
+    c.send({ type: 'run', message: 'count to 3', agent: 'react', id: 'gone' });
+    await c.wait((f) => f.type === 'run_end' && f.id === 'gone');
+    const deadline = Date.now() + 60_000;
+    while (!c.closed && Date.now() < deadline) await sleep(500);
+    assert.deepEqual(c.closed, { code: 4410, reason: 'session expired' });
+    // Nothing of it is left: its run is unknown, its history empty.
+    const back = await Conn.open(`${ttlServer.url}/?session_id=${idle}`, ['weft.loom']);
+    back.send({ type: 'resume', run_id: 'gone', after_event_id: 0 });
+    assert.equal((await back.wait((f) => f.type === 'error')).code, 'unknown_run');
+    back.send({ type: 'user_messages', id: 'h', thread_id: idle });
+    assert.deepEqual((await back.wait((f) => f.type === 'user_messages')).messages, []);
+    back.close();
+    clearInterval(pinger);
+    assert.equal(u.closed, null, 'the session in use was kept');
+    u.send({ type: 'resume', run_id: 'kept', after_event_id: 0 });
+    await u.wait((f) => f.type === 'run_end' && f.id === 'kept', { from: u.frames.length - 1 });
+    u.close();
+  });
+});

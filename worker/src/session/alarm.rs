@@ -14,8 +14,8 @@ use super::Session;
 /// How soon after a restart an orphaned run is picked up again, at the latest.
 pub(super) const WATCHDOG_MS: i64 = 15_000;
 
-/// How often the session's last use is written down (for `SESSION_TTL_DAYS`): a write per
-/// message would be a row per message.
+/// How often, at most, the session's last use is written down (for `SESSION_TTL_DAYS`): a
+/// write per message would be a row per message. (A tenth of the TTL when that is shorter.)
 const TOUCH_EVERY_MS: i64 = 3_600_000;
 
 impl Session {
@@ -90,24 +90,28 @@ impl Session {
         }
     }
 
-    /// Writes down that the session is in use, at most once an hour, when a TTL is set.
-    pub(super) fn touch(&self) {
-        if self.settings.session_ttl_ms.is_none() {
+    /// Writes down that the session is in use, when a TTL is set, and re-arms the alarm for
+    /// its new deadline.
+    pub(super) async fn touch(&self) {
+        let Some(ttl) = self.settings.session_ttl_ms else {
             return;
-        }
+        };
+        let every = TOUCH_EVERY_MS.min(ttl as i64 / 10);
         let now = js_sys::Date::now() as i64;
         let store = self.store();
         if store
             .touched()
             .ok()
             .flatten()
-            .is_some_and(|at| now - at < TOUCH_EVERY_MS)
+            .is_some_and(|at| now - at < every)
         {
             return;
         }
         if let Err(e) = store.touch(now) {
             worker::console_error!("session use not recorded: {e}");
+            return;
         }
+        self.arm_alarm().await;
     }
 
     fn expired_session(&self, now: i64) -> bool {

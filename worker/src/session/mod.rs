@@ -226,7 +226,7 @@ impl DurableObject for Session {
         // A run interrupted by a restart continues at once (in the alarm, so this message
         // does not wait for it).
         self.wake_orphan().await;
-        self.touch();
+        self.touch().await;
         let limits = Limits {
             max_frame_bytes: self.settings.max_frame_bytes,
         };
