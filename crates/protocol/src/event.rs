@@ -474,6 +474,17 @@ pub enum Event {
         /// The text.
         content: String,
     },
+    /// weft: the run's frames from `from` up to this event's own `event_id` are gone for good.
+    ///
+    /// The server logs streamed text in batches, after sending it, so a restart can lose the
+    /// last few frames it sent; it then numbers on past every frame it may have sent, and says
+    /// so with this event (in the place of the first frame after the hole), so a client that
+    /// saw some of them, or none, carries on instead of waiting for a resume that cannot fill
+    /// the hole. Original clients never get it: they do not resume.
+    EventsLost {
+        /// The first event id that may be missing.
+        from: u64,
+    },
     /// The run finished (loom's `run_end` response).
     RunEnd {
         /// The full assistant reply.
@@ -622,6 +633,7 @@ impl Event {
             Event::ContextInfo { .. } => "context_info",
             Event::ContextCompacted { .. } => "context_compacted",
             Event::UserMessage { .. } => "user_message",
+            Event::EventsLost { .. } => "events_lost",
             Event::RunEnd { .. } => "run_end",
             Event::Error { .. } => "error",
             Event::Pong { .. } => "pong",
@@ -635,6 +647,16 @@ impl Event {
     /// Whether this event ends its run (nothing of the run follows it).
     pub fn is_terminal(&self) -> bool {
         matches!(self, Event::RunEnd { .. } | Event::Error { .. })
+    }
+
+    /// Whether this is a piece of a streamed response: most of a run's events, each carried
+    /// by at most one frame in every dialect (a server may log these in batches after sending
+    /// them, and counts on that bound; see [`Event::EventsLost`]).
+    pub fn is_delta(&self) -> bool {
+        matches!(
+            self,
+            Event::MessageChunk { .. } | Event::ReasoningChunk { .. } | Event::ToolCallChunk { .. }
+        )
     }
 
     /// The JSON object form (`type` plus payload), the loom event shape.
@@ -788,6 +810,9 @@ impl Event {
             },
             "user_message" => Event::UserMessage {
                 content: f.req("content")?,
+            },
+            "events_lost" => Event::EventsLost {
+                from: f.req("from")?,
             },
             "run_end" => Event::RunEnd {
                 reply: f.req("reply")?,

@@ -325,7 +325,12 @@ impl Reassembler {
         else {
             return self.apply_all(events, Vec::new());
         };
-        match self.admit(run_id, id) {
+        // A hole the server declared lost is passed over, however much of it this client saw.
+        let from = match first.event {
+            Event::EventsLost { from } => from.min(id),
+            _ => id,
+        };
+        match self.admit(run_id, from, id) {
             Ok(released) => self.apply_all(events, released),
             Err(not) => self.set_aside(not, || events),
         }
@@ -341,7 +346,7 @@ impl Reassembler {
                 ..Pushed::default()
             };
         };
-        match self.admit(run_id, id) {
+        match self.admit(run_id, id, id) {
             Ok(released) => {
                 self.apply_delta(&delta);
                 let mut pushed = self.apply_all(Vec::new(), released);
@@ -352,9 +357,11 @@ impl Reassembler {
         }
     }
 
-    /// Where frame `id` of `run_id` stands in its run's order. When it is the next one, the
-    /// frames held for the ids right after it are released (returned, in order) with it.
-    fn admit(&mut self, run_id: &str, id: u64) -> Result<Vec<Sequenced>, NotNext> {
+    /// Where frame `id` of `run_id` stands in its run's order. When it is the next one — or,
+    /// for a declared hole (`from` < `id`), when it reaches past what was applied — the frames
+    /// held for the ids right after it are released (returned, in order) with it; frames held
+    /// inside a declared hole are dropped with it.
+    fn admit(&mut self, run_id: &str, from: u64, id: u64) -> Result<Vec<Sequenced>, NotNext> {
         let order = match self.order.get_mut(run_id) {
             Some(order) => order,
             None => self
@@ -364,20 +371,23 @@ impl Reassembler {
         if id <= order.contiguous || order.held.contains_key(&id) {
             return Err(NotNext::Duplicate);
         }
-        if id != order.contiguous + 1 {
+        if from > order.contiguous + 1 {
             return Err(NotNext::Gap(Gap {
                 run_id: run_id.into(),
                 after_event_id: order.contiguous,
                 received: id,
             }));
         }
+        if from < id {
+            order.held.retain(|held, _| *held > id);
+        }
         order.contiguous = id;
         let mut released = Vec::new();
-        let mut next = id + 1;
-        while let Some(more) = order.held.remove(&next) {
+        let mut next = id;
+        while let Some(more) = next.checked_add(1).and_then(|n| order.held.remove(&n)) {
+            next += 1;
             order.contiguous = next;
             released.extend(more);
-            next += 1;
         }
         Ok(released)
     }

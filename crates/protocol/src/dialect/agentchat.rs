@@ -203,6 +203,7 @@ pub(crate) fn encode(out: &mut Out<'_>) {
         | Event::ApprovalResolved { .. }
         | Event::Usage(_)
         | Event::RunEnd { .. }
+        | Event::EventsLost { .. }
         | Event::Pong { .. } => return extension::push_event_frame(out),
         _ => return,
     };

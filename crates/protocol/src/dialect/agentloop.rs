@@ -626,9 +626,10 @@ pub(crate) fn encode(out: &mut Out<'_>) {
                 push(out, "loading_state", LoadingState { loading: false }, ext);
             }
         }
-        Event::ApprovalResolved { .. } | Event::Usage(_) | Event::Pong { .. } => {
-            extension::push_event_frame(out)
-        }
+        Event::ApprovalResolved { .. }
+        | Event::Usage(_)
+        | Event::EventsLost { .. }
+        | Event::Pong { .. } => extension::push_event_frame(out),
         _ => {}
     }
 }

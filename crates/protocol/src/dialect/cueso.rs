@@ -194,6 +194,7 @@ pub(crate) fn encode(out: &mut Out<'_>) {
         | Event::ToolApproval { .. }
         | Event::ApprovalResolved { .. }
         | Event::UserMessage { .. }
+        | Event::EventsLost { .. }
         | Event::Pong { .. } => return extension::push_event_frame(out),
         _ => return,
     };

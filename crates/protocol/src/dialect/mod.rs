@@ -273,6 +273,9 @@ impl Encoder {
     /// The frames (JSON text) that carry this event in the dialect, possibly none.
     pub fn encode(&mut self, ev: &Sequenced) -> Vec<String> {
         let mut frames = Vec::new();
+        if let Event::EventsLost { from } = ev.event {
+            return self.lost(ev, from);
+        }
         if !self.extensions && self.dialect.sends_whole_thoughts() {
             if let Event::ReasoningChunk { content, .. } = &ev.event {
                 match &mut self.thought {
@@ -289,6 +292,27 @@ impl Encoder {
             }
         }
         self.write(ev, &mut frames);
+        frames
+    }
+
+    /// [`Event::EventsLost`]: the hole is counted in this dialect's numbering too. Each lost
+    /// event was a delta ([`Event::is_delta`]: at most one frame here), so skipping as many
+    /// ids as the hole has canonical events passes every frame a client may have been sent.
+    /// An original client gets nothing (it never resumes), and its numbering stays dense.
+    fn lost(&mut self, ev: &Sequenced, from: u64) -> Vec<String> {
+        let mut frames = Vec::new();
+        if !self.extensions || ev.envelope.run_id.is_none() {
+            return frames;
+        }
+        let hole = ev.envelope.event_id.unwrap_or(from).saturating_sub(from);
+        let here = Sequenced {
+            envelope: ev.envelope.clone(),
+            event: Event::EventsLost {
+                from: self.sent + 1,
+            },
+        };
+        self.sent += hole;
+        self.write(&here, &mut frames);
         frames
     }
 
