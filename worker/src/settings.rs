@@ -97,6 +97,9 @@ pub struct Settings {
     pub event_retention_ms: u64,
     /// `SESSION_TTL_DAYS`: a session unused this long is deleted whole (default: never).
     pub session_ttl_ms: Option<u64>,
+    /// `WEFT_STORAGE_STATS=1`: every finished run logs the rows its session has written and
+    /// the database's size (the storage benchmark reads them).
+    pub storage_stats: bool,
 }
 
 impl std::fmt::Debug for Settings {
@@ -164,6 +167,7 @@ impl Settings {
             session_ttl_ms: Some(number(env, "SESSION_TTL_DAYS", 0.0_f64))
                 .filter(|days| *days > 0.0)
                 .map(|days| (days * 86_400_000.0) as u64),
+            storage_stats: var(env, "WEFT_STORAGE_STATS").is_some_and(|v| v == "1"),
         }
     }
 

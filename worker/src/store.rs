@@ -17,7 +17,7 @@
 //! the `spill` table in parts, and its row holds a marker naming them, which [`Store::unpack`]
 //! reads back. Files need none: the tools cap them at 1 MiB.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use serde_json::Value;
@@ -25,7 +25,7 @@ use weft_agent::engine::{Run, Session as SessionState};
 use weft_agent::tools::Workspace;
 use weft_protocol::event::StoredMessage;
 use weft_protocol::Role;
-use worker::{SqlStorage, SqlStorageValue};
+use worker::{SqlCursor, SqlStorage, SqlStorageValue};
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -94,6 +94,9 @@ pub struct Store {
     /// until retention empties it. (`events` was a rowid table keyed by (run, id): every event
     /// wrote its row and its key's index, two rows billed where `event_log` writes one.)
     legacy_events: bool,
+    /// Rows written since the object started (what Durable Objects bill, index entries
+    /// included), for `WEFT_STORAGE_STATS`.
+    written: Rc<Cell<u64>>,
 }
 
 fn s(v: &str) -> SqlStorageValue {
@@ -135,12 +138,28 @@ fn int(row: &[SqlStorageValue], n: usize) -> Option<i64> {
 }
 
 impl Store {
+    /// Runs a statement that writes, counting the rows it wrote.
+    fn exec(
+        &self,
+        query: &str,
+        params: impl Into<Option<Vec<SqlStorageValue>>>,
+    ) -> worker::Result<SqlCursor> {
+        let cursor = self.sql.exec(query, params)?;
+        self.written
+            .set(self.written.get() + cursor.rows_written() as u64);
+        Ok(cursor)
+    }
+
+    /// Rows written by this object since it started, and the database's size in bytes.
+    pub fn usage(&self) -> (u64, usize) {
+        (self.written.get(), self.sql.database_size())
+    }
+
     /// The text to store in a row for `value`: the value itself, or, for one over
     /// [`INLINE_MAX`], a marker after its parts are written to `spill` under `key`. Parts
     /// left by an earlier, longer value of the key are removed first.
     fn pack(&self, key: &str, value: &str) -> worker::Result<String> {
-        self.sql
-            .exec("DELETE FROM spill WHERE key = ?", vec![s(key)])?;
+        self.exec("DELETE FROM spill WHERE key = ?", vec![s(key)])?;
         if value.len() <= INLINE_MAX && !value.starts_with('\0') {
             return Ok(value.to_string());
         }
@@ -152,7 +171,7 @@ impl Store {
                 cut -= 1;
             }
             let (head, tail) = rest.split_at(cut);
-            self.sql.exec(
+            self.exec(
                 "INSERT INTO spill (key, part, data) VALUES (?, ?, ?)",
                 vec![s(key), i(part), s(head)],
             )?;
@@ -196,6 +215,7 @@ impl Store {
             sql,
             history: Rc::default(),
             legacy_events,
+            written: Rc::default(),
         };
         if let Err(e) = store.migrate() {
             worker::console_error!("weft: could not update the session tables: {e}");
@@ -211,16 +231,15 @@ impl Store {
             .filter_map(|mut r| text(&mut r, 1))
             .collect();
         if !columns.iter().any(|c| c == "ended") {
-            self.sql
-                .exec("ALTER TABLE runs ADD COLUMN ended INTEGER", None)?;
+            self.exec("ALTER TABLE runs ADD COLUMN ended INTEGER", None)?;
             // Runs finished before retention existed start their clock now.
-            self.sql.exec(
+            self.exec(
                 "UPDATE runs SET ended = ? WHERE status != 'running'",
                 vec![i(js_sys::Date::now() as i64)],
             )?;
         }
         if !columns.iter().any(|c| c == "logged") {
-            self.sql.exec(
+            self.exec(
                 "ALTER TABLE runs ADD COLUMN logged INTEGER NOT NULL DEFAULT 1",
                 None,
             )?;
@@ -261,22 +280,20 @@ impl Store {
             let Some(run_id) = text(&mut row, 0) else {
                 continue;
             };
-            self.sql
-                .exec("DELETE FROM event_log WHERE run_id = ?", vec![s(&run_id)])?;
+            self.exec("DELETE FROM event_log WHERE run_id = ?", vec![s(&run_id)])?;
             if self.legacy_events {
-                self.sql
-                    .exec("DELETE FROM events WHERE run_id = ?", vec![s(&run_id)])?;
+                self.exec("DELETE FROM events WHERE run_id = ?", vec![s(&run_id)])?;
             }
             // The run's spilled events: keys `event:<run>:<id>`, a range (LIKE patterns are
             // capped at 50 bytes, run ids are not).
-            self.sql.exec(
+            self.exec(
                 "DELETE FROM spill WHERE key >= ? AND key < ?",
                 vec![
                     s(&format!("event:{run_id}:")),
                     s(&format!("event:{run_id};")),
                 ],
             )?;
-            self.sql.exec(
+            self.exec(
                 "UPDATE runs SET logged = 0 WHERE run_id = ?",
                 vec![s(&run_id)],
             )?;
@@ -311,7 +328,7 @@ impl Store {
     /// Sets a metadata value.
     pub fn set_meta(&self, key: &str, value: &str) -> worker::Result<()> {
         let value = self.pack(&format!("meta:{key}"), value)?;
-        self.sql.exec(
+        self.exec(
             "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
             vec![s(key), s(&value)],
         )?;
@@ -348,11 +365,10 @@ impl Store {
             .as_ref()
             .and_then(|rows| rows.first().map(|(seq, _)| *seq))
         {
-            self.sql
-                .exec("DELETE FROM history WHERE seq < ?", vec![i(first)])?;
+            self.exec("DELETE FROM history WHERE seq < ?", vec![i(first)])?;
         }
         for tool in &state.always_allowed {
-            self.sql.exec(
+            self.exec(
                 "INSERT OR IGNORE INTO approvals (tool) VALUES (?)",
                 vec![s(tool)],
             )?;
@@ -396,7 +412,7 @@ impl Store {
         let mut rows: Vec<HistoryRow> = stored[..common].to_vec();
         for (seq, json) in (self.next_history_seq()?..).zip(&jsons[common..]) {
             let message = self.pack(&format!("history:{seq}"), json)?;
-            self.sql.exec(
+            self.exec(
                 "INSERT OR REPLACE INTO history (seq, message) VALUES (?, ?)",
                 vec![i(seq), s(&message)],
             )?;
@@ -461,7 +477,7 @@ impl Store {
     pub fn add_message(&self, role: &str, content: &str, run_id: &str) -> worker::Result<()> {
         // A run adds one message per role, so the pair names it.
         let content = self.pack(&format!("message:{run_id}:{role}"), content)?;
-        self.sql.exec(
+        self.exec(
             "INSERT INTO messages (role, content, run_id) VALUES (?, ?, ?)",
             vec![s(role), s(&content), s(run_id)],
         )?;
@@ -496,30 +512,32 @@ impl Store {
         Ok((messages, has_more))
     }
 
-    /// Appends a batch of events to the log (before they are sent), in as few statements as
-    /// the bound-parameter limit allows: one per network read instead of one per event.
-    pub fn append_events(&self, events: &[(&str, u64, String)]) -> worker::Result<()> {
-        /// Durable Object SQLite binds at most 100 parameters per statement; 3 per row.
-        const ROWS: usize = 33;
-        for chunk in events.chunks(ROWS) {
-            let mut sql =
-                String::from("INSERT OR REPLACE INTO event_log (run_id, event_id, json) VALUES ");
-            let mut params = Vec::with_capacity(chunk.len() * 3);
-            for (n, (run_id, event_id, json)) in chunk.iter().enumerate() {
-                sql.push_str(if n == 0 { "(?, ?, ?)" } else { ", (?, ?, ?)" });
-                let json = if json.len() > INLINE_MAX {
-                    self.pack(&format!("event:{run_id}:{event_id}"), json)?
-                } else {
-                    json.clone()
-                };
-                params.extend([s(run_id), i(*event_id as i64), s(&json)]);
+    /// Appends events to the log, one row per run: the events' JSON, one per line (JSON text
+    /// holds no raw newline), under the id of the row's last event. A row per event made the
+    /// log most of what a turn wrote; a row per batch is what the session's batching of
+    /// streamed text (session/publish.rs) pays for.
+    pub fn append_events(&self, events: &[(String, u64, String)]) -> worker::Result<()> {
+        let mut rest = events;
+        while let Some((run_id, _, _)) = rest.first() {
+            let same = rest.iter().take_while(|(r, _, _)| r == run_id).count();
+            let (row, after) = rest.split_at(same);
+            rest = after;
+            let last = row.last().map_or(0, |(_, id, _)| *id);
+            let lines: Vec<&str> = row.iter().map(|(_, _, json)| json.as_str()).collect();
+            let mut json = lines.join("\n");
+            if json.len() > INLINE_MAX {
+                json = self.pack(&format!("event:{run_id}:{last}"), &json)?;
             }
-            self.sql.exec(&sql, params)?;
+            self.exec(
+                "INSERT OR REPLACE INTO event_log (run_id, event_id, json) VALUES (?, ?, ?)",
+                vec![s(run_id), i(last as i64), s(&json)],
+            )?;
         }
         Ok(())
     }
 
-    /// The run's logged events, in order.
+    /// The run's logged events, in order (rows of one event, from builds before the batching,
+    /// and rows of many alike).
     pub fn events(&self, run_id: &str) -> worker::Result<Vec<String>> {
         let rows = rows(
             &self.sql,
@@ -531,10 +549,11 @@ impl Store {
             },
             vec![s(run_id)],
         )?;
-        rows.into_iter()
-            .filter_map(|mut r| text(&mut r, 0))
-            .map(|json| self.unpack(json))
-            .collect()
+        let mut events = Vec::new();
+        for json in rows.into_iter().filter_map(|mut r| text(&mut r, 0)) {
+            events.extend(self.unpack(json)?.split('\n').map(String::from));
+        }
+        Ok(events)
     }
 
     /// The last logged event id of a run (0 if none).
@@ -561,7 +580,7 @@ impl Store {
         now_ms: i64,
     ) -> worker::Result<()> {
         let checkpoint = self.pack(&format!("run:{run_id}"), checkpoint)?;
-        self.sql.exec(
+        self.exec(
             "INSERT INTO runs (run_id, status, checkpoint, created) VALUES (?, ?, ?, ?)
              ON CONFLICT(run_id) DO UPDATE SET status = excluded.status, checkpoint = excluded.checkpoint",
             vec![s(run_id), s(status), s(&checkpoint), i(now_ms)],
@@ -575,7 +594,7 @@ impl Store {
     /// Sets a run's status and nothing else: a small write that still works when its
     /// checkpoint cannot be stored.
     pub fn set_run_status(&self, run_id: &str, status: &str) -> worker::Result<()> {
-        self.sql.exec(
+        self.exec(
             "UPDATE runs SET status = ? WHERE run_id = ?",
             vec![s(status), s(run_id)],
         )?;
@@ -587,7 +606,7 @@ impl Store {
 
     /// Starts a finished run's retention clock (once: the first end counts).
     fn mark_ended(&self, run_id: &str, now_ms: i64) -> worker::Result<()> {
-        self.sql.exec(
+        self.exec(
             "UPDATE runs SET ended = ? WHERE run_id = ? AND ended IS NULL",
             vec![i(now_ms), s(run_id)],
         )?;
@@ -664,9 +683,7 @@ impl Workspace for SqlWorkspace<'_> {
 
     fn write(&mut self, path: &str, content: &str) -> Result<(), String> {
         let path = &self.full(path);
-        self.store
-            .sql
-            .exec(
+        self.store.exec(
                 "INSERT INTO files (path, content) VALUES (?, ?) ON CONFLICT(path) DO UPDATE SET content = excluded.content",
                 vec![s(path), s(content)],
             )
@@ -677,7 +694,6 @@ impl Workspace for SqlWorkspace<'_> {
     fn delete(&mut self, path: &str) -> bool {
         let path = &self.full(path);
         self.store
-            .sql
             .exec("DELETE FROM files WHERE path = ?", vec![s(path)])
             .map(|c| c.rows_written() > 0)
             .unwrap_or(false)

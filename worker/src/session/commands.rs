@@ -1,6 +1,7 @@
 //! What a client asks of its session: each command, a new run and its checks, approvals,
 //! tool results, cancel and resume — and the active run loaded back from its checkpoint.
 
+use super::publish::MAX_UNLOGGED;
 use super::*;
 use crate::settings::Model;
 use weft_protocol::Envelope;
@@ -250,9 +251,35 @@ impl Session {
                 return false;
             }
         };
+        // Deltas it streamed may have gone out unlogged (publish.rs): number on past them.
+        let last = if run.awaits_model() {
+            self.log_lost(&row.run_id, last)
+        } else {
+            last
+        };
         run.resume(last);
         *self.run.borrow_mut() = Some(run);
         true
+    }
+
+    /// Logs and sends [`Event::EventsLost`] for the ids after `last` that a restart may have
+    /// cost a run (publish.rs, "Streamed text is logged in batches"); returns its id, the
+    /// last one the run has used.
+    fn log_lost(&self, run_id: &str, last: u64) -> u64 {
+        let at = last + MAX_UNLOGGED + 1;
+        let lost = Sequenced {
+            envelope: Envelope {
+                run_id: Some(run_id.into()),
+                event_id: Some(at),
+                ..Envelope::default()
+            },
+            event: Event::EventsLost { from: last + 1 },
+        };
+        if let Err(e) = self.publish(&[lost]) {
+            // The run goes on; its next event's write fails the same way and stops it.
+            worker::console_error!("run {run_id}: its lost events could not be logged: {e}");
+        }
+        at
     }
 
     /// A run whose checkpoint cannot be read back (corrupted, or written by a format this
@@ -264,6 +291,8 @@ impl Session {
         if let Err(e) = store.set_run_status(run_id, "failed") {
             worker::console_error!("run {run_id}: not marked failed: {e}");
         }
+        // Whether it was streaming is unknowable here: pass over what it may have sent.
+        let last = self.log_lost(run_id, last);
         let error = Sequenced {
             envelope: Envelope {
                 run_id: Some(run_id.into()),
@@ -376,7 +405,7 @@ impl Session {
             return self.reply(ws, info, error_event(&msg, "expired", Some(run_id.into())));
         }
         let mut encoder = info.encoder();
-        for json in store.events(run_id).unwrap_or_default() {
+        for json in self.run_events(&store, run_id) {
             let Some(ev) = decode_logged(run_id, &json) else {
                 continue;
             };

@@ -40,7 +40,7 @@ mod publish;
 mod stream;
 
 use host::{web_fetch, Host};
-use publish::LiveEncoder;
+use publish::{LiveEncoder, Unlogged};
 
 use crate::access::Grant;
 use crate::limiter::Window;
@@ -125,6 +125,9 @@ pub struct Session {
     /// The encoder of each (run, dialect, opt-in) streaming now, with the last event id it
     /// encoded.
     encoders: RefCell<Vec<LiveEncoder>>,
+    /// Streamed deltas sent but not yet logged, with when the oldest was sent
+    /// (session/publish.rs).
+    unlogged: RefCell<Unlogged>,
     env: Env,
     /// Links to the other sessions messages on this object's sockets named (relay.rs).
     links: Links,
@@ -155,6 +158,7 @@ impl DurableObject for Session {
             cancel: Cell::new(false),
             waker: RefCell::new(None),
             encoders: RefCell::new(Vec::new()),
+            unlogged: RefCell::new(Unlogged::default()),
             env,
             links: Links::default(),
             frames: Cell::new(Window::default()),
@@ -702,6 +706,14 @@ impl Session {
                                 run.run_id()
                             );
                         }
+                    }
+                    if self.settings.storage_stats {
+                        let (rows, bytes) = store.usage();
+                        worker::console_log!(
+                            "weft-storage session={} run={} rows_written={rows} bytes={bytes}",
+                            self.state.id(),
+                            run.run_id()
+                        );
                     }
                 }
             }

@@ -1,10 +1,41 @@
-//! Publishing a run's events: logged once, then encoded for each kind of socket (dialect and
+//! Publishing a run's events: logged, then encoded for each kind of socket (dialect and
 //! opt-in) and sent to every socket that follows the run.
+//!
+//! # Streamed text is logged in batches, after it is sent
+//!
+//! Durable Objects bill every row written, and the output gate holds a socket message until the
+//! writes before it are durable. Logging each streamed piece before sending it cost a row and a
+//! commit per token, and every token waited for its commit. So deltas ([`is_delta`](weft_protocol::Event::is_delta)) go
+//! out as they come and wait in [`Unlogged`]; they are written as one row when
+//! [`MAX_UNLOGGED`] have gathered, when the oldest has waited [`LOG_WITHIN_MS`], and before any
+//! other event, which is logged with them before it is sent. Only the frame after a write waits
+//! for a commit.
+//!
+//! What a crash can cost, then: up to [`MAX_UNLOGGED`] − 1 deltas that clients were sent and
+//! the log never got. A restarted run therefore numbers on past them: it logs
+//! [`EventsLost`](weft_protocol::Event::EventsLost) for the [`MAX_UNLOGGED`] ids after the log's last event
+//! (commands.rs, `load_active_run`), so no client that saw some of them gets a different event
+//! under the same id, and none waits for frames that are gone; the cut response is then closed
+//! as `interrupted` and asked for again (the engine's `Run::resume`). Nothing sent is
+//! contradicted; nothing lost is silently mended.
 
 use weft_protocol::{Dialect, Encoder, Sequenced};
 
 use super::{decode_logged, salt, Session};
 use crate::store::Store;
+
+/// Deltas that may be sent before they are logged, at most (minus one): the log is written
+/// when this many have gathered. A restart passes over this many ids.
+pub(super) const MAX_UNLOGGED: u64 = 16;
+
+/// The longest a sent delta waits to be logged (ms), when the stream pauses.
+pub(super) const LOG_WITHIN_MS: u64 = 100;
+
+/// Deltas sent and not yet in the log: `(run id, event id, JSON)` each, in order.
+#[derive(Debug, Default)]
+pub(super) struct Unlogged {
+    events: Vec<(String, u64, String)>,
+}
 
 /// One run's frames for one kind of socket, as they go out (see [`Session::encode_live`]).
 #[derive(Debug)]
@@ -17,21 +48,18 @@ pub(super) struct LiveEncoder {
 }
 
 impl Session {
-    /// Logs a batch of events, then sends them to every socket of the session in its own
-    /// dialect. Each dialect's frames are encoded once, by one encoder per (run, dialect), so
-    /// every socket of a dialect sees the same numbering.
-    ///
-    /// One batch is what one input produced (for a model stream: one read of its body), so the
-    /// log takes one statement and the sockets are listed once per read, not per event.
+    /// Logs a batch of events as the module docs say (deltas may wait), then sends them to
+    /// every socket of the session in its own dialect. Each dialect's frames are encoded once,
+    /// by one encoder per (run, dialect), so every socket of a dialect sees the same numbering.
     ///
     /// Returns the log's error when the batch could not be written. Nothing of it is sent
     /// then — a frame a resume could not replay would break the promise that every frame
     /// comes once — except the events that end a run, which its clients must hear.
     pub(super) fn publish(&self, events: &[Sequenced]) -> Result<(), String> {
-        let logged: Vec<(&str, u64, String)> = events
+        let logged: Vec<(String, u64, String)> = events
             .iter()
             .filter_map(|ev| {
-                let run_id = ev.envelope.run_id.as_deref()?;
+                let run_id = ev.envelope.run_id.clone()?;
                 let json = serde_json::to_string(ev).ok()?;
                 Some((run_id, ev.envelope.event_id.unwrap_or(0), json))
             })
@@ -40,15 +68,24 @@ impl Session {
             return Ok(());
         }
         let store = self.store();
+        let write_now = {
+            let mut unlogged = self.unlogged.borrow_mut();
+            unlogged.events.extend(logged);
+            events.iter().any(|ev| !ev.event.is_delta())
+                || unlogged.events.len() as u64 >= MAX_UNLOGGED
+        };
         let (result, terminal);
-        let events = match store.append_events(&logged) {
+        let events = match if write_now {
+            self.write_log(&store)
+        } else {
+            Ok(())
+        } {
             Ok(()) => {
                 result = Ok(());
                 events
             }
             Err(e) => {
-                worker::console_error!("event log write failed ({} events): {e}", logged.len());
-                result = Err(e.to_string());
+                result = Err(e);
                 terminal = events
                     .iter()
                     .filter(|ev| ev.event.is_terminal())
@@ -89,6 +126,47 @@ impl Session {
         result
     }
 
+    /// Writes the deltas still waiting (see the module docs); the stream's timer calls it when
+    /// the oldest has waited [`LOG_WITHIN_MS`], and a model call's end does. On an error they
+    /// are dropped from memory too: a resume could not replay them either way, and the run
+    /// stops with a storage error.
+    pub(super) fn write_log(&self, store: &Store) -> Result<(), String> {
+        let events = std::mem::take(&mut self.unlogged.borrow_mut().events);
+        if events.is_empty() {
+            return Ok(());
+        }
+        store.append_events(&events).map_err(|e| {
+            let run = &events[0].0;
+            worker::console_error!(
+                "run {run}: event log write failed ({} events): {e}",
+                events.len()
+            );
+            e.to_string()
+        })
+    }
+
+    /// Whether deltas are waiting to be logged.
+    pub(super) fn log_pending(&self) -> bool {
+        !self.unlogged.borrow().events.is_empty()
+    }
+
+    /// A run's events as its clients were sent them: the log, then what waits to be logged.
+    pub(super) fn run_events(&self, store: &Store, run_id: &str) -> Vec<String> {
+        let mut events = store.events(run_id).unwrap_or_else(|e| {
+            worker::console_error!("run {run_id}: event log unreadable: {e}");
+            Vec::new()
+        });
+        events.extend(
+            self.unlogged
+                .borrow()
+                .events
+                .iter()
+                .filter(|(r, _, _)| r == run_id)
+                .map(|(_, _, json)| json.clone()),
+        );
+        events
+    }
+
     /// Encodes the run's next event for one dialect, rebuilding the encoder from the log when
     /// it did not see the previous event (after a wake-up, or a dialect's first socket).
     ///
@@ -112,7 +190,7 @@ impl Session {
             Some(i) if encoders[i].last + 1 == event_id => i,
             _ => {
                 let mut encoder = Encoder::for_socket(dialect, salt(), weft);
-                for logged in store.events(run_id).unwrap_or_default() {
+                for logged in self.run_events(store, run_id) {
                     if let Some(prev) = decode_logged(run_id, &logged) {
                         if prev.envelope.event_id >= Some(event_id) {
                             break;

@@ -9,14 +9,36 @@ use futures_util::{FutureExt, StreamExt};
 use weft_agent::engine::Input;
 use weft_agent::provider::ProviderError;
 
+use super::publish::LOG_WITHIN_MS;
 use super::Session;
 use crate::batch::{Batching, Step, QUIET_GAP_MS};
 use crate::llm::network_error;
 
 impl Session {
     /// Streams model call `call` into the run; returns when it ends, fails, is cancelled, or
-    /// the run stops taking its input.
+    /// the run stops taking its input — with every delta it sent logged.
     pub(super) async fn call_llm(&self, call: u64, request: weft_agent::provider::ChatRequest) {
+        self.stream_llm(call, request).await;
+        self.log_deltas(call);
+    }
+
+    /// Logs the deltas waiting to be (publish.rs); a run whose log cannot be written stops.
+    /// False when it could not.
+    fn log_deltas(&self, call: u64) -> bool {
+        let Err(e) = self.write_log(&self.store()) else {
+            return true;
+        };
+        self.handle(Input::HostFailed {
+            code: "storage".into(),
+            message: format!(
+                "the run's events could not be stored ({e}), so it stops here: a resume \
+                 could not replay them (model call {call})"
+            ),
+        });
+        false
+    }
+
+    async fn stream_llm(&self, call: u64, request: weft_agent::provider::ChatRequest) {
         let (mut stream, config) =
             match crate::llm::open(&self.env, &self.settings.model, &request).await {
                 Ok(opened) => opened,
@@ -39,16 +61,27 @@ impl Session {
             self.settings.stream_batch_ms as f64,
         );
         let mut flush: Option<LocalBoxFuture<'static, ()>> = None;
+        // When the deltas sent and not yet logged are written at the latest (publish.rs).
+        let mut log_due: Option<LocalBoxFuture<'static, ()>> = None;
         enum Wake<T> {
             Chunk(Option<T>),
             Flush,
+            Log,
             Idle,
         }
         loop {
+            if log_due.is_none() && self.log_pending() {
+                log_due = Some(delay(LOG_WITHIN_MS as f64).boxed_local());
+            }
             let wake = futures_util::future::poll_fn(|cx| {
                 if let Some(f) = flush.as_mut() {
                     if f.poll_unpin(cx).is_ready() {
                         return Poll::Ready(Wake::Flush);
+                    }
+                }
+                if let Some(f) = log_due.as_mut() {
+                    if f.poll_unpin(cx).is_ready() {
+                        return Poll::Ready(Wake::Log);
                     }
                 }
                 if let Poll::Ready(chunk) = stream.poll_next_unpin(cx) {
@@ -74,6 +107,13 @@ impl Session {
                         }
                         Step::Wait => flush = Some(delay(QUIET_GAP_MS).boxed_local()),
                         Step::Hold | Step::Quiet => {}
+                    }
+                    continue;
+                }
+                Wake::Log => {
+                    log_due = None;
+                    if !self.log_deltas(call) {
+                        return;
                     }
                     continue;
                 }

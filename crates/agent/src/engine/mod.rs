@@ -763,6 +763,13 @@ impl Run {
         self.seq.last_event_id
     }
 
+    /// Whether the run was waiting on model calls (a restored run: when it checkpointed). Only
+    /// a model's response streams deltas, so only such a run can have sent events its host
+    /// had not logged yet.
+    pub fn awaits_model(&self) -> bool {
+        !self.llm.is_empty()
+    }
+
     /// Whether the run has ended.
     pub fn is_finished(&self) -> bool {
         self.phase == Phase::Done
