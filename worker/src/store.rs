@@ -1,12 +1,14 @@
 //! The session's Durable Object SQLite storage: messages, the event log, runs with their
 //! checkpoints, remembered approvals, session state, and the workspace files.
 //!
-//! Every write is synchronous (Durable Object SQLite), so an event is in the log before the
-//! `send` that follows it, and a checkpoint is durable before the next step starts. What a
-//! crash can cost, then, is the model response in flight: the run resumes from its last
-//! checkpoint (session/alarm.rs), the cut response is closed after what its clients saw
-//! (`llm_complete` with `interrupted`) and asked for again. Nothing a client was sent is
-//! contradicted, and no frame it was sent is missing from a resume.
+//! Every write is synchronous (Durable Object SQLite), and the output gate holds a socket
+//! message until the writes before it are durable: a checkpoint is durable before the next
+//! step starts, and every event but a streamed delta is in the log before it is sent. Deltas
+//! are sent first and logged in batches, one row each (session/publish.rs). What a crash can
+//! cost, then, is the model response in flight, and at most 15 of its deltas from the log: the
+//! run resumes from its last checkpoint (session/alarm.rs), passes over the ids it may have
+//! sent unlogged (`events_lost`), closes the cut response as `interrupted` and asks for it
+//! again. Nothing a client was sent is contradicted, and nothing lost is silently mended.
 //!
 //! The conversation is stored once: `history` holds one row per message, written when the
 //! message is new; a run's checkpoint and the session state hold `history_rows`, ranges of
@@ -399,9 +401,27 @@ impl Store {
         let Some(holder) = history_holder(&mut value) else {
             return Ok(value);
         };
-        let Some(Value::Array(messages)) = holder.remove("history") else {
+        if let Some(Value::Array(messages)) = holder.remove("history") {
+            holder.insert("history_rows".into(), self.store_messages(&messages)?);
+        }
+        Ok(value)
+    }
+
+    /// The inverse of [`Store::without_history`]: `history_rows` read back into `history`.
+    fn with_history(&self, mut value: Value) -> worker::Result<Value> {
+        let Some(holder) = history_holder(&mut value) else {
             return Ok(value);
         };
+        if let Some(pointer) = holder.remove("history_rows") {
+            let messages = self.load_messages(&pointer, true)?;
+            holder.insert("history".into(), Value::Array(messages));
+        }
+        Ok(value)
+    }
+
+    /// Writes the messages of a history that are not stored yet; returns the ranges of rows
+    /// that hold it, in order.
+    fn store_messages(&self, messages: &[Value]) -> worker::Result<Value> {
         let jsons: Vec<String> = messages.iter().map(Value::to_string).collect();
         let stored = self.history_rows_in_memory()?;
         let common = stored
@@ -418,22 +438,17 @@ impl Store {
             )?;
             rows.push((seq, fnv(json)));
         }
-        holder.insert("history_rows".into(), ranges(&rows));
+        let pointer = ranges(&rows);
         *self.history.borrow_mut() = Some(rows);
-        Ok(value)
+        Ok(pointer)
     }
 
-    /// The inverse of [`Store::without_history`]: `history_rows` read back into `history`.
-    fn with_history(&self, mut value: Value) -> worker::Result<Value> {
-        let Some(holder) = history_holder(&mut value) else {
-            return Ok(value);
-        };
-        let Some(pointer) = holder.remove("history_rows") else {
-            return Ok(value);
-        };
+    /// The messages of [`Store::store_messages`]' ranges. `state`: the pointer is a saved
+    /// state's, which stays the reference for the next save if none is yet.
+    fn load_messages(&self, pointer: &Value, state: bool) -> worker::Result<Vec<Value>> {
         let mut messages = Vec::new();
         let mut rows_seen = Vec::new();
-        for seq in seqs(&pointer) {
+        for seq in seqs(pointer) {
             let found = rows(
                 &self.sql,
                 "SELECT message FROM history WHERE seq = ?",
@@ -448,11 +463,44 @@ impl Store {
             rows_seen.push((seq, fnv(&json)));
             messages.push(serde_json::from_str::<Value>(&json).map_err(json_error)?);
         }
-        holder.insert("history".into(), Value::Array(messages));
-        // What was saved last stays the reference: a read of an older state (the session's,
-        // while a run has added to it) must not make the next save write rows twice.
-        self.history.borrow_mut().get_or_insert(rows_seen);
-        Ok(value)
+        if state {
+            // What was saved last stays the reference: a read of an older state (the
+            // session's, while a run has added to it) must not make the next save write rows
+            // twice.
+            self.history.borrow_mut().get_or_insert(rows_seen);
+        }
+        Ok(messages)
+    }
+
+    /// An event as logged: a state snapshot's messages (loom `checkpoint`, and `values` /
+    /// `updates` with `verbose`) become a pointer to the history rows, so a run that sends
+    /// the whole conversation does not store it again.
+    pub fn event_for_log(&self, mut event: Value) -> worker::Result<Value> {
+        if let Some(state) = event.get_mut("state").and_then(Value::as_object_mut) {
+            if let Some(Value::Array(messages)) = state.remove("messages") {
+                state.insert("messages_rows".into(), self.store_messages(&messages)?);
+            }
+        }
+        Ok(event)
+    }
+
+    /// The inverse of [`Store::event_for_log`]. A snapshot whose rows a later compaction
+    /// deleted keeps what is left: `messages` empty and `messages_compacted: true`.
+    fn event_from_log(&self, line: &str) -> worker::Result<String> {
+        if !line.contains("\"messages_rows\"") {
+            return Ok(line.to_string());
+        }
+        let mut event: Value = serde_json::from_str(line).map_err(json_error)?;
+        if let Some(state) = event.get_mut("state").and_then(Value::as_object_mut) {
+            if let Some(pointer) = state.remove("messages_rows") {
+                let messages = self.load_messages(&pointer, false).unwrap_or_else(|_| {
+                    state.insert("messages_compacted".into(), Value::Bool(true));
+                    Vec::new()
+                });
+                state.insert("messages".into(), Value::Array(messages));
+            }
+        }
+        Ok(event.to_string())
     }
 
     /// The rows the last saved state points at; after a wake-up, those of the first state
@@ -551,7 +599,9 @@ impl Store {
         )?;
         let mut events = Vec::new();
         for json in rows.into_iter().filter_map(|mut r| text(&mut r, 0)) {
-            events.extend(self.unpack(json)?.split('\n').map(String::from));
+            for line in self.unpack(json)?.split('\n') {
+                events.push(self.event_from_log(line)?);
+            }
         }
         Ok(events)
     }

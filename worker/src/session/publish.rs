@@ -5,7 +5,7 @@
 //!
 //! Durable Objects bill every row written, and the output gate holds a socket message until the
 //! writes before it are durable. Logging each streamed piece before sending it cost a row and a
-//! commit per token, and every token waited for its commit. So deltas ([`is_delta`](weft_protocol::Event::is_delta)) go
+//! commit per token, and every token waited for its commit. So deltas ([`Event::is_delta`]) go
 //! out as they come and wait in [`Unlogged`]; they are written as one row when
 //! [`MAX_UNLOGGED`] have gathered, when the oldest has waited [`LOG_WITHIN_MS`], and before any
 //! other event, which is logged with them before it is sent. Only the frame after a write waits
@@ -13,13 +13,13 @@
 //!
 //! What a crash can cost, then: up to [`MAX_UNLOGGED`] − 1 deltas that clients were sent and
 //! the log never got. A restarted run therefore numbers on past them: it logs
-//! [`EventsLost`](weft_protocol::Event::EventsLost) for the [`MAX_UNLOGGED`] ids after the log's last event
+//! [`Event::EventsLost`] for the [`MAX_UNLOGGED`] ids after the log's last event
 //! (commands.rs, `load_active_run`), so no client that saw some of them gets a different event
 //! under the same id, and none waits for frames that are gone; the cut response is then closed
 //! as `interrupted` and asked for again (the engine's `Run::resume`). Nothing sent is
 //! contradicted; nothing lost is silently mended.
 
-use weft_protocol::{Dialect, Encoder, Sequenced};
+use weft_protocol::{Dialect, Encoder, Event, Sequenced};
 
 use super::{decode_logged, salt, Session};
 use crate::store::Store;
@@ -56,41 +56,45 @@ impl Session {
     /// then — a frame a resume could not replay would break the promise that every frame
     /// comes once — except the events that end a run, which its clients must hear.
     pub(super) fn publish(&self, events: &[Sequenced]) -> Result<(), String> {
-        let logged: Vec<(String, u64, String)> = events
-            .iter()
-            .filter_map(|ev| {
-                let run_id = ev.envelope.run_id.clone()?;
-                let json = serde_json::to_string(ev).ok()?;
-                Some((run_id, ev.envelope.event_id.unwrap_or(0), json))
-            })
-            .collect();
-        if logged.is_empty() {
+        let store = self.store();
+        let mut logged: Vec<(String, u64, String)> = Vec::with_capacity(events.len());
+        let mut written = Ok(());
+        for ev in events {
+            let Some(run_id) = ev.envelope.run_id.clone() else {
+                continue;
+            };
+            match self.log_line(&store, ev) {
+                Ok(json) => logged.push((run_id, ev.envelope.event_id.unwrap_or(0), json)),
+                Err(e) => {
+                    worker::console_error!("run {run_id}: event not logged: {e}");
+                    written = Err(e);
+                    break;
+                }
+            }
+        }
+        if logged.is_empty() && written.is_ok() {
             return Ok(());
         }
-        let store = self.store();
-        let write_now = {
-            let mut unlogged = self.unlogged.borrow_mut();
-            unlogged.events.extend(logged);
-            events.iter().any(|ev| !ev.event.is_delta())
-                || unlogged.events.len() as u64 >= MAX_UNLOGGED
-        };
-        let (result, terminal);
-        let events = match if write_now {
-            self.write_log(&store)
-        } else {
-            Ok(())
-        } {
-            Ok(()) => {
-                result = Ok(());
-                events
+        if written.is_ok() {
+            let write_now = {
+                let mut unlogged = self.unlogged.borrow_mut();
+                unlogged.events.extend(logged);
+                events.iter().any(|ev| !ev.event.is_delta())
+                    || unlogged.events.len() as u64 >= MAX_UNLOGGED
+            };
+            if write_now {
+                written = self.write_log(&store);
             }
-            Err(e) => {
-                result = Err(e);
+        }
+        let terminal: Vec<Sequenced>;
+        let events = match &written {
+            Ok(()) => events,
+            Err(_) => {
                 terminal = events
                     .iter()
                     .filter(|ev| ev.event.is_terminal())
                     .cloned()
-                    .collect::<Vec<_>>();
+                    .collect();
                 &terminal[..]
             }
         };
@@ -123,7 +127,22 @@ impl Session {
                 }
             }
         }
-        result
+        written
+    }
+
+    /// An event's line in the log: its JSON, with a state snapshot's messages pointing at the
+    /// history rows (`Store::event_for_log`).
+    fn log_line(&self, store: &Store, ev: &Sequenced) -> Result<String, String> {
+        if matches!(
+            ev.event,
+            Event::Checkpoint { .. } | Event::Values { .. } | Event::Updates { .. }
+        ) {
+            let value = serde_json::to_value(ev).map_err(|e| e.to_string())?;
+            let value = store.event_for_log(value).map_err(|e| e.to_string())?;
+            Ok(value.to_string())
+        } else {
+            serde_json::to_string(ev).map_err(|e| e.to_string())
+        }
     }
 
     /// Writes the deltas still waiting (see the module docs); the stream's timer calls it when
