@@ -35,7 +35,7 @@ const now = () => performance.now();
  * following requests (through its own `x-scripted-delay-ms` header, set before its handler
  * reads it), and `capture()` records when each content token was written.
  */
-function hookLlm(llm) {
+export function hookLlm(llm) {
   const state = { pace: 0, writes: null };
   llm.server.prependListener('request', (req, res) => {
     if (state.pace > 0) req.headers['x-scripted-delay-ms'] = String(state.pace);
@@ -60,20 +60,24 @@ function hookLlm(llm) {
 
 // ---- wrangler dev -----------------------------------------------------------------------------
 
-/** `wrangler dev` in `cwd` (weft: worker/, its build runs worker-build; the peers: tests/bench/peers). */
-async function startWrangler(name, cwd, vars) {
+/**
+ * `wrangler dev` in `cwd` (weft: worker/, its build runs worker-build; the peers: tests/bench/peers).
+ * `onOutput(text)` sees everything it prints as it comes (the Worker's console.log needs
+ * `logLevel: 'log'`).
+ */
+export async function startWrangler(name, cwd, vars, { onOutput, logLevel = 'warn' } = {}) {
   const port = await freePort();
   const inspector = await freePort();
   const persist = mkdtempSync(join(tmpdir(), `weft-bench-${name}-`));
   const args = ['wrangler', 'dev', '--local', '--port', String(port), '--ip', '127.0.0.1', '--inspector-port', String(inspector),
-    '--persist-to', persist, '--log-level', 'warn'];
+    '--persist-to', persist, '--log-level', logLevel];
   for (const [k, v] of Object.entries(vars)) args.push('--var', `${k}:${v}`);
   // Function names stay in the Worker's wasm here (the upload strips them): the CPU profile
   // attributes time to functions by them. The code is the same.
   const env = { ...toolchainEnv(), WEFT_KEEP_WASM_NAMES: '1' };
   const child = spawn('npx', args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let out = '';
-  const onData = (d) => { out += d; if (out.length > 200_000) out = out.slice(-100_000); };
+  const onData = (d) => { out += d; if (out.length > 200_000) out = out.slice(-100_000); onOutput?.(String(d)); };
   child.stdout.on('data', onData);
   child.stderr.on('data', onData);
   const deadline = Date.now() + 900_000;
@@ -85,6 +89,8 @@ async function startWrangler(name, cwd, vars) {
   }
   return {
     ws: `ws://127.0.0.1:${port}`,
+    http: `http://127.0.0.1:${port}`,
+    persist,
     inspector,
     log: () => out,
     stop: () => new Promise((resolve) => {
@@ -98,7 +104,7 @@ async function startWrangler(name, cwd, vars) {
 
 // ---- clients --------------------------------------------------------------------------------
 
-function open(url) {
+export function open(url) {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(url, { perMessageDeflate: false });
     ws.once('open', () => resolve(ws));

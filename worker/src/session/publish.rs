@@ -28,13 +28,18 @@ use crate::store::Store;
 /// when this many have gathered. A restart passes over this many ids.
 pub(super) const MAX_UNLOGGED: u64 = 16;
 
-/// The longest a sent delta waits to be logged (ms), when the stream pauses.
-pub(super) const LOG_WITHIN_MS: u64 = 100;
+/// The longest a sent delta waits to be logged (ms), when the stream pauses. What a crash can
+/// cost is bounded by [`MAX_UNLOGGED`], not by this: it only keeps the tail of a stream that
+/// stalled from waiting in memory for long. At a model's usual pace (20 ms a token) the count
+/// fills first (a shorter bound, 100 ms, wrote a row per 5 tokens).
+pub(super) const LOG_WITHIN_MS: f64 = 1000.0;
 
-/// Deltas sent and not yet in the log: `(run id, event id, JSON)` each, in order.
+/// Deltas sent and not yet in the log: `(run id, event id, JSON)` each, in order, and when
+/// the first of them was sent.
 #[derive(Debug, Default)]
 pub(super) struct Unlogged {
     events: Vec<(String, u64, String)>,
+    since: f64,
 }
 
 /// One run's frames for one kind of socket, as they go out (see [`Session::encode_live`]).
@@ -78,6 +83,9 @@ impl Session {
         if written.is_ok() {
             let write_now = {
                 let mut unlogged = self.unlogged.borrow_mut();
+                if unlogged.events.is_empty() {
+                    unlogged.since = js_sys::Date::now();
+                }
                 unlogged.events.extend(logged);
                 events.iter().any(|ev| !ev.event.is_delta())
                     || unlogged.events.len() as u64 >= MAX_UNLOGGED
@@ -164,9 +172,10 @@ impl Session {
         })
     }
 
-    /// Whether deltas are waiting to be logged.
-    pub(super) fn log_pending(&self) -> bool {
-        !self.unlogged.borrow().events.is_empty()
+    /// How long the oldest delta waiting to be logged has waited (ms), if any waits.
+    pub(super) fn log_waited(&self, now: f64) -> Option<f64> {
+        let unlogged = self.unlogged.borrow();
+        (!unlogged.events.is_empty()).then(|| now - unlogged.since)
     }
 
     /// A run's events as its clients were sent them: the log, then what waits to be logged.

@@ -70,8 +70,10 @@ impl Session {
             Idle,
         }
         loop {
-            if log_due.is_none() && self.log_pending() {
-                log_due = Some(delay(LOG_WITHIN_MS as f64).boxed_local());
+            if log_due.is_none() {
+                if let Some(waited) = self.log_waited(js_sys::Date::now()) {
+                    log_due = Some(delay((LOG_WITHIN_MS - waited).max(1.0)).boxed_local());
+                }
             }
             let wake = futures_util::future::poll_fn(|cx| {
                 if let Some(f) = flush.as_mut() {
@@ -112,7 +114,11 @@ impl Session {
                 }
                 Wake::Log => {
                     log_due = None;
-                    if !self.log_deltas(call) {
+                    // Deltas that came after a write are not due yet: the timer is set again.
+                    let due = self
+                        .log_waited(js_sys::Date::now())
+                        .is_some_and(|waited| waited >= LOG_WITHIN_MS);
+                    if due && !self.log_deltas(call) {
                         return;
                     }
                     continue;

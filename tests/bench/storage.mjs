@@ -1,0 +1,361 @@
+// Section 5 of the bench: what a chat turn costs in Durable Object SQLite storage, weft against
+// Cloudflare Agents' AIChatAgent (tests/bench/peers), the same scripted model behind both.
+//
+//   rows written  what Cloudflare bills (SQLite rows written, index entries included), per turn.
+//                 weft: its Worker runs with WEFT_STORAGE_STATS=1 and logs, after every finished
+//                 run, `weft-storage session=… run=… rows_written=<since the object started>
+//                 bytes=<database size>`; a turn is the difference of two lines of its session.
+//                 CF Agents: the peers' `Chat` wraps `ctx.storage.sql.exec` (and the KV API's
+//                 put/delete) and answers GET /agents/chat/<name>/bench-storage.
+//   bytes stored  the SQLite database size after every turn of one long session (the growth
+//                 curve), against the conversation's own text (user + assistant characters); for
+//                 weft also after EVENT_RETENTION_HOURS has passed (a second weft Worker with a
+//                 retention of seconds: wait past it, then one cheap turn reads the size).
+//
+// Phases: (1) paced — one session per system, the model streaming "long reply N" a word every
+// paceMs, a warm-up turn (it creates the tables) then `turns` measured turns, the systems taking
+// turns back to back; (2) the curve — a new session per system, `curveTurns` turns unpaced;
+// (3) retention — the same curve on the weft Worker with the short retention, a wait and a cheap
+// turn at each checkpoint. Then each system's database file (wrangler's --persist-to) is read
+// for what its bytes hold, table by table.
+
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { startScriptedLlm } from '../scripted-llm/server.mjs';
+import { benchDir, log, root } from './lib/env.mjs';
+import { hookLlm, open, startWrangler } from './server.mjs';
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// ---- weft's log lines ------------------------------------------------------------------------
+
+const LINE = /weft-storage session=(\S+) run=(\S+) rows_written=(\d+) bytes=(\d+)/g;
+
+/** The `weft-storage` lines a weft Worker prints, by run id; `wait(run)` resolves with its line. */
+function storageLines() {
+  const byRun = new Map();
+  const waiting = new Map();
+  let tail = '';
+  return {
+    feed(text) {
+      tail += text;
+      const cut = tail.lastIndexOf('\n');
+      if (cut < 0) return;
+      const done = tail.slice(0, cut);
+      tail = tail.slice(cut + 1);
+      for (const m of done.matchAll(LINE)) {
+        const rec = { session: m[1], run: m[2], rowsWritten: Number(m[3]), bytes: Number(m[4]) };
+        byRun.set(rec.run, rec);
+        waiting.get(rec.run)?.(rec);
+      }
+    },
+    wait(run, timeoutMs = 60_000) {
+      if (byRun.has(run)) return Promise.resolve(byRun.get(run));
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => { waiting.delete(run); reject(new Error(`no weft-storage line for run ${run} within ${timeoutMs / 1000} s (is WEFT_STORAGE_STATS reaching the Worker?)`)); }, timeoutMs);
+        waiting.set(run, (rec) => { clearTimeout(timer); waiting.delete(run); resolve(rec); });
+      });
+    },
+  };
+}
+
+// ---- chat clients: one socket, many turns ---------------------------------------------------
+
+/**
+ * A weft session on one socket. `turn(message)` sends a run, reads its frames to `run_end`,
+ * then waits for the run's `weft-storage` line (the turn's last writes come after `run_end`).
+ */
+async function weftChat(worker, lines, id) {
+  const ws = await open(`${worker.ws}/?session_id=${id}`);
+  let current = null;
+  ws.on('message', (data) => {
+    const f = JSON.parse(data.toString());
+    if (!current) return;
+    if (f.type === 'error') return current.fail(new Error(`weft ${id}: ${data}`));
+    if (f.id !== current.runId) return;
+    if (f.type === 'run_stream_event') {
+      current.frames++;
+      if (f.event?.type === 'message_chunk') current.reply += f.event.content;
+    } else if (f.type === 'run_end') {
+      current.frames++;
+      current.finish();
+    }
+  });
+  ws.on('close', () => current?.fail(new Error(`weft ${id}: socket closed`)));
+  let n = 0;
+  return {
+    async turn(message) {
+      const runId = `${id}-t${++n}`;
+      const t0 = performance.now();
+      const done = new Promise((finish, fail) => { current = { runId, reply: '', frames: 0, finish, fail }; });
+      ws.send(JSON.stringify({ type: 'run', id: runId, message, agent: 'react' }));
+      const timer = setTimeout(() => current.fail(new Error(`weft ${id}: run ${runId} not finished within 10 min`)), 600_000);
+      try { await done; } finally { clearTimeout(timer); }
+      const { reply, frames } = current;
+      current = null;
+      const rec = await lines.wait(runId);
+      return { runId, message, reply, frames, rowsWritten: rec.rowsWritten, bytes: rec.bytes, ms: performance.now() - t0 };
+    },
+    close() { ws.removeAllListeners('close'); ws.close(); },
+  };
+}
+
+/** GET /agents/chat/<name>/bench-storage until it stops moving (the turn's writes have landed). */
+async function cfStats(worker, name) {
+  const get = async () => {
+    const r = await fetch(`${worker.http}/agents/chat/${name}/bench-storage`);
+    if (!r.ok) throw new Error(`cf-agents ${name}: bench-storage HTTP ${r.status}: ${await r.text()}`);
+    return r.json();
+  };
+  let last = await get();
+  let same = 0;
+  const deadline = Date.now() + 30_000;
+  while (same < 2 && Date.now() < deadline) {
+    await sleep(250);
+    const s = await get();
+    same = s.rowsWritten === last.rowsWritten && s.bytes === last.bytes ? same + 1 : 0;
+    last = s;
+  }
+  return last;
+}
+
+/**
+ * A Cloudflare Agents chat on one socket, driven as `useAgentChat` drives it: each turn sends
+ * the whole conversation with the new user message (`cf_agent_use_chat_request`); the
+ * conversation kept between turns is the agent's own (GET …/get-messages), so nothing the
+ * server stored is sent back changed and written again.
+ */
+async function cfChat(worker, name) {
+  const ws = await open(`${worker.ws}/agents/chat/${name}`);
+  let current = null;
+  ws.on('message', (data) => {
+    const f = JSON.parse(data.toString());
+    if (!current || f.type !== 'cf_agent_use_chat_response' || f.id !== current.requestId) return;
+    current.frames++;
+    if (f.error) return current.fail(new Error(`cf-agents ${name}: ${f.body}`));
+    if (f.body) {
+      const c = JSON.parse(f.body);
+      if (c.type === 'text-delta') current.reply += c.delta;
+    }
+    if (f.done) current.finish();
+  });
+  ws.on('close', () => current?.fail(new Error(`cf-agents ${name}: socket closed`)));
+  let messages = [];
+  let n = 0;
+  return {
+    async turn(message) {
+      const requestId = `req-${name}-${++n}`;
+      const t0 = performance.now();
+      const done = new Promise((finish, fail) => { current = { requestId, reply: '', frames: 0, finish, fail }; });
+      const user = { id: `u-${name}-${n}`, role: 'user', parts: [{ type: 'text', text: message }] };
+      ws.send(JSON.stringify({
+        id: requestId,
+        type: 'cf_agent_use_chat_request',
+        init: { method: 'POST', body: JSON.stringify({ messages: [...messages, user], trigger: 'submit-message' }) },
+      }));
+      const timer = setTimeout(() => current.fail(new Error(`cf-agents ${name}: turn ${n} not finished within 10 min`)), 600_000);
+      try { await done; } finally { clearTimeout(timer); }
+      const { reply, frames } = current;
+      current = null;
+      const s = await cfStats(worker, name);
+      const r = await fetch(`${worker.http}/agents/chat/${name}/get-messages`);
+      if (!r.ok) throw new Error(`cf-agents ${name}: get-messages HTTP ${r.status}`);
+      messages = await r.json();
+      return { message, reply, frames, rowsWritten: s.rowsWritten, kvRows: s.kvRows, statements: s.statements, byStatement: s.byStatement, bytes: s.bytes, ms: performance.now() - t0 };
+    },
+    stats: () => cfStats(worker, name),
+    close() { ws.removeAllListeners('close'); ws.close(); },
+  };
+}
+
+// ---- what the bytes hold ----------------------------------------------------------------------
+
+/**
+ * Per table of every SQLite file under a wrangler --persist-to folder that has `table`: rows,
+ * and bytes of content (the sum of every column's length). Read-only, while the Worker runs.
+ */
+async function tables(persist, mustHave) {
+  let DatabaseSync;
+  try { ({ DatabaseSync } = await import('node:sqlite')); } catch { return null; }
+  const out = [];
+  for (const file of readdirSync(persist, { recursive: true }).map(String).filter((f) => f.endsWith('.sqlite'))) {
+    const path = join(persist, file);
+    const db = new DatabaseSync(path, { readOnly: true });
+    try {
+      const names = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all().map((r) => r.name);
+      if (!names.some((n) => mustHave.test(n))) continue;
+      const info = { file: file.split('/').pop(), fileBytes: statSync(path).size, pageSize: db.prepare('PRAGMA page_size').get().page_size, pages: db.prepare('PRAGMA page_count').get().page_count, freePages: db.prepare('PRAGMA freelist_count').get().freelist_count, tables: [] };
+      for (const t of names) {
+        try {
+          const cols = db.prepare(`PRAGMA table_info("${t}")`).all().map((c) => `COALESCE(LENGTH("${c.name}"), 0)`);
+          const r = db.prepare(`SELECT COUNT(*) AS n, ${cols.length ? `SUM(${cols.join(' + ')})` : '0'} AS bytes FROM "${t}"`).get();
+          info.tables.push({ table: t, rows: r.n, bytes: r.bytes ?? 0 });
+        } catch { info.tables.push({ table: t, rows: null, bytes: null }); }
+      }
+      try {
+        // Pages per table and index, where the SQLite of this Node has the dbstat table.
+        info.pagesBy = db.prepare('SELECT name, COUNT(*) AS pages FROM dbstat GROUP BY name ORDER BY pages DESC').all();
+      } catch { /* no dbstat */ }
+      out.push(info);
+    } finally {
+      db.close();
+    }
+  }
+  return out;
+}
+
+/** weft: the event_log rows of each of `runs` (a Map run → rows), from the database file. */
+async function eventRows(persist, runs) {
+  let DatabaseSync;
+  try { ({ DatabaseSync } = await import('node:sqlite')); } catch { return null; }
+  const out = new Map();
+  for (const file of readdirSync(persist, { recursive: true }).map(String).filter((f) => f.endsWith('.sqlite'))) {
+    const db = new DatabaseSync(join(persist, file), { readOnly: true });
+    try {
+      if (!db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'event_log'").get()) continue;
+      for (const run of runs) {
+        const n = db.prepare('SELECT COUNT(*) AS n FROM event_log WHERE run_id = ?').get(run).n;
+        if (n) out.set(run, n);
+      }
+    } finally {
+      db.close();
+    }
+  }
+  return out;
+}
+
+// ---- the section --------------------------------------------------------------------------------
+
+const chars = (t) => t.message.length + t.reply.length;
+
+/**
+ * @param {{turns: number, tokens: number, paceMs: number, curveTurns: number,
+ *   curveTokens: number, checkpoints: number[], retentionHours: number, systems?: string[]}} o
+ */
+export async function storageBench(o) {
+  const systems = o.systems ?? ['weft', 'cf-agents'];
+  const out = { systems, paced: {}, curve: {}, retention: null, tables: {}, problems: [] };
+  const llm = await startScriptedLlm({ port: 0, host: '127.0.0.1', delayMs: 0 });
+  const hook = hookLlm(llm);
+  const tag = Date.now().toString(36);
+  const lines = storageLines();
+  const weftVars = {
+    SCRIPTED_LLM_URL: `${llm.url}/v1`,
+    WEFT_STORAGE_STATS: '1',
+    // The 50-turn session's history is far past 80 % of the default context window (128,000
+    // tokens), where weft would start compacting; CF Agents sends everything every turn. The
+    // same conversation for both: no compaction.
+    CONTEXT_WINDOW: '100000000',
+  };
+  const workers = [];
+  const start = async (...a) => { const w = await startWrangler(...a); workers.push(w); return w; };
+  try {
+    let weft = null;
+    let peers = null;
+    if (systems.includes('weft')) {
+      log('storage: starting weft under wrangler dev (WEFT_STORAGE_STATS=1)');
+      weft = await start('weft-storage', join(root, 'worker'), weftVars, { onOutput: (t) => lines.feed(t) });
+    }
+    if (systems.includes('cf-agents')) {
+      log('storage: starting the peers worker under wrangler dev');
+      peers = await start('peers-storage', join(benchDir, 'peers'), { SCRIPTED_LLM_URL: `${llm.url}/v1` });
+    }
+    const chat = (s, id) => (s === 'weft' ? weftChat(weft, lines, id) : cfChat(peers, id));
+
+    // (1) rows per turn, paced.
+    hook.pace(o.paceMs);
+    const msg = `long reply ${o.tokens}`;
+    const sessions = {};
+    const prev = {};
+    for (const s of systems) {
+      sessions[s] = await chat(s, `st-${tag}-paced-${s}`);
+      const first = await sessions[s].turn(msg);
+      out.paced[s] = { first: { rowsWritten: first.rowsWritten, bytes: first.bytes, frames: first.frames, chars: chars(first) }, turns: [] };
+      prev[s] = first;
+    }
+    for (let i = 0; i < o.turns; i++) {
+      const order = systems.map((_, k) => systems[(k + i) % systems.length]);
+      const row = [];
+      for (const s of order) {
+        const t = await sessions[s].turn(msg);
+        const p = out.paced[s];
+        const rows = t.rowsWritten - prev[s].rowsWritten;
+        if (rows < 0) out.problems.push(`${s}: rows written went down from ${prev[s].rowsWritten} to ${t.rowsWritten} (the object restarted?)`);
+        const turn = { run: t.runId, rows, bytes: t.bytes, frames: t.frames, chars: chars(t), ms: t.ms };
+        if (t.byStatement) {
+          // What the turn wrote, statement by statement (the difference of the two snapshots).
+          const before = new Map(prev[s].byStatement.map((x) => [x.statement, x]));
+          turn.kvRows = t.kvRows - prev[s].kvRows;
+          turn.statements = t.statements - prev[s].statements;
+          turn.byStatement = t.byStatement.map((x) => ({ statement: x.statement, calls: x.calls - (before.get(x.statement)?.calls ?? 0), rows: x.rows - (before.get(x.statement)?.rows ?? 0) }))
+            .filter((x) => x.rows > 0).sort((a, b) => b.rows - a.rows);
+        }
+        prev[s] = t;
+        p.turns.push(turn);
+        row.push(`${s} ${rows} rows (${t.frames} frames, ${(t.ms / 1000).toFixed(1)} s)`);
+      }
+      log(`storage: paced turn ${i + 1}/${o.turns}: ${row.join('; ')}`);
+    }
+    for (const s of systems) sessions[s].close();
+    hook.pace(0);
+    if (weft) {
+      // weft's turn by table, where the database shows it: the event log rows each run left.
+      const t = await eventRows(weft.persist, out.paced.weft.turns.map((x) => x.run));
+      if (t) for (const turn of out.paced.weft.turns) turn.eventLogRows = t.get(turn.run) ?? 0;
+    }
+
+    // (2) bytes against the conversation, unpaced.
+    const curveMsg = `long reply ${o.curveTokens}`;
+    const curve = async (s, c, label, afterTurn) => {
+      const points = [];
+      let text = 0;
+      let prevRows = 0;
+      for (let n = 1; n <= o.curveTurns; n++) {
+        const t = await c.turn(curveMsg);
+        text += chars(t);
+        points.push({ turn: n, chars: text, rowsWritten: t.rowsWritten, rows: t.rowsWritten - prevRows, bytes: t.bytes });
+        prevRows = t.rowsWritten;
+        if (o.checkpoints.includes(n)) log(`storage: ${label} after ${n} turns: ${t.bytes.toLocaleString('en-US')} bytes for ${text.toLocaleString('en-US')} characters of conversation (${(t.bytes / text).toFixed(2)}×)`);
+        if (afterTurn) text += await afterTurn(n, text);
+      }
+      return points;
+    };
+    for (const s of systems) {
+      const c = await chat(s, `st-${tag}-curve-${s}`);
+      out.curve[s] = await curve(s, c, s);
+      c.close();
+      const t = await tables(s === 'weft' ? weft.persist : peers.persist, s === 'weft' ? /^event_log$/ : /^cf_ai_chat/);
+      if (t) out.tables[s] = t.find((x) => x.pages * x.pageSize === out.curve[s].at(-1).bytes) ?? t.at(-1);
+    }
+
+    // (3) weft after the retention time: a second weft Worker whose runs' event logs expire in
+    // seconds. At each checkpoint: wait past the retention, then one cheap turn (it wakes the
+    // session; the alarm has deleted the expired logs by then) whose line gives the size.
+    if (weft) {
+      await weft.stop();
+      workers.splice(workers.indexOf(weft), 1);
+      weft = null;
+      log(`storage: starting weft with EVENT_RETENTION_HOURS=${o.retentionHours}`);
+      const retained = await start('weft-retention', join(root, 'worker'), { ...weftVars, EVENT_RETENTION_HOURS: String(o.retentionHours) }, { onOutput: (t) => lines.feed(t) });
+      const waitMs = Math.round(o.retentionHours * 3_600_000 + 3000);
+      const c = await weftChat(retained, lines, `st-${tag}-retention`);
+      const after = [];
+      const points = await curve('weft', c, 'weft (short retention, before the wait)', async (n, text) => {
+        if (!o.checkpoints.includes(n)) return 0;
+        await sleep(waitMs);
+        const t = await c.turn('retention check');
+        after.push({ turn: n, chars: text + chars(t), rowsWritten: t.rowsWritten, bytes: t.bytes, waitedMs: waitMs });
+        log(`storage: weft after ${n} turns and the retention time: ${t.bytes.toLocaleString('en-US')} bytes for ${(text + chars(t)).toLocaleString('en-US')} characters (${(t.bytes / (text + chars(t))).toFixed(2)}×)`);
+        return chars(t);
+      });
+      c.close();
+      const t = await tables(retained.persist, /^event_log$/);
+      out.retention = { hours: o.retentionHours, waitMs, after, curve: points, tables: t ? (t.find((x) => x.pages * x.pageSize === after.at(-1)?.bytes) ?? t.at(-1)) : null };
+    }
+  } finally {
+    for (const w of workers) await w.stop();
+    await llm.close();
+  }
+  return out;
+}
