@@ -4,7 +4,7 @@
 // ratios computed pair by pair within a repetition, machine, versions and commands recorded).
 // Raw results go to tests/bench/.out/results.json; `--report-only` rewrites the report from it.
 //
-//   node tests/bench/run.mjs [--runs 5] [--sections client,bundle,server,native]
+//   node tests/bench/run.mjs [--runs 5] [--sections client,bundle,server,native,storage]
 //                            [--quick] [--out FILE] [--json FILE] [--report-only] [--only REGEX]
 //
 // --quick is the smoke run (`npm run bench:smoke`, tests/bench/smoke.mjs): a tiny input (the golden
@@ -23,11 +23,12 @@ import { benchDir, log, root, run, targetDir, toolchainEnv } from './lib/env.mjs
 import { report } from './lib/report.mjs';
 import { wasmProfile } from './lib/wasm-profile.mjs';
 import { serverBench } from './server.mjs';
+import { storageBench } from './storage.mjs';
 
 const DIALECTS = ['loom', 'agentloop', 'agentchat', 'cueso'];
 
 function parseArgs(argv) {
-  const o = { runs: 5, sections: ['client', 'bundle', 'server', 'native'], quick: false, out: join(root, 'BENCHMARKS.md'), json: join(benchDir, '.out/results.json'), reportOnly: false };
+  const o = { runs: 5, sections: ['client', 'bundle', 'server', 'native', 'storage'], quick: false, out: join(root, 'BENCHMARKS.md'), json: join(benchDir, '.out/results.json'), reportOnly: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const v = () => argv[++i];
@@ -202,6 +203,17 @@ async function main() {
       const r = await run(bin, ['native', '--frames', data, '--providers', providers, '--runs', String(o.runs), '--min-ms', '300']);
       results.sections.native = JSON.parse(r.stdout);
       cmd(`weft-bench native --runs ${o.runs} --min-ms 300 (frames of the client stream; provider bodies from the scripted LLM, "long reply 20000", and a recorded OpenAI Responses stream)`);
+    }
+
+    // 5. storage: rows written per turn and bytes per session (Durable Object SQLite)
+    if (o.sections.includes('storage')) {
+      const opts = o.quick
+        ? { turns: 1, tokens: 20, paceMs: 5, curveTurns: 3, curveTokens: 20, checkpoints: [1, 3], retentionHours: 0.0005, systems: ['cf-agents'] }
+        : { turns: o.runs, tokens: 2000, paceMs: 20, curveTurns: 50, curveTokens: 2000, checkpoints: [1, 10, 50], retentionHours: 0.0005 };
+      if (o.only) opts.systems = (opts.systems ?? ['weft', 'cf-agents']).filter((s) => o.only.test(s));
+      log('storage: Durable Object SQLite, rows written and bytes');
+      results.sections.storage = { opts, ...(await storageBench(opts)) };
+      cmd(`storage: wrangler dev (worker/ with WEFT_STORAGE_STATS=1 and CONTEXT_WINDOW=100000000, then again with EVENT_RETENTION_HOURS=${opts.retentionHours}; tests/bench/peers), scripted LLM in-process: "long reply ${opts.tokens}" paced ${opts.paceMs} ms/piece, ${opts.turns} turns after one; "long reply ${opts.curveTokens}" unpaced × ${opts.curveTurns} turns in one session`);
     }
   } finally {
     results.seconds = (performance.now() - t0) / 1000;

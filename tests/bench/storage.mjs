@@ -19,7 +19,7 @@
 // turn at each checkpoint. Then each system's database file (wrangler's --persist-to) is read
 // for what its bytes hold, table by table.
 
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { startScriptedLlm } from '../scripted-llm/server.mjs';
@@ -172,20 +172,20 @@ async function cfChat(worker, name) {
 // ---- what the bytes hold ----------------------------------------------------------------------
 
 /**
- * Per table of every SQLite file under a wrangler --persist-to folder that has `table`: rows,
- * and bytes of content (the sum of every column's length). Read-only, while the Worker runs.
+ * Per table of the SQLite file under a wrangler --persist-to folder for which `pick(db)` is
+ * true: rows, bytes of content (the sum of every column's length) and pages. Read-only, while
+ * the Worker runs.
  */
-async function tables(persist, mustHave) {
+async function tables(persist, pick) {
   let DatabaseSync;
   try { ({ DatabaseSync } = await import('node:sqlite')); } catch { return null; }
   const out = [];
   for (const file of readdirSync(persist, { recursive: true }).map(String).filter((f) => f.endsWith('.sqlite'))) {
-    const path = join(persist, file);
-    const db = new DatabaseSync(path, { readOnly: true });
+    const db = new DatabaseSync(join(persist, file), { readOnly: true });
     try {
       const names = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all().map((r) => r.name);
-      if (!names.some((n) => mustHave.test(n))) continue;
-      const info = { file: file.split('/').pop(), fileBytes: statSync(path).size, pageSize: db.prepare('PRAGMA page_size').get().page_size, pages: db.prepare('PRAGMA page_count').get().page_count, freePages: db.prepare('PRAGMA freelist_count').get().freelist_count, tables: [] };
+      try { if (!pick(db)) continue; } catch { continue; }
+      const info = { pageSize: db.prepare('PRAGMA page_size').get().page_size, pages: db.prepare('PRAGMA page_count').get().page_count, freePages: db.prepare('PRAGMA freelist_count').get().freelist_count, tables: [] };
       for (const t of names) {
         try {
           const cols = db.prepare(`PRAGMA table_info("${t}")`).all().map((c) => `COALESCE(LENGTH("${c.name}"), 0)`);
@@ -197,13 +197,17 @@ async function tables(persist, mustHave) {
         // Pages per table and index, where the SQLite of this Node has the dbstat table.
         info.pagesBy = db.prepare('SELECT name, COUNT(*) AS pages FROM dbstat GROUP BY name ORDER BY pages DESC').all();
       } catch { /* no dbstat */ }
-      out.push(info);
+      return info;
     } finally {
       db.close();
     }
   }
-  return out;
+  return null;
 }
+
+/** Pickers for `tables`: the weft session that ran `run`; the CF chat that stored `message`. */
+const weftFile = (run) => (db) => db.prepare('SELECT 1 FROM runs WHERE run_id = ?').get(run);
+const cfFile = (message) => (db) => db.prepare('SELECT 1 FROM cf_agents_session_messages WHERE id = ?').get(message);
 
 /** weft: the event_log rows of each of `runs` (a Map run → rows), from the database file. */
 async function eventRows(persist, runs) {
@@ -255,7 +259,7 @@ export async function storageBench(o) {
     let peers = null;
     if (systems.includes('weft')) {
       log('storage: starting weft under wrangler dev (WEFT_STORAGE_STATS=1)');
-      weft = await start('weft-storage', join(root, 'worker'), weftVars, { onOutput: (t) => lines.feed(t) });
+      weft = await start('weft-storage', join(root, 'worker'), weftVars, { onOutput: (t) => lines.feed(t), logLevel: 'log' });
     }
     if (systems.includes('cf-agents')) {
       log('storage: starting the peers worker under wrangler dev');
@@ -322,11 +326,11 @@ export async function storageBench(o) {
       return points;
     };
     for (const s of systems) {
-      const c = await chat(s, `st-${tag}-curve-${s}`);
+      const id = `st-${tag}-curve-${s}`;
+      const c = await chat(s, id);
       out.curve[s] = await curve(s, c, s);
       c.close();
-      const t = await tables(s === 'weft' ? weft.persist : peers.persist, s === 'weft' ? /^event_log$/ : /^cf_ai_chat/);
-      if (t) out.tables[s] = t.find((x) => x.pages * x.pageSize === out.curve[s].at(-1).bytes) ?? t.at(-1);
+      out.tables[s] = s === 'weft' ? await tables(weft.persist, weftFile(`${id}-t1`)) : await tables(peers.persist, cfFile(`u-${id}-1`));
     }
 
     // (3) weft after the retention time: a second weft Worker whose runs' event logs expire in
@@ -337,9 +341,10 @@ export async function storageBench(o) {
       workers.splice(workers.indexOf(weft), 1);
       weft = null;
       log(`storage: starting weft with EVENT_RETENTION_HOURS=${o.retentionHours}`);
-      const retained = await start('weft-retention', join(root, 'worker'), { ...weftVars, EVENT_RETENTION_HOURS: String(o.retentionHours) }, { onOutput: (t) => lines.feed(t) });
+      const retained = await start('weft-retention', join(root, 'worker'), { ...weftVars, EVENT_RETENTION_HOURS: String(o.retentionHours) }, { onOutput: (t) => lines.feed(t), logLevel: 'log' });
       const waitMs = Math.round(o.retentionHours * 3_600_000 + 3000);
-      const c = await weftChat(retained, lines, `st-${tag}-retention`);
+      const id = `st-${tag}-retention`;
+      const c = await weftChat(retained, lines, id);
       const after = [];
       const points = await curve('weft', c, 'weft (short retention, before the wait)', async (n, text) => {
         if (!o.checkpoints.includes(n)) return 0;
@@ -350,8 +355,7 @@ export async function storageBench(o) {
         return chars(t);
       });
       c.close();
-      const t = await tables(retained.persist, /^event_log$/);
-      out.retention = { hours: o.retentionHours, waitMs, after, curve: points, tables: t ? (t.find((x) => x.pages * x.pageSize === after.at(-1)?.bytes) ?? t.at(-1)) : null };
+      out.retention = { hours: o.retentionHours, waitMs, after, curve: points, tables: await tables(retained.persist, weftFile(`${id}-t1`)) };
     }
   } finally {
     for (const w of workers) await w.stop();

@@ -1,13 +1,13 @@
 //! When the reads of a model's stream are published: at once, or together with the ones after.
 //!
-//! Every publish writes the event log before the frames go out, and the Durable Object's output
-//! gate holds the sends until that write is durable, so each publish costs a commit. Providers
-//! send one HTTP chunk per token and the runtime delivers each as its own read: published one by
-//! one, a fast stream is a commit per token, and those commits bounded the server's throughput
-//! (the server benchmark ran 3–5× faster with the log write left out; under `wrangler dev` the
-//! commits of all sessions wait one behind the other). The decoder merges the deltas of reads it
-//! holds, so what several reads brought goes out as one event, one statement, one commit and one
-//! send per socket.
+//! Providers send one HTTP chunk per token and the runtime delivers each as its own read:
+//! published one by one, a fast stream costs a turn of the drive loop, an encoding per dialect
+//! and a send per socket for every token, and when the isolate is busy (many sessions
+//! streaming at once) those turns queue behind each other. The decoder merges the deltas of
+//! reads it holds, so what several reads brought goes out as one event and one send per socket.
+//! (The log no longer costs a commit per read: deltas are logged in batches after they are sent,
+//! session/publish.rs. This batching came first, when each read was its own commit, and still
+//! pays when the isolate is busy.)
 //!
 //! The rules, for one stream:
 //! - a read that comes while nothing is in flight is published at once: the first token after

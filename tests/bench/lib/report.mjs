@@ -310,6 +310,140 @@ function nativeSection(n, lines) {
   lines.push('');
 }
 
+/** Least squares y = a + b·x over points: {a, b, r2}. */
+function linearFit(xs, ys) {
+  const n = xs.length;
+  if (n < 2) return { a: NaN, b: NaN, r2: NaN };
+  const mx = xs.reduce((p, x) => p + x, 0) / n;
+  const my = ys.reduce((p, y) => p + y, 0) / n;
+  let sxy = 0;
+  let sxx = 0;
+  let syy = 0;
+  for (let i = 0; i < n; i++) { sxy += (xs[i] - mx) * (ys[i] - my); sxx += (xs[i] - mx) ** 2; syy += (ys[i] - my) ** 2; }
+  const b = sxy / sxx;
+  return { a: my - b * mx, b, r2: syy === 0 ? 1 : (sxy * sxy) / (sxx * syy) };
+}
+
+const int = (x) => (Number.isFinite(x) ? Math.round(x).toLocaleString('en-US') : 'n/a');
+const times = (a, b) => (Number.isFinite(a / b) && b ? `${(a / b).toFixed(2)}×` : 'n/a');
+
+/** The storage figures the report and `limits` both need. */
+function storageFigures(st) {
+  const rows = (k) => st.paced[k]?.turns.map((t) => t.rows) ?? [];
+  const has = (k) => st.systems.includes(k) && rows(k).length > 0;
+  const f = { weft: has('weft'), cf: has('cf-agents') };
+  if (f.weft) {
+    f.weftRows = summary(rows('weft'));
+    f.weftEvents = summary(st.paced.weft.turns.map((t) => t.eventLogRows ?? NaN));
+  }
+  if (f.cf) f.cfRows = summary(rows('cf-agents'));
+  if (f.weft && f.cf) f.ratio = pairRatio(rows('weft'), rows('cf-agents'));
+  const curve = (k) => st.curve?.[k] ?? [];
+  const at = (k, n) => curve(k).find((p) => p.turn === n);
+  f.at = at;
+  f.fit = (k) => linearFit(curve(k).map((p) => p.chars), curve(k).map((p) => p.bytes));
+  f.last = Math.max(...Object.values(st.curve ?? {}).map((c) => c.length), 0);
+  f.retained = st.retention?.after ?? [];
+  f.retainedLast = f.retained.at(-1);
+  return f;
+}
+
+function storageSection(st, targets, lines) {
+  const { opts } = st;
+  const f = storageFigures(st);
+  const names = { weft: 'weft (Rust Worker + Durable Object)', 'cf-agents': 'Cloudflare Agents AIChatAgent + @ai-sdk/openai' };
+  lines.push('## 5. Storage (Durable Object SQLite)');
+  lines.push('');
+  lines.push(`What a chat turn costs in Durable Object storage, as Cloudflare bills it: SQLite rows written (index entries included) and the database's size, both systems under \`wrangler dev\` against the same scripted model. A turn is one user message ("long reply ${opts.tokens}") answered by a streamed reply of ${opts.tokens} words (${opts.tokens} pieces). `
+    + 'weft runs with `WEFT_STORAGE_STATS=1`: after every finished run its session logs `weft-storage session=… run=… rows_written=… bytes=…` (rows written since the object started, counted from every write statement\'s cursor; the database size), and a turn is the difference of two lines of one session. '
+    + 'Cloudflare Agents: the bench\'s `Chat` (tests/bench/peers) wraps `ctx.storage.sql.exec` before the agent\'s constructor runs and sums every cursor\'s `rowsWritten`, plus one row per key its KV API writes or deletes (the hidden `__cf_kv` table), reported at `GET /agents/chat/<name>/bench-storage` and read once it stops moving after the reply ends; its client sends the whole conversation each turn, as `useAgentChat` does, taken from the agent\'s own `get-messages` so nothing it stored comes back changed. Alarms are counted for neither.');
+  lines.push('');
+  lines.push(`### Rows written per turn (${opts.paceMs} ms per piece)`);
+  lines.push('');
+  lines.push(`One session per system; a first turn (it creates the tables) is not counted, then ${opts.turns} turns, the two systems taking turns back to back. Medians (min–max) over the turns; the ratio pair by pair (turn i of weft ÷ turn i of CF Agents).`);
+  lines.push('');
+  const rowsOf = (k) => st.paced[k];
+  const trow = (k) => {
+    const p = rowsOf(k);
+    if (!p?.turns.length) return [names[k], 'n/a', 'n/a', 'n/a', 'n/a'];
+    const r = summary(p.turns.map((t) => t.rows));
+    const per100 = summary(p.turns.map((t) => (t.rows * 100) / opts.tokens));
+    return [names[k], fmt(r, 0), fmt(per100, 1), fmt(summary(p.turns.map((t) => t.frames)), 0), int(p.first.rowsWritten)];
+  };
+  lines.push(table(['system', 'rows written per turn', 'per 100 streamed pieces', 'frames sent per turn', 'first turn (tables created)'], [trow('weft'), trow('cf-agents'),
+    ['**weft ÷ CF Agents**', f.ratio ? `**${fmt(f.ratio, 2)}×**` : 'n/a', '', '', ''],
+  ]));
+  lines.push('');
+  if (f.weft) {
+    const ev = f.weftEvents;
+    lines.push(`weft's turn, from its database: ${fmt(ev, 0)} rows of the run's event log (the streamed pieces in batches of up to 16, a batch closing after 100 ms or before any other event, and the other events) and ${fmt(summary(st.paced.weft.turns.map((t) => t.rows - (t.eventLogRows ?? NaN))), 0)} other rows (the run's row and checkpoints, the history and message rows, meta). The log line gives totals only; the event-log rows are counted in the file (wrangler's --persist-to) after the turns.`);
+    lines.push('');
+  }
+  const cfLast = st.paced['cf-agents']?.turns.at(-1);
+  if (cfLast?.byStatement?.length) {
+    lines.push(`Cloudflare Agents' last measured turn, statement by statement (${cfLast.statements} statements run, ${cfLast.kvRows} of its rows through the KV API):`);
+    lines.push('');
+    lines.push(table(['statement (first 80 characters)', 'calls', 'rows written'], cfLast.byStatement.slice(0, 14).map((x) => [`\`${x.statement.replace(/\|/g, '\\|')}\``, String(x.calls), String(x.rows)])));
+    lines.push('');
+  }
+
+  lines.push(`### Bytes stored against the conversation (${f.last} turns, unpaced)`);
+  lines.push('');
+  lines.push(`A new session per system, ${f.last} turns of "long reply ${opts.curveTokens}" with no pacing (the bytes do not depend on it; it keeps the run short), the database size read after every turn. Conversation = the characters of every user message and reply. weft runs with \`CONTEXT_WINDOW\` raised so it never compacts (Cloudflare Agents does not either). After retention: a second weft Worker with \`EVENT_RETENTION_HOURS=${opts.retentionHours}\` (${(opts.retentionHours * 3600).toFixed(1)} s) runs the same session; at each checkpoint it waits ${st.retention ? (st.retention.waitMs / 1000).toFixed(1) : 'n/a'} s and sends one cheap turn ("retention check", answered by an echo: its characters count in the conversation) whose line gives the size once the alarm has deleted the finished runs' event logs. Cloudflare Agents deletes its stream rows when the reply is stored, so it has nothing to wait for. One session each: sizes do not vary between runs.`);
+  lines.push('');
+  const cell = (k, n) => { const p = f.at(k, n); return p ? [int(p.bytes), times(p.bytes, p.chars)] : ['n/a', 'n/a']; };
+  const retainedAt = (n) => f.retained.find((r) => r.turn === n);
+  const rowsB = opts.checkpoints.filter((n) => n <= f.last).map((n) => {
+    const r = retainedAt(n);
+    const conv = f.at('weft', n)?.chars ?? f.at('cf-agents', n)?.chars;
+    return [String(n), int(conv), ...cell('weft', n), r ? int(r.bytes) : 'n/a', r ? times(r.bytes, r.chars) : 'n/a', ...cell('cf-agents', n),
+      times(f.at('weft', n)?.bytes, f.at('cf-agents', n)?.bytes)];
+  });
+  lines.push(table(['turns', 'conversation, characters', 'weft, bytes', '× conversation', 'weft after retention, bytes', '× conversation', 'CF Agents, bytes', '× conversation', 'weft ÷ CF Agents'], rowsB));
+  lines.push('');
+  const growth = (k) => {
+    const fit = f.fit(k);
+    const c = st.curve?.[k] ?? [];
+    const mid = c[Math.floor(c.length / 5)];
+    const end = c.at(-1);
+    const marginal = mid && end && end.chars > mid.chars ? (end.bytes - mid.bytes) / (end.chars - mid.chars) : NaN;
+    return [names[k], Number.isFinite(fit.b) ? fit.b.toFixed(2) : 'n/a', Number.isFinite(fit.a) ? int(fit.a) : 'n/a', Number.isFinite(fit.r2) ? fit.r2.toFixed(4) : 'n/a', Number.isFinite(marginal) ? marginal.toFixed(2) : 'n/a'];
+  };
+  lines.push(`The growth curve: bytes = fixed + slope × conversation characters, least squares over all ${f.last} turns (R² = 1 is a straight line), and the slope over the last four fifths alone (turn ${Math.floor(f.last / 5) + 1} to ${f.last}).`);
+  lines.push('');
+  lines.push(table(['system', 'bytes per conversation character (slope)', 'fixed bytes (intercept)', 'R²', 'slope, later turns'], [growth('weft'), growth('cf-agents')]));
+  lines.push('');
+  const tb = (label, t) => {
+    if (!t) return;
+    const pages = new Map((t.pagesBy ?? []).map((x) => [x.name, x.pages]));
+    const rowsT = t.tables.filter((x) => x.rows || pages.get(x.table) > 1).sort((a, b) => (b.bytes ?? 0) - (a.bytes ?? 0)).slice(0, 8)
+      .map((x) => [`\`${x.table}\``, int(x.rows), int(x.bytes), pages.has(x.table) ? int(pages.get(x.table)) : 'n/a']);
+    lines.push(`${label}: ${t.pages} pages of ${t.pageSize} bytes (${t.freePages} free); the largest tables:`);
+    lines.push('');
+    lines.push(table(['table', 'rows', 'content bytes', 'pages'], rowsT));
+    lines.push('');
+  };
+  tb(`What weft's database holds after ${f.last} turns`, st.tables?.weft);
+  tb(`…and after the retention time (the last checkpoint)`, st.retention?.tables);
+  tb(`What Cloudflare Agents' database holds after ${f.last} turns`, st.tables?.['cf-agents']);
+
+  if (f.weft && f.cf) {
+    targets.push([`Storage: rows written per turn ≤ CF Agents' (${opts.tokens}-piece reply at ${opts.paceMs} ms/piece)`, `weft ${fmt(f.weftRows, 0)}, CF Agents ${fmt(f.cfRows, 0)}: ${fmt(f.ratio, 2)}×`, yes(f.ratio.median <= 1)]);
+  }
+  if (f.weft && (st.curve?.weft?.length ?? 0) >= 3) {
+    const fit = f.fit('weft');
+    targets.push([`Storage: bytes per session linear in the conversation (R² ≥ 0.99 over ${f.last} turns)`, `R² ${fit.r2.toFixed(4)}, ${fit.b.toFixed(2)} bytes per character + ${int(fit.a)} fixed (CF Agents: R² ${f.fit('cf-agents').r2.toFixed(4)}, ${f.fit('cf-agents').b.toFixed(2)} per character)`, yes(fit.r2 >= 0.99)]);
+  }
+  if (f.retainedLast) {
+    const r = f.retainedLast;
+    targets.push([`Storage: after retention ≤ 1.5× the conversation's text (${r.turn} turns)`, `${times(r.bytes, r.chars)} (${int(r.bytes)} bytes for ${int(r.chars)} characters)`, yes(r.bytes / r.chars <= 1.5)]);
+  }
+  if (st.problems?.length) {
+    lines.push(`Problems seen: ${st.problems.join('; ')}`);
+    lines.push('');
+  }
+}
+
 /**
  * One line per target that is missed, saying what the profiles show limits it (generated). A
  * target met in this run gets no line: its section below still has the profile.
@@ -343,6 +477,18 @@ function limits(S, targets) {
   const sp = S.server?.profile;
   if (sp && (missed('Server: ≥ 4×') || missed('Server: ≥ 0.5×'))) out.push(`- **Server** (CPU profile of the Worker's isolate, ${sp.sessions} concurrent sessions): ${top(sp.self, serverClassify, 5)}; the batching that keeps it ahead is described under the profile in section 3.`);
   if (S.server?.paced?.length && missed('Server: ≤ 1 ms')) out.push('- **Server, latency at 20 ms/token**: a token sent alone (the model is slower than a commit, so nothing is gathered) waits for its log write to commit before it leaves: the Durable Object output gate holds a socket message until the storage writes before it are durable, which is what lets a client resume without a hole after a crash. The bare relay writes nothing, so it has no commit to wait for. Measured on 2026-11-22 (one paced run each, a build with the log write left out for the experiment): weft\'s p50 went from 1.96 ms to 1.22 ms, the relay\'s being 0.83 and 1.06 ms in those runs; the write and its commit are about 0.7 ms of what weft adds, and with them left out weft is within 1 ms of the direct floor. Sending before the commit would meet the target and lose the guarantee, so it is not done.');
+  const st = S.storage;
+  if (st && missed('Storage: rows written')) {
+    const f = storageFigures(st);
+    const cf = st.paced['cf-agents']?.turns.at(-1)?.byStatement ?? [];
+    const blocks = cf.filter((x) => /stream_blocks|stream_chunks/.test(x.statement)).reduce((a, x) => a + x.rows, 0);
+    out.push(`- **Storage, rows per turn**: weft's ${fmt(f.weftRows, 0)} rows are ${fmt(f.weftEvents, 0)} event-log rows (the ${st.opts.tokens} pieces arrive every ${st.opts.paceMs} ms, so a batch closes on its 100 ms timer with about ${(100 / st.opts.paceMs).toFixed(0)} pieces, not on 16) and the rest the run's own rows; Cloudflare Agents writes its stream into blocks it appends to in place (${blocks} of its rows that turn) and keeps nothing of it once the reply is stored, so its rows do not grow with the reply's pieces the way weft's do.`);
+  }
+  if (st && missed('Storage: after retention')) {
+    const t = st.retention?.tables;
+    const big = t?.tables.filter((x) => x.bytes).sort((a, b) => b.bytes - a.bytes).slice(0, 4).map((x) => `\`${x.table}\` ${KB(x.bytes)}`).join(', ');
+    out.push(`- **Storage after retention**: what is left once the event logs are deleted${big ? `: ${big}` : ''}, in ${t ? `${t.pages} pages of ${t.pageSize} bytes` : 'the database'}.`);
+  }
   return out;
 }
 
@@ -356,6 +502,7 @@ export function report(res) {
   if (S.bundle) bundleSection(S.bundle, targets, body);
   if (S.server) serverSection(S.server, targets, body);
   if (S.native) nativeSection(S.native, body);
+  if (S.storage) storageSection(S.storage, targets, body);
 
   lines.push('# Benchmarks');
   lines.push('');
@@ -363,7 +510,7 @@ export function report(res) {
   lines.push('');
   lines.push('weft and its peers are measured in the same run on the same machine, the peers as published on npm (dev dependencies of tests/bench). The machine is shared (2 cores, other work running), so absolute figures drift between runs: the ratios, computed pair by pair between contestants measured back to back in the same repetition, are what to compare. Figures are medians with (min–max) over the runs.');
   lines.push('');
-  lines.push('## Targets (issue 8)');
+  lines.push(`## Targets (issue 8${S.storage ? '; storage: section 5' : ''})`);
   lines.push('');
   lines.push(table(['target', 'measured', ''], targets));
   lines.push('');
