@@ -12,6 +12,7 @@
 //! | `GET /ws/chat` (upgrade) | cueso |
 //! | any of them with `Sec-WebSocket-Protocol: weft.<dialect>` | that dialect |
 //! | `POST /v1/chat/completions` | OpenAI-compatible streaming proxy to the configured provider |
+//! | `POST /api/chat`, `GET /api/chat/{id}/stream` | the AI SDK's `useChat`: a turn as a UI message stream, and the running turn again (`session/aisdk.rs`) |
 //! | `GET /healthz` | `ok` |
 //! | `GET /` and any other `GET` / `HEAD` | the demo app (`www/`, built by `scripts/build-www`), served from the `ASSETS` binding |
 //!
@@ -74,6 +75,18 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
                     return Response::error("origin not allowed", 403);
                 }
                 cors(&settings, &req, Response::from_json(&status(&settings))?)
+            }
+            (Method::Options, p) if p == AISDK_API || p.starts_with("/api/chat/") => {
+                cors(&settings, &req, Response::empty()?.with_status(204))
+            }
+            (Method::Post, AISDK_API) => {
+                let response = aisdk_chat(req.clone()?, &env, &settings, &url).await?;
+                cors(&settings, &req, response)
+            }
+            (Method::Get, p) if aisdk_stream_of(p).is_some() => {
+                let chat = aisdk_stream_of(p).unwrap_or_default().to_string();
+                let response = aisdk_resume(&req, &env, &settings, &url, &chat).await?;
+                cors(&settings, &req, response)
             }
             (Method::Get | Method::Head, _) => match assets(&env, req).await? {
                 Some(response) => Ok(response),
@@ -167,17 +180,7 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
     let weft = protocols
         .iter()
         .any(|p| Dialect::from_subprotocol(p).is_some());
-    // Whom the sessions this socket creates count against: a per-user token's holder, else the
-    // address (every holder of the shared token is one client otherwise).
-    let client = match access.grant() {
-        Some(grant) => format!("sub:{}", grant.sub),
-        None => format!(
-            "ip:{}",
-            req.headers()
-                .get("CF-Connecting-IP")?
-                .unwrap_or_else(|| "unknown".into())
-        ),
-    };
+    let client = client_of(&access, &req)?;
     let target = session::connect_url(
         dialect,
         &session_id,
@@ -193,6 +196,104 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
         .id_from_name(&session_id)?
         .get_stub()?;
     stub.fetch_with_request(forwarded).await
+}
+
+/// The AI SDK's chat endpoint (`useChat`'s default `api`).
+const AISDK_API: &str = "/api/chat";
+
+/// The chat id of `GET /api/chat/{id}/stream`, the AI SDK's resume.
+fn aisdk_stream_of(path: &str) -> Option<&str> {
+    path.strip_prefix("/api/chat/")?
+        .strip_suffix("/stream")
+        .filter(|id| !id.is_empty() && !id.contains('/'))
+}
+
+/// Who a request is, for `SESSIONS_PER_MINUTE`: a per-user token's holder, else the address
+/// (every holder of the shared token is one client otherwise).
+fn client_of(access: &Access, req: &Request) -> Result<String> {
+    Ok(match access.grant() {
+        Some(grant) => format!("sub:{}", grant.sub),
+        None => format!(
+            "ip:{}",
+            req.headers()
+                .get("CF-Connecting-IP")?
+                .unwrap_or_else(|| "unknown".into())
+        ),
+    })
+}
+
+/// The checks every AI SDK request passes before it reaches its session: auth, origin, the
+/// session id's rules and the token's sessions. The refusal, or who is asking.
+async fn aisdk_access(
+    req: &Request,
+    settings: &Settings,
+    url: &str,
+    chat: &str,
+) -> Result<std::result::Result<String, Response>> {
+    let access = match authorize(settings, req, url, &[]).await? {
+        Ok(access) => access,
+        Err(refusal) => return Ok(Err(refusal)),
+    };
+    if origin_forbidden(settings, req)? {
+        return Response::error("origin not allowed", 403).map(Err);
+    }
+    if let Err(why) = relay::check_session_id(chat) {
+        return Response::error(format!("invalid chat id: {why}"), 400).map(Err);
+    }
+    if let Some(grant) = access.grant().filter(|g| !g.allows(chat)) {
+        let msg = format!("this token ({}) may not use chat {chat}", grant.sub);
+        return Response::error(msg, 403).map(Err);
+    }
+    client_of(&access, req).map(Ok)
+}
+
+fn session_stub(env: &Env, session: &str) -> Result<worker::Stub> {
+    env.durable_object("SESSIONS")?
+        .id_from_name(session)?
+        .get_stub()
+}
+
+/// `POST /api/chat`: an AI SDK turn, handed to the chat's session (`session/aisdk.rs`).
+async fn aisdk_chat(
+    mut req: Request,
+    env: &Env,
+    settings: &Settings,
+    url: &str,
+) -> Result<Response> {
+    let body = req.text().await?;
+    let limits = weft_protocol::Limits {
+        max_frame_bytes: session::AISDK_MAX_BODY_BYTES,
+    };
+    let chat = match weft_protocol::dialect::aisdk::decode_request(body.as_bytes(), limits) {
+        Ok(chat) => chat,
+        Err(e) => return Response::error(e.to_string(), 400),
+    };
+    let client = match aisdk_access(&req, settings, url, &chat.chat_id).await? {
+        Ok(client) => client,
+        Err(refusal) => return Ok(refusal),
+    };
+    let target = session::aisdk_url(session::AISDK_CHAT_PATH, &client);
+    let forwarded = outbound::request(&target, "POST", None, Some(&body))?;
+    session_stub(env, &chat.chat_id)?
+        .fetch_with_request(forwarded)
+        .await
+}
+
+/// `GET /api/chat/{id}/stream`: the chat's running turn again, or 204.
+async fn aisdk_resume(
+    req: &Request,
+    env: &Env,
+    settings: &Settings,
+    url: &str,
+    chat: &str,
+) -> Result<Response> {
+    let client = match aisdk_access(req, settings, url, chat).await? {
+        Ok(client) => client,
+        Err(refusal) => return Ok(refusal),
+    };
+    let target = session::aisdk_url(session::AISDK_STREAM_PATH, &client);
+    let forwarded = outbound::request(&target, "GET", None, None)?;
+    session_stub(env, chat)?.fetch_with_request(forwarded).await
 }
 
 /// What `GET /status` reports: which model runs use and how it is reached — never a key or a
@@ -284,7 +385,7 @@ fn cors(settings: &Settings, req: &Request, response: Response) -> Result<Respon
     }
     let headers = response.headers().clone();
     headers.set("Access-Control-Allow-Origin", &origin)?;
-    headers.set("Access-Control-Allow-Methods", "POST, OPTIONS")?;
+    headers.set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")?;
     headers.set(
         "Access-Control-Allow-Headers",
         "authorization, content-type",

@@ -137,13 +137,25 @@ impl Session {
 
     pub(super) async fn start_run(&self, ws: &WebSocket, info: &SocketInfo, run: RunCommand) {
         // relay.rs routed it here: a thread it names is this session.
-        let session_id = self.session_id(info);
+        match self.begin_run(self.session_id(info), run).await {
+            Ok(_) => self.drive().await,
+            Err(refusal) => self.reply(ws, info, refusal),
+        }
+    }
+
+    /// Checks and stores a new run and makes it the active one, ready to drive; the run id,
+    /// or the `error` that refuses it.
+    pub(super) async fn begin_run(
+        &self,
+        session_id: String,
+        run: RunCommand,
+    ) -> Result<String, Event> {
         if let Agent::Unknown(name) = &run.agent {
             let msg = format!("unknown agent: {name} (react, dup, tot or got)");
-            return self.reply(ws, info, error_event(&msg, "agent_unavailable", run.id));
+            return Err(error_event(&msg, "agent_unavailable", run.id));
         }
         if let Model::Missing(why) = &self.settings.model {
-            return self.reply(ws, info, error_event(why, "model_not_configured", run.id));
+            return Err(error_event(why, "model_not_configured", run.id));
         }
         if self.busy() {
             let active = self
@@ -155,20 +167,16 @@ impl Session {
                 .unwrap_or_default();
             let msg =
                 format!("a run is already in progress ({active}): wait for it to end or cancel it");
-            return self.reply(ws, info, error_event(&msg, "busy", run.id));
+            return Err(error_event(&msg, "busy", run.id));
         }
         if let Err(msg) = self.take_run() {
-            return self.reply(ws, info, error_event(&msg, "rate_limited", run.id));
+            return Err(error_event(&msg, "rate_limited", run.id));
         }
         let run_id = run.id.clone().unwrap_or_else(|| format!("run-{}", uuid()));
         let store = self.store();
         if store.run(&run_id).ok().flatten().is_some() {
             let msg = format!("run id {run_id} was already used in this session");
-            return self.reply(
-                ws,
-                info,
-                error_event(&msg, "duplicate_run_id", Some(run_id)),
-            );
+            return Err(error_event(&msg, "duplicate_run_id", Some(run_id)));
         }
         let state = store.session_state().unwrap_or_default();
         let folder = match run
@@ -181,11 +189,11 @@ impl Session {
             Some(f) => match tools::normalize_path(f) {
                 Ok(f) => Some(f),
                 Err(e) => {
-                    return self.reply(
-                        ws,
-                        info,
-                        error_event(&format!("working_folder: {e}"), "invalid_request", run.id),
-                    )
+                    return Err(error_event(
+                        &format!("working_folder: {e}"),
+                        "invalid_request",
+                        run.id,
+                    ));
                 }
             },
         };
@@ -225,12 +233,12 @@ impl Session {
             });
         if let Err(e) = stored {
             let msg = format!("could not store the run: {e}");
-            return self.reply(ws, info, error_event(&msg, "storage", Some(run_id)));
+            return Err(error_event(&msg, "storage", Some(run_id)));
         }
         engine_run.start();
         *self.run.borrow_mut() = Some(engine_run);
         self.arm_alarm().await;
-        self.drive().await;
+        Ok(run_id)
     }
 
     /// Loads the active run from its checkpoint if it is not in memory (after hibernation or a

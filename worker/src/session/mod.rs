@@ -32,7 +32,9 @@ use worker::{
     WebSocketIncomingMessage, WebSocketPair,
 };
 
+mod aisdk;
 mod alarm;
+pub use aisdk::AISDK_MAX_BODY_BYTES;
 mod commands;
 mod host;
 mod limits;
@@ -128,6 +130,8 @@ pub struct Session {
     /// Streamed deltas sent but not yet logged, with when the oldest was sent
     /// (session/publish.rs).
     unlogged: RefCell<Unlogged>,
+    /// The AI SDK requests streaming this session's run (aisdk.rs).
+    streams: RefCell<Vec<aisdk::Stream>>,
     env: Env,
     /// Links to the other sessions messages on this object's sockets named (relay.rs).
     links: Links,
@@ -159,6 +163,7 @@ impl DurableObject for Session {
             waker: RefCell::new(None),
             encoders: RefCell::new(Vec::new()),
             unlogged: RefCell::new(Unlogged::default()),
+            streams: RefCell::new(Vec::new()),
             env,
             links: Links::default(),
             frames: Cell::new(Window::default()),
@@ -168,6 +173,14 @@ impl DurableObject for Session {
 
     async fn fetch(&self, req: Request) -> Result<Response> {
         let url = req.inner().url();
+        match req.path().as_str() {
+            AISDK_CHAT_PATH => {
+                let client = crate::query::get(&url, "client").unwrap_or_default();
+                return self.aisdk_post(req, &client).await;
+            }
+            AISDK_STREAM_PATH => return self.aisdk_resume().await,
+            _ => {}
+        }
         let dialect = crate::query::get(&url, "dialect")
             .and_then(|d| Dialect::parse(&d))
             .unwrap_or(Dialect::Loom);
@@ -472,21 +485,26 @@ impl Session {
                 client: false,
             })
             .collect();
-        for (_, info) in self.sockets() {
-            for t in info.tools {
-                if infos.iter().any(|i| i.def.name == t.name) {
-                    continue;
-                }
-                infos.push(ToolInfo {
-                    def: ToolDef {
-                        name: t.name.clone(),
-                        description: t.description.clone().unwrap_or_default(),
-                        input_schema: t.input_schema.clone(),
-                    },
-                    needs_approval: !t.read_only,
-                    client: true,
-                });
+        let page_tools: Vec<ClientTool> = self
+            .streams
+            .borrow()
+            .iter()
+            .flat_map(|s| s.tools.iter().cloned().map(client_tool))
+            .collect();
+        let socket_tools = self.sockets().into_iter().flat_map(|(_, info)| info.tools);
+        for t in socket_tools.chain(page_tools) {
+            if infos.iter().any(|i| i.def.name == t.name) {
+                continue;
             }
+            infos.push(ToolInfo {
+                def: ToolDef {
+                    name: t.name.clone(),
+                    description: t.description.clone().unwrap_or_default(),
+                    input_schema: t.input_schema.clone(),
+                },
+                needs_approval: !t.read_only,
+                client: true,
+            });
         }
         infos
     }
@@ -550,6 +568,7 @@ impl Session {
             futures_util::future::select(calls.next(), queued).await;
         }
         self.driving.set(false);
+        self.pause_streams();
     }
 
     fn wake(&self) {
@@ -627,7 +646,12 @@ impl Session {
                     let present = self
                         .sockets()
                         .iter()
-                        .any(|(_, i)| i.tools.iter().any(|t| t.name == name));
+                        .any(|(_, i)| i.tools.iter().any(|t| t.name == name))
+                        || self
+                            .streams
+                            .borrow()
+                            .iter()
+                            .any(|s| s.tools.iter().any(|t| t.name == name));
                     if !present {
                         self.handle(Input::ToolResult {
                             call_id,
@@ -664,7 +688,7 @@ impl Session {
                 });
             }
             Effect::AwaitApproval { call_id } => {
-                if !self.sockets().iter().any(|(_, i)| i.can_approve()) {
+                if !self.sockets().iter().any(|(_, i)| i.can_approve()) && !self.page_listening() {
                     // Nobody can answer: refuse at once so no client is left hanging and
                     // nothing mutating runs behind anyone's back (specs/README, "Approvals").
                     let name = self
@@ -805,6 +829,19 @@ fn last_reply(state: &engine::Session) -> Option<String> {
         }
         _ => None,
     })
+}
+
+/// Where the Worker hands a session an AI SDK turn (`POST /api/chat`).
+pub const AISDK_CHAT_PATH: &str = "/aisdk/chat";
+
+/// Where the Worker asks a session for its running turn again (`GET /api/chat/{id}/stream`).
+pub const AISDK_STREAM_PATH: &str = "/aisdk/stream";
+
+/// The internal URL a session's AI SDK requests go to.
+pub fn aisdk_url(path: &str, client: &str) -> String {
+    let mut target = format!("https://session.internal{path}?");
+    crate::query::append(&mut target, "client", client);
+    target
 }
 
 /// The internal URL a socket's Durable Object is reached at: by the Worker for a client, by

@@ -135,6 +135,7 @@ impl Session {
                 }
             }
         }
+        self.stream_events(events);
         written
     }
 

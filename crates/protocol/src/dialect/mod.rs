@@ -42,6 +42,7 @@
 
 pub mod agentchat;
 pub mod agentloop;
+pub mod aisdk;
 pub mod capabilities;
 pub mod cueso;
 pub mod extension;

@@ -1,0 +1,719 @@
+//! The Vercel AI SDK's UI message stream: what `useChat` (`DefaultChatTransport`) speaks, so an
+//! unchanged AI SDK app runs on weft.
+//!
+//! It is not a socket dialect: each turn is one HTTP request whose answer is a stream of
+//! server-sent events (`data: {chunk}` lines, `data: [DONE]` last). The request carries the
+//! whole conversation as `UIMessage`s; the server keeps its own history, so only the last
+//! message is read ([`decode_request`]):
+//!
+//! | last message | commands |
+//! |---|---|
+//! | `user`, its text parts | [`Command::Run`] in the chat's session |
+//! | `assistant`, a tool part in state `approval-responded` | [`Command::ApprovalResponse`] (`approved` → `yes`, else `no-continue` with the `reason`) |
+//! | `assistant`, a tool part in state `output-available` / `output-error` | [`Command::ToolResult`] of a client-side tool |
+//!
+//! Answers for calls that no longer wait are the server's to pass over: the AI SDK sends every
+//! part again with every request.
+//!
+//! weft's extensions of the body: `agent` (`react`, `dup`, `tot`, `got`) and `tools`, the
+//! client-side tools the page runs (weft's `ToolSpec`s; they are declared with approvals on,
+//! since `useChat` answers approval requests).
+//!
+//! What each canonical event becomes ([`Encoder`]):
+//!
+//! | canonical | UI message chunks |
+//! |---|---|
+//! | the run's first event in this stream | `start {messageId}` (`msg-<run id>`, the same for every request of one run, so a continuation extends the same message) |
+//! | `message_chunk` / `reasoning_chunk` | `text-start` / `reasoning-start` once, then `-delta`s; `-end` when something else comes |
+//! | `tool_call_chunk` | `tool-input-start`, `tool-input-delta` |
+//! | `tool_call` | `tool-input-available` |
+//! | `tool_approval` | `tool-approval-request` (`approvalId` is the call id) |
+//! | `approval_resolved` denied | `tool-output-denied` (and the tool's `tool_end` is not sent) |
+//! | `tool_end` | `tool-output-available` / `tool-output-error` |
+//! | a model response | `start-step` before its first piece, `finish-step` before the next one's |
+//! | `run_end` | `finish-step`, `finish {finishReason: "stop"}` |
+//! | `error` | `abort` when cancelled, else `error {errorText}` |
+//!
+//! A run that waits for the page (an approval, a client-side tool) ends the request's stream
+//! with [`Encoder::pause`] (`finish {finishReason: "tool-calls"}`): the AI SDK answers in its
+//! next request, whose stream carries on the same message. Everything else (node spans, plan
+//! events, usage, context) has no chunk and is left out.
+
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+use serde_json::{json, Map, Value};
+
+use crate::command::{ApprovalDecision, ClientTools, Command, RunCommand, ToolResult};
+use crate::event::{Event, Sequenced, ToolSpec};
+use crate::field::Fields;
+use crate::frame::{parse_object, Limits};
+use crate::names::{Agent, Review};
+use crate::Error;
+
+/// The response header that marks the body as a UI message stream.
+pub const STREAM_HEADER: (&str, &str) = ("x-vercel-ai-ui-message-stream", "v1");
+
+/// The last server-sent event of a stream.
+pub const DONE: &str = "data: [DONE]\n\n";
+
+/// One chunk as a server-sent event.
+pub fn sse(chunk: &str) -> String {
+    format!("data: {chunk}\n\n")
+}
+
+/// A `POST /api/chat` body, read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChatRequest {
+    /// The chat's id: the session.
+    pub chat_id: String,
+    /// What it asks, in order: the page's tools first, if it declared any.
+    pub commands: Vec<Command>,
+}
+
+/// Reads the body `DefaultChatTransport` sends (see the module docs for what it becomes).
+pub fn decode_request(body: &[u8], limits: Limits) -> Result<ChatRequest, Error> {
+    let obj = parse_object(body, limits)?;
+    let f = Fields::new("chat", &obj);
+    let chat_id: String = f.req("id")?;
+    let mut commands = Vec::new();
+    if f.raw("tools").is_some() {
+        let tools = f.objects("tools", ToolSpec::read)?;
+        commands.push(Command::ClientTools(ClientTools {
+            tools,
+            approvals: true,
+        }));
+    }
+    let messages = match f.raw("messages") {
+        Some(Value::Array(m)) if !m.is_empty() => m,
+        _ => return Err(f.err("messages", "is required (a non-empty array)")),
+    };
+    let last = match messages.last() {
+        Some(Value::Object(m)) => m,
+        _ => return Err(f.err("messages", "must end with a message object")),
+    };
+    let m = Fields::new("chat", last);
+    let role: String = m.req("role")?;
+    let parts = match m.raw("parts") {
+        Some(Value::Array(p)) => p.as_slice(),
+        _ => return Err(m.err("parts", "is required (an array)")),
+    };
+    match role.as_str() {
+        "user" => {
+            let text: String = parts
+                .iter()
+                .filter(|p| p.get("type").and_then(Value::as_str) == Some("text"))
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .collect();
+            if text.trim().is_empty() {
+                return Err(Error::invalid("chat", "the last message has no text"));
+            }
+            let agent = f
+                .opt::<String>("agent")?
+                .map_or(Agent::React, |a| Agent::from(a.as_str()));
+            commands.push(Command::Run(RunCommand {
+                message: text,
+                agent,
+                id: None,
+                thread_id: Some(chat_id.clone()),
+                working_folder: None,
+                got_adaptive: None,
+                verbose: None,
+                previous_response_id: None,
+            }));
+        }
+        "assistant" => {
+            for part in parts.iter().filter_map(Value::as_object) {
+                if let Some(command) = tool_answer(part)? {
+                    commands.push(command);
+                }
+            }
+        }
+        other => {
+            return Err(Error::invalid(
+                "chat",
+                format!("the last message is from {other:?}: nothing to answer"),
+            ))
+        }
+    }
+    Ok(ChatRequest { chat_id, commands })
+}
+
+/// What the page answered in one tool part of its last message, if anything.
+fn tool_answer(part: &Map<String, Value>) -> Result<Option<Command>, Error> {
+    let kind = part.get("type").and_then(Value::as_str).unwrap_or("");
+    if !(kind.starts_with("tool-") || kind == "dynamic-tool") {
+        return Ok(None);
+    }
+    let f = Fields::new("chat", part);
+    let call_id: String = f.req("toolCallId")?;
+    let state: String = f.opt("state")?.unwrap_or_default();
+    Ok(match state.as_str() {
+        "approval-responded" => {
+            let Some(Value::Object(approval)) = f.raw("approval") else {
+                return Ok(None);
+            };
+            let a = Fields::new("chat", approval);
+            let approved: bool = a.req("approved")?;
+            let reason: Option<String> = a.opt("reason")?;
+            Some(Command::ApprovalResponse(ApprovalDecision {
+                call_id: Some(call_id),
+                review: if approved {
+                    Review::Yes
+                } else {
+                    Review::NoContinue
+                },
+                custom_deny_message: if approved { None } else { reason },
+                explanation: None,
+            }))
+        }
+        "output-available" => {
+            let result = match f.raw("output") {
+                Some(Value::String(s)) => s.clone(),
+                Some(v) => v.to_string(),
+                None => String::new(),
+            };
+            Some(Command::ToolResult(ToolResult {
+                call_id,
+                result,
+                is_error: false,
+            }))
+        }
+        "output-error" => Some(Command::ToolResult(ToolResult {
+            call_id,
+            result: f.opt("errorText")?.unwrap_or_default(),
+            is_error: true,
+        })),
+        _ => None,
+    })
+}
+
+/// Turns one run's canonical events into UI message chunks (JSON text each; [`sse`] frames
+/// them), for one request's stream. A request that continues a run gets a fresh encoder: its
+/// chunks carry on the same message.
+#[derive(Debug, Clone, Default)]
+pub struct Encoder {
+    started: bool,
+    /// A step is open; `answered`: its model response is complete, so the next piece of a
+    /// response opens a new step.
+    step: bool,
+    answered: bool,
+    /// The open text or reasoning part: its kind (`text`, `reasoning`) and id.
+    part: Option<(&'static str, String)>,
+    /// Calls whose `tool-input-start` went out.
+    inputs: Vec<String>,
+    /// Calls denied: their `tool_end` is not an output.
+    denied: Vec<String>,
+    finished: bool,
+}
+
+impl Encoder {
+    /// An encoder for a new stream.
+    pub fn new() -> Self {
+        Encoder::default()
+    }
+
+    /// Whether the stream is over (the run ended, failed, or paused).
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    /// The chunks that carry this event, possibly none.
+    pub fn encode(&mut self, ev: &Sequenced) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.finished {
+            return out;
+        }
+        if !self.started {
+            self.started = true;
+            let id = ev.envelope.run_id.as_deref().unwrap_or("run");
+            push(
+                &mut out,
+                json!({"type": "start", "messageId": format!("msg-{id}")}),
+            );
+        }
+        let at = ev.envelope.event_id.unwrap_or(0);
+        match &ev.event {
+            Event::MessageChunk { content, .. } => self.piece(&mut out, "text", at, content),
+            Event::ReasoningChunk { content, .. } => self.piece(&mut out, "reasoning", at, content),
+            Event::ToolCallChunk {
+                call_id: Some(call),
+                name,
+                arguments_delta,
+            } => {
+                self.open_step(&mut out);
+                self.close_part(&mut out);
+                if !self.inputs.contains(call) {
+                    self.inputs.push(call.clone());
+                    push(
+                        &mut out,
+                        json!({"type": "tool-input-start", "toolCallId": call,
+                               "toolName": name.as_deref().unwrap_or("")}),
+                    );
+                }
+                if !arguments_delta.is_empty() {
+                    push(
+                        &mut out,
+                        json!({"type": "tool-input-delta", "toolCallId": call,
+                               "inputTextDelta": arguments_delta}),
+                    );
+                }
+            }
+            Event::ToolCall {
+                call_id: Some(call),
+                name,
+                arguments,
+            } => {
+                self.open_step(&mut out);
+                self.close_part(&mut out);
+                push(
+                    &mut out,
+                    json!({"type": "tool-input-available", "toolCallId": call,
+                           "toolName": name, "input": arguments}),
+                );
+            }
+            Event::LlmComplete { .. } => {
+                self.close_part(&mut out);
+                self.answered = true;
+            }
+            Event::ToolApproval {
+                call_id: Some(call),
+                ..
+            } => {
+                self.close_part(&mut out);
+                push(
+                    &mut out,
+                    json!({"type": "tool-approval-request", "approvalId": call,
+                           "toolCallId": call}),
+                );
+            }
+            Event::ApprovalResolved {
+                call_id: Some(call),
+                review,
+                ..
+            } if !matches!(review, Review::Yes | Review::Always) => {
+                self.close_part(&mut out);
+                self.denied.push(call.clone());
+                push(
+                    &mut out,
+                    json!({"type": "tool-output-denied", "toolCallId": call}),
+                );
+            }
+            Event::ToolEnd {
+                call_id: Some(call),
+                result,
+                is_error,
+                ..
+            } if !self.denied.contains(call) => {
+                self.close_part(&mut out);
+                let chunk = if *is_error {
+                    json!({"type": "tool-output-error", "toolCallId": call, "errorText": result})
+                } else {
+                    json!({"type": "tool-output-available", "toolCallId": call, "output": result})
+                };
+                push(&mut out, chunk);
+            }
+            Event::RunEnd { .. } => self.finish(&mut out, "stop"),
+            Event::Error { message, code, .. } => {
+                self.close_part(&mut out);
+                self.close_step(&mut out);
+                if code.as_deref() == Some("cancelled") {
+                    push(&mut out, json!({"type": "abort", "reason": message}));
+                } else {
+                    push(&mut out, json!({"type": "error", "errorText": message}));
+                }
+                self.finished = true;
+            }
+            _ => {}
+        }
+        out
+    }
+
+    /// The chunks that end this request's stream while the run waits for the page (an approval
+    /// or a client-side tool's output, sent with the next request).
+    pub fn pause(&mut self) -> Vec<String> {
+        let mut out = Vec::new();
+        if !self.finished && self.started {
+            self.finish(&mut out, "tool-calls");
+        }
+        self.finished = true;
+        out
+    }
+
+    fn piece(&mut self, out: &mut Vec<String>, kind: &'static str, at: u64, delta: &str) {
+        self.open_step(out);
+        if self.part.as_ref().is_some_and(|(k, _)| *k != kind) {
+            self.close_part(out);
+        }
+        let id = match &self.part {
+            Some((_, id)) => id.clone(),
+            None => {
+                let id = format!("{}{at}", &kind[..1]);
+                push(out, json!({"type": format!("{kind}-start"), "id": id}));
+                self.part = Some((kind, id.clone()));
+                id
+            }
+        };
+        push(
+            out,
+            json!({"type": format!("{kind}-delta"), "id": id, "delta": delta}),
+        );
+    }
+
+    fn open_step(&mut self, out: &mut Vec<String>) {
+        if self.step && self.answered {
+            self.close_part(out);
+            self.close_step(out);
+        }
+        if !self.step {
+            self.step = true;
+            self.answered = false;
+            push(out, json!({"type": "start-step"}));
+        }
+    }
+
+    fn close_step(&mut self, out: &mut Vec<String>) {
+        if self.step {
+            self.step = false;
+            push(out, json!({"type": "finish-step"}));
+        }
+    }
+
+    fn close_part(&mut self, out: &mut Vec<String>) {
+        if let Some((kind, id)) = self.part.take() {
+            push(out, json!({"type": format!("{kind}-end"), "id": id}));
+        }
+    }
+
+    fn finish(&mut self, out: &mut Vec<String>, reason: &str) {
+        self.close_part(out);
+        self.close_step(out);
+        push(out, json!({"type": "finish", "finishReason": reason}));
+        self.finished = true;
+    }
+}
+
+fn push(out: &mut Vec<String>, chunk: Value) {
+    out.push(chunk.to_string());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::Envelope;
+
+    fn ev(id: u64, event: Event) -> Sequenced {
+        Sequenced {
+            envelope: Envelope {
+                run_id: Some("r1".to_string()),
+                event_id: Some(id),
+                ..Envelope::default()
+            },
+            event,
+        }
+    }
+
+    fn types(chunks: &[String]) -> Vec<String> {
+        chunks
+            .iter()
+            .map(|c| {
+                let v: Value = serde_json::from_str(c).unwrap();
+                v["type"].as_str().unwrap().to_string()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_user_message_starts_a_run_in_the_chat() {
+        let body = br#"{"id":"chat-1","trigger":"submit-message","agent":"tot",
+            "messages":[{"id":"u1","role":"user","parts":[{"type":"text","text":"Hello"},{"type":"text","text":" there"}]}]}"#;
+        let req = decode_request(body, Limits::default()).unwrap();
+        assert_eq!(req.chat_id, "chat-1");
+        let [Command::Run(run)] = &req.commands[..] else {
+            panic!("{:?}", req.commands)
+        };
+        assert_eq!(run.message, "Hello there");
+        assert_eq!(run.thread_id.as_deref(), Some("chat-1"));
+        assert_eq!(run.agent, Agent::Tot);
+    }
+
+    #[test]
+    fn answers_come_in_the_last_assistant_message() {
+        let body = br#"{"id":"c","messages":[
+            {"id":"u","role":"user","parts":[{"type":"text","text":"hi"}]},
+            {"id":"a","role":"assistant","parts":[
+              {"type":"step-start"},
+              {"type":"text","text":"ok","state":"done"},
+              {"type":"tool-write","toolCallId":"w1","state":"approval-responded","input":{},
+               "approval":{"id":"w1","approved":false,"reason":"not now"}},
+              {"type":"tool-write","toolCallId":"w2","state":"approval-responded","input":{},
+               "approval":{"id":"w2","approved":true}},
+              {"type":"tool-shell","toolCallId":"s1","state":"output-available","input":{},"output":{"code":0}},
+              {"type":"dynamic-tool","toolName":"x","toolCallId":"x1","state":"output-error","input":{},"errorText":"boom"},
+              {"type":"tool-get_time","toolCallId":"t1","state":"input-available","input":{}}]}],
+            "tools":[{"name":"shell","input_schema":{"type":"object"}}]}"#;
+        let req = decode_request(body, Limits::default()).unwrap();
+        assert_eq!(req.commands.len(), 5, "{:?}", req.commands);
+        assert!(
+            matches!(&req.commands[0], Command::ClientTools(t) if t.approvals && t.tools[0].name == "shell")
+        );
+        assert!(matches!(&req.commands[1], Command::ApprovalResponse(d)
+            if d.call_id.as_deref() == Some("w1") && d.review == Review::NoContinue
+                && d.custom_deny_message.as_deref() == Some("not now")));
+        assert!(matches!(&req.commands[2], Command::ApprovalResponse(d)
+            if d.call_id.as_deref() == Some("w2") && d.review == Review::Yes));
+        assert!(matches!(&req.commands[3], Command::ToolResult(r)
+            if r.call_id == "s1" && r.result == r#"{"code":0}"# && !r.is_error));
+        assert!(matches!(&req.commands[4], Command::ToolResult(r)
+            if r.call_id == "x1" && r.result == "boom" && r.is_error));
+    }
+
+    #[test]
+    fn bad_bodies_are_clear_errors() {
+        for (body, says) in [
+            (&br#"{"messages":[]}"#[..], "id"),
+            (br#"{"id":"c","messages":[]}"#, "messages"),
+            (br#"{"id":"c"}"#, "messages"),
+            (br#"{"id":"c","messages":[{"role":"user","parts":[]}]}"#, "no text"),
+            (br#"{"id":"c","messages":[{"role":"system","parts":[]}]}"#, "system"),
+            (br#"{"id":"c","messages":[{"role":"user"}]}"#, "parts"),
+            (br#"{"id":"c","messages":[{"role":"assistant","parts":[{"type":"tool-a","state":"output-available"}]}]}"#, "toolCallId"),
+            (b"not json", "JSON"),
+        ] {
+            let e = decode_request(body, Limits::default()).unwrap_err();
+            assert!(e.to_string().contains(says), "{e} should say {says}");
+        }
+    }
+
+    #[test]
+    fn a_reply_with_a_tool_is_two_steps_in_one_message() {
+        let mut enc = Encoder::new();
+        let run = [
+            ev(
+                1,
+                Event::RunStart {
+                    run_id: Some("r1".into()),
+                    message: None,
+                    agent: None,
+                },
+            ),
+            ev(2, Event::NodeEnter { id: "think".into() }),
+            ev(
+                3,
+                Event::ReasoningChunk {
+                    content: "hm".into(),
+                    id: "think".into(),
+                },
+            ),
+            ev(
+                4,
+                Event::MessageChunk {
+                    content: "Let me".into(),
+                    id: "think".into(),
+                },
+            ),
+            ev(
+                5,
+                Event::MessageChunk {
+                    content: " check.".into(),
+                    id: "think".into(),
+                },
+            ),
+            ev(
+                6,
+                Event::ToolCallChunk {
+                    call_id: Some("c1".into()),
+                    name: Some("get_time".into()),
+                    arguments_delta: String::new(),
+                },
+            ),
+            ev(
+                7,
+                Event::ToolCallChunk {
+                    call_id: Some("c1".into()),
+                    name: Some("get_time".into()),
+                    arguments_delta: "{}".into(),
+                },
+            ),
+            ev(
+                8,
+                Event::ToolCall {
+                    call_id: Some("c1".into()),
+                    name: "get_time".into(),
+                    arguments: json!({}),
+                },
+            ),
+            ev(
+                9,
+                Event::LlmComplete {
+                    content: "Let me check.".into(),
+                    tool_calls: alloc::vec!["get_time".into()],
+                    finish_reason: "tool_calls".into(),
+                },
+            ),
+            ev(
+                10,
+                Event::ToolEnd {
+                    call_id: Some("c1".into()),
+                    name: "get_time".into(),
+                    result: "noon".into(),
+                    is_error: false,
+                },
+            ),
+            ev(
+                11,
+                Event::MessageChunk {
+                    content: "Noon.".into(),
+                    id: "think".into(),
+                },
+            ),
+            ev(
+                12,
+                Event::LlmComplete {
+                    content: "Noon.".into(),
+                    tool_calls: Vec::new(),
+                    finish_reason: "stop".into(),
+                },
+            ),
+            ev(
+                13,
+                Event::RunEnd {
+                    reply: "Noon.".into(),
+                    usage: None,
+                    total_usage: None,
+                    iteration_count: None,
+                    paused: false,
+                    tool_calls: Vec::new(),
+                },
+            ),
+        ];
+        let chunks: Vec<String> = run.iter().flat_map(|e| enc.encode(e)).collect();
+        assert_eq!(
+            types(&chunks),
+            [
+                "start",
+                "start-step",
+                "reasoning-start",
+                "reasoning-delta",
+                "reasoning-end",
+                "text-start",
+                "text-delta",
+                "text-delta",
+                "text-end",
+                "tool-input-start",
+                "tool-input-delta",
+                "tool-input-available",
+                "tool-output-available",
+                "finish-step",
+                "start-step",
+                "text-start",
+                "text-delta",
+                "text-end",
+                "finish-step",
+                "finish"
+            ]
+        );
+        assert!(chunks[0].contains(r#""messageId":"msg-r1""#));
+        assert!(enc.is_finished());
+        assert!(enc.encode(&run[0]).is_empty(), "nothing after the end");
+    }
+
+    #[test]
+    fn an_approval_pauses_the_stream_and_the_next_request_continues_the_message() {
+        let mut first = Encoder::new();
+        let mut out: Vec<String> = [
+            ev(
+                4,
+                Event::ToolCall {
+                    call_id: Some("w".into()),
+                    name: "write".into(),
+                    arguments: json!({"path": "a"}),
+                },
+            ),
+            ev(
+                5,
+                Event::LlmComplete {
+                    content: String::new(),
+                    tool_calls: alloc::vec!["write".into()],
+                    finish_reason: "tool_calls".into(),
+                },
+            ),
+            ev(
+                6,
+                Event::ToolApproval {
+                    call_id: Some("w".into()),
+                    name: "write".into(),
+                    arguments: json!({"path": "a"}),
+                },
+            ),
+        ]
+        .iter()
+        .flat_map(|e| first.encode(e))
+        .collect();
+        out.extend(first.pause());
+        assert_eq!(
+            types(&out),
+            [
+                "start",
+                "start-step",
+                "tool-input-available",
+                "tool-approval-request",
+                "finish-step",
+                "finish"
+            ]
+        );
+        assert!(out.last().unwrap().contains("tool-calls"));
+        let mut next = Encoder::new();
+        let out: Vec<String> = [
+            ev(
+                7,
+                Event::ApprovalResolved {
+                    call_id: Some("w".into()),
+                    name: None,
+                    review: Review::NoContinue,
+                    message: None,
+                },
+            ),
+            ev(
+                8,
+                Event::ToolEnd {
+                    call_id: Some("w".into()),
+                    name: "write".into(),
+                    result: "denied by the user".into(),
+                    is_error: true,
+                },
+            ),
+            ev(
+                9,
+                Event::Error {
+                    message: "cancelled".into(),
+                    code: Some("cancelled".into()),
+                    id: None,
+                    details: None,
+                },
+            ),
+        ]
+        .iter()
+        .flat_map(|e| next.encode(e))
+        .collect();
+        assert_eq!(types(&out), ["start", "tool-output-denied", "abort"]);
+        assert!(out[0].contains("msg-r1"), "the same message");
+    }
+
+    #[test]
+    fn a_failure_is_an_error_chunk() {
+        let mut enc = Encoder::new();
+        let out = enc.encode(&ev(
+            1,
+            Event::Error {
+                message: "the model is down".into(),
+                code: Some("provider".into()),
+                id: None,
+                details: None,
+            },
+        ));
+        assert_eq!(types(&out), ["start", "error"]);
+        assert!(out[1].contains("the model is down"));
+        assert!(enc.pause().is_empty());
+    }
+}

@@ -1,0 +1,322 @@
+//! The AI SDK's `useChat` (`weft_protocol::dialect::aisdk`): a turn is an HTTP request whose
+//! answer streams the run's events as UI message chunks (server-sent events).
+//!
+//! A request's stream is a client of the session like a socket: it approves (the AI SDK has
+//! approvals) and runs the tools its page declared, and it gets the run's events as they are
+//! published, encoded by an encoder of its own. It ends with the run, or when the run waits for
+//! the page (an approval, a client tool's output: the drive loop has nothing left to do), with
+//! `finish`; the page answers in its next request, whose stream carries on the same message.
+//! `GET /api/chat/{id}/stream` replays the running turn from its start (the AI SDK resets the
+//! message it streams into, then applies the replay), then follows it live.
+//!
+//! The run is driven by the session's alarm, set to fire at once: a request hands its answer
+//! to the runtime before the run it starts has streamed anything, and the drive loop lives
+//! beyond any one request. A dropped request never stops the run (a disconnect never cancels).
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::rc::Rc;
+use std::task::{Poll, Waker};
+
+use weft_protocol::dialect::aisdk::{self, DONE};
+use weft_protocol::{Command, Limits};
+use worker::{Headers, Request, Response, Result};
+
+use super::*;
+
+/// What the client's request may hold at most: the whole conversation comes with every turn.
+pub const AISDK_MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
+
+/// The body of one response: chunks queued by the session, read by the runtime.
+#[derive(Debug, Default)]
+struct Pipe {
+    queue: VecDeque<Vec<u8>>,
+    closed: bool,
+    waker: Option<Waker>,
+}
+
+/// One request's stream, open while the session has something to tell it.
+#[derive(Debug)]
+pub(super) struct Stream {
+    pipe: Rc<RefCell<Pipe>>,
+    encoder: aisdk::Encoder,
+    run_id: String,
+    /// The tools the page runs itself, declared with the request.
+    pub(super) tools: Vec<ToolSpec>,
+}
+
+impl Stream {
+    fn new(run_id: &str, tools: Vec<ToolSpec>) -> Result<(Stream, Response)> {
+        let pipe = Rc::new(RefCell::new(Pipe::default()));
+        let reader = pipe.clone();
+        let body = futures_util::stream::poll_fn(move |cx| {
+            let mut pipe = reader.borrow_mut();
+            match pipe.queue.pop_front() {
+                Some(bytes) => Poll::Ready(Some(Ok::<Vec<u8>, worker::Error>(bytes))),
+                None if pipe.closed => Poll::Ready(None),
+                None => {
+                    pipe.waker = Some(cx.waker().clone());
+                    Poll::Pending
+                }
+            }
+        });
+        let stream = Stream {
+            pipe,
+            encoder: aisdk::Encoder::new(),
+            run_id: run_id.to_string(),
+            tools,
+        };
+        Ok((stream, sse_response(body)?))
+    }
+
+    /// Queues text; false once the page has gone (the runtime dropped the body's reader).
+    fn send(&self, text: &str) -> bool {
+        if Rc::strong_count(&self.pipe) < 2 {
+            return false;
+        }
+        let mut pipe = self.pipe.borrow_mut();
+        pipe.queue.push_back(text.as_bytes().to_vec());
+        if let Some(w) = pipe.waker.take() {
+            w.wake();
+        }
+        true
+    }
+
+    fn close(&self) {
+        let mut pipe = self.pipe.borrow_mut();
+        if !pipe.closed {
+            pipe.queue.push_back(DONE.as_bytes().to_vec());
+            pipe.closed = true;
+        }
+        if let Some(w) = pipe.waker.take() {
+            w.wake();
+        }
+    }
+
+    /// Sends chunks; false when the stream is over (ended, or the page gone).
+    fn chunks(&self, chunks: Vec<String>) -> bool {
+        for chunk in chunks {
+            if !self.send(&aisdk::sse(&chunk)) {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+fn sse_response<S>(body: S) -> Result<Response>
+where
+    S: futures_util::TryStream + 'static,
+    S::Ok: Into<Vec<u8>>,
+    S::Error: Into<worker::Error>,
+{
+    let headers = Headers::new();
+    headers.set("content-type", "text/event-stream")?;
+    headers.set("cache-control", "no-cache")?;
+    headers.set(aisdk::STREAM_HEADER.0, aisdk::STREAM_HEADER.1)?;
+    Ok(Response::from_stream(body)?.with_headers(headers))
+}
+
+impl Session {
+    /// `POST /api/chat`: the page's turn (a new message, or its answers to what the run asked).
+    pub(super) async fn aisdk_post(&self, mut req: Request, client: &str) -> Result<Response> {
+        let body = req.bytes().await?;
+        let limits = Limits {
+            max_frame_bytes: AISDK_MAX_BODY_BYTES,
+        };
+        let chat = match aisdk::decode_request(&body, limits) {
+            Ok(chat) => chat,
+            Err(e) => return Response::error(e.to_string(), 400),
+        };
+        if let Err(why) = self.admit(client).await {
+            return Response::error(why, 429);
+        }
+        self.wake_orphan().await;
+        self.touch().await;
+        let mut tools = Vec::new();
+        let mut run = None;
+        let mut answers = Vec::new();
+        for command in chat.commands {
+            match command {
+                Command::ClientTools(declared) => tools = declared.tools,
+                Command::Run(r) => run = Some(r),
+                Command::ApprovalResponse(d) => answers.push(Input::Approval(d)),
+                Command::ToolResult(r) => answers.push(Input::ToolResult {
+                    call_id: r.call_id,
+                    result: r.result,
+                    is_error: r.is_error,
+                }),
+                _ => {}
+            }
+        }
+        if let Some(run) = run {
+            return self.aisdk_run(&chat.chat_id, run, tools).await;
+        }
+        // Answers: those for calls that still wait go to the run; the AI SDK sends every
+        // earlier answer again, which the run refuses and nobody needs to hear about.
+        if !self.load_active_run() {
+            return Response::error("no run of this chat is waiting for an answer", 409);
+        }
+        let run_id = self
+            .run
+            .borrow()
+            .as_ref()
+            .map(|r| r.run_id().to_string())
+            .unwrap_or_default();
+        // The stream is open before the answers go in, so it carries what they cause.
+        let (stream, response) = Stream::new(&run_id, tools)?;
+        self.streams.borrow_mut().push(stream);
+        let mut fed = 0;
+        for input in answers {
+            if let Some(run) = self.run.borrow_mut().as_mut() {
+                run.set_clock(js_sys::Date::now() as i64);
+                if run.handle(input).is_ok() {
+                    fed += 1;
+                }
+            }
+        }
+        if fed == 0 && !self.driving.get() {
+            self.streams.borrow_mut().pop();
+            return Response::error("nothing the run waits for was answered", 409);
+        }
+        self.drain_run();
+        self.kick().await;
+        Ok(response)
+    }
+
+    /// Starts a run for the page's message; its stream follows it.
+    async fn aisdk_run(
+        &self,
+        chat_id: &str,
+        run: RunCommand,
+        tools: Vec<ToolSpec>,
+    ) -> Result<Response> {
+        // The page's tools count from the start: the run lists them to the model.
+        let (stream, response) = Stream::new("", tools)?;
+        self.streams.borrow_mut().push(stream);
+        match self.begin_run(chat_id.to_string(), run).await {
+            Ok(run_id) => {
+                if let Some(s) = self.streams.borrow_mut().last_mut() {
+                    s.run_id = run_id;
+                }
+                self.kick().await;
+                Ok(response)
+            }
+            Err(refusal) => {
+                self.streams.borrow_mut().pop();
+                let (message, code) = match &refusal {
+                    Event::Error { message, code, .. } => {
+                        (message.clone(), code.clone().unwrap_or_default())
+                    }
+                    other => (other.kind().to_string(), String::new()),
+                };
+                let status = match code.as_str() {
+                    "busy" | "duplicate_run_id" => 409,
+                    "rate_limited" => 429,
+                    "model_not_configured" => 503,
+                    "storage" => 500,
+                    _ => 400,
+                };
+                Response::error(message, status)
+            }
+        }
+    }
+
+    /// `GET /api/chat/{id}/stream`: the running turn replayed from its start, then live; 204
+    /// when none runs.
+    pub(super) async fn aisdk_resume(&self) -> Result<Response> {
+        if !self.load_active_run() {
+            return Ok(Response::empty()?.with_status(204));
+        }
+        let run_id = self
+            .run
+            .borrow()
+            .as_ref()
+            .map(|r| r.run_id().to_string())
+            .unwrap_or_default();
+        let (mut stream, response) = Stream::new(&run_id, Vec::new())?;
+        let store = self.store();
+        for json in self.run_events(&store, &run_id) {
+            if let Some(ev) = decode_logged(&run_id, &json) {
+                let chunks = stream.encoder.encode(&ev);
+                stream.chunks(chunks);
+            }
+        }
+        if stream.encoder.is_finished() {
+            stream.close();
+            return Ok(response);
+        }
+        if !self.driving.get() {
+            // It waits for the page: the replay ends where the first request's stream did.
+            let chunks = stream.encoder.pause();
+            stream.chunks(chunks);
+            stream.close();
+            return Ok(response);
+        }
+        self.streams.borrow_mut().push(stream);
+        Ok(response)
+    }
+
+    /// Drives the run from the alarm, at once (see the module docs).
+    async fn kick(&self) {
+        if self.driving.get() {
+            return;
+        }
+        if let Err(e) = self.state.storage().set_alarm(1_i64).await {
+            worker::console_error!("run not started: the session alarm could not be set: {e}");
+            let streams = std::mem::take(&mut *self.streams.borrow_mut());
+            for s in streams {
+                s.chunks(vec![serde_json::json!({
+                    "type": "error",
+                    "errorText": format!("the run could not be started: {e}")
+                })
+                .to_string()]);
+                s.close();
+            }
+        }
+    }
+
+    /// Sends published events to the open streams; a stream whose run ended is closed.
+    pub(super) fn stream_events(&self, events: &[Sequenced]) {
+        let mut streams = self.streams.borrow_mut();
+        if streams.is_empty() {
+            return;
+        }
+        streams.retain_mut(|s| {
+            for ev in events {
+                if ev.envelope.run_id.as_deref() != Some(s.run_id.as_str()) {
+                    continue;
+                }
+                let chunks = s.encoder.encode(ev);
+                if !s.chunks(chunks) {
+                    return false;
+                }
+            }
+            if s.encoder.is_finished() {
+                s.close();
+                return false;
+            }
+            true
+        });
+    }
+
+    /// The drive loop stopped with the run still on: it waits for an answer only the page can
+    /// give, in its next request. Every open stream ends its turn here.
+    pub(super) fn pause_streams(&self) {
+        let waiting = self.run.borrow().as_ref().is_some_and(|r| !r.is_finished());
+        if !waiting {
+            return;
+        }
+        let streams = std::mem::take(&mut *self.streams.borrow_mut());
+        for mut s in streams {
+            let chunks = s.encoder.pause();
+            s.chunks(chunks);
+            s.close();
+        }
+    }
+
+    /// Whether a page's request is open: it can answer approvals.
+    pub(super) fn page_listening(&self) -> bool {
+        !self.streams.borrow().is_empty()
+    }
+}
