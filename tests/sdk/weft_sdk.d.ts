@@ -738,14 +738,14 @@ export class Client {
      */
     ping(): Promise<number>;
     /**
-     * Declares a tool this page runs itself and the handler that runs it: `handler(args)`
-     * returns (or resolves to) the result — a string, or any value, sent as JSON. A throw or
+     * Declares a tool this page runs itself and the handler that runs it: `handler(args,
+     * callId)` returns (or resolves to) the result — a string, or any value, sent as JSON. A throw or
      * rejection is sent as an error result. The server asks for approval first unless the
      * tool is `readOnly`. Registering a name again replaces the tool. Returns the function
      * that unregisters it. Needs a weft server: an original one never calls the tool, and
      * `onError` gets `unsupported` to say so.
      */
-    registerTool(spec: ToolDefinition, handler: (args: any) => unknown): () => void;
+    registerTool(spec: ToolDefinition, handler: (args: any, callId: string) => unknown): () => void;
     /**
      * Starts a run of one user message. Returns at once; the run streams through its `Run`
      * handle. Throws `invalid_argument` for an empty message, `closed` after `close()`.

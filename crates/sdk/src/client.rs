@@ -339,8 +339,8 @@ impl Client {
         self.shared.approver.set(callback, on_change)
     }
 
-    /// Declares a tool this page runs itself and the handler that runs it: `handler(args)`
-    /// returns (or resolves to) the result — a string, or any value, sent as JSON. A throw or
+    /// Declares a tool this page runs itself and the handler that runs it: `handler(args,
+    /// callId)` returns (or resolves to) the result — a string, or any value, sent as JSON. A throw or
     /// rejection is sent as an error result. The server asks for approval first unless the
     /// tool is `readOnly`. Registering a name again replaces the tool. Returns the function
     /// that unregisters it. Needs a weft server: an original one never calls the tool, and
@@ -349,7 +349,8 @@ impl Client {
     pub fn register_tool(
         &self,
         spec: Ts<ToolDefinition>,
-        #[wasm_bindgen(unchecked_param_type = "(args: any) => unknown")] handler: Function,
+        #[wasm_bindgen(unchecked_param_type = "(args: any, callId: string) => unknown")]
+        handler: Function,
     ) -> Result<Function, JsValue> {
         let def = marshal::from_ts(&spec, "ToolDefinition")?;
         if def.name.trim().is_empty() {
@@ -810,7 +811,7 @@ impl Shared {
         let weak = Rc::downgrade(self);
         let call_id = request.call_id;
         wasm_bindgen_futures::spawn_local(async move {
-            let outcome = call_async(&callback, &arg).await;
+            let outcome = call_async(&callback, &arg, &JsValue::UNDEFINED).await;
             let Some(s) = weak.upgrade() else { return };
             if let Some(c) = &call_id {
                 s.asked.borrow_mut().remove(c);
@@ -846,7 +847,9 @@ impl Shared {
         let weak = Rc::downgrade(self);
         wasm_bindgen_futures::spawn_local(async move {
             let outcome = match (handler, arg) {
-                (Some(h), Ok(arg)) => call_async(&h, &arg).await.map_err(|t| describe(&t)),
+                (Some(h), Ok(arg)) => call_async(&h, &arg, &JsValue::from_str(&call_id))
+                    .await
+                    .map_err(|t| describe(&t)),
                 (None, _) => Err(format!(
                     "the tool {name} is no longer registered on this client"
                 )),
@@ -874,8 +877,8 @@ impl Drop for Shared {
 }
 
 /// Calls an app callback and awaits its value, whether it returns one or a promise.
-async fn call_async(f: &Function, arg: &JsValue) -> Result<JsValue, JsValue> {
-    let returned = f.call1(&JsValue::UNDEFINED, arg)?;
+async fn call_async(f: &Function, arg: &JsValue, extra: &JsValue) -> Result<JsValue, JsValue> {
+    let returned = f.call2(&JsValue::UNDEFINED, arg, extra)?;
     JsFuture::from(Promise::resolve(&returned)).await
 }
 
