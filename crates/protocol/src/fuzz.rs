@@ -9,7 +9,8 @@ use crate::frame::Limits;
 use crate::reassembler::Reassembler;
 
 /// Decodes `data` in every direction and reassembles it: the first byte picks the dialect, the
-/// rest is split into frames on `\n`. Re-encodes whatever decodes and decodes that again. A
+/// rest is split into frames on `\n`. Re-encodes whatever decodes and decodes that again (also
+/// as the AI SDK's chunks, and each frame as an AI SDK request body). A
 /// second reassembler, asked for no events, applies deltas in place: it must agree with the
 /// first push by push.
 pub fn decode_reassemble(data: &[u8]) {
@@ -21,7 +22,9 @@ pub fn decode_reassemble(data: &[u8]) {
     let mut reassembler = Reassembler::new(dialect).with_events();
     let mut in_place = Reassembler::new(dialect);
     let mut encoder = Encoder::new(dialect, u64::from(pick));
+    let mut chunks = crate::dialect::aisdk::Encoder::new();
     for frame in rest.split(|&b| b == b'\n') {
+        let _ = crate::dialect::aisdk::decode_request(frame, limits);
         if let Ok(command) = dialect.decode_request(frame, limits) {
             if let Ok(text) = dialect.encode_request(&command, "fuzz") {
                 let _ = dialect.decode_request(text.as_bytes(), limits);
@@ -36,6 +39,10 @@ pub fn decode_reassemble(data: &[u8]) {
             let mut frames: Vec<alloc::string::String> = Vec::new();
             for ev in &events {
                 frames.extend(encoder.encode(ev));
+                for chunk in chunks.encode(ev) {
+                    let parsed: Result<serde_json::Value, _> = serde_json::from_str(&chunk);
+                    assert!(parsed.is_ok(), "a chunk that is not JSON: {chunk}");
+                }
             }
             for f in &frames {
                 let _ = dialect.decode_server(f.as_bytes(), limits);
