@@ -71,18 +71,24 @@ async function send(text) {
 async function reply(expected, timeout = 15_000) {
   const spec = typeof expected === 'string' ? { exact: expected } : { source: expected.source, flags: expected.flags };
   try {
-    await page.waitForFunction(
+    // Done when the text is there and the chat is ready; given up at once when it shows an error.
+    const outcome = await page.waitForFunction(
       (s) => {
+        if (document.documentElement.dataset.status === 'error') return 'error';
         const texts = [...document.querySelectorAll('.msg[data-role=assistant] .text')].map((t) => t.textContent);
         const ok = s.exact !== undefined ? texts.includes(s.exact) : texts.some((t) => new RegExp(s.source, s.flags).test(t));
-        return ok && document.documentElement.dataset.status === 'ready';
+        return ok && document.documentElement.dataset.status === 'ready' && 'ok';
       },
       spec,
       { timeout },
     );
+    if ((await outcome.jsonValue()) === 'error') throw new Error('the chat went into its error state');
   } catch (e) {
     const seen = await view().catch(() => []);
-    throw new Error(`${e.message}\nwaited for ${expected}; the page shows ${JSON.stringify(seen)}`);
+    const error = await page.locator('#error').textContent({ timeout: 100 }).catch(() => null);
+    const status = await page.locator('html').getAttribute('data-status').catch(() => null);
+    const wire = web.exchanges.slice(-4).map((x) => `${x.method} ${x.path} → ${x.status ?? x.error ?? 'no answer'}${x.clientClosed ? ' (closed by the page)' : ''}: ${x.text.slice(0, 200)}`);
+    throw new Error(`${e.message}\nwaited for ${expected}; status ${status}${error ? `, error "${error}"` : ''}; the page shows ${JSON.stringify(seen)}\nlast exchanges:\n${wire.join('\n')}`);
   }
 }
 

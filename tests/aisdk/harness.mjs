@@ -105,14 +105,15 @@ export async function serveApp({ bundle, target }) {
     const ex = { method: req.method, path: url.pathname + url.search, rawBody: '', body: undefined, status: undefined, headers: undefined, text: '', done: false, clientClosed: false, at: Date.now() };
     Object.defineProperty(ex, 'chunks', { enumerable: true, get: () => sseData(ex.text) });
     exchanges.push(ex);
-    const headers = { ...req.headers, host: upstream.host };
+    // Identity bodies, so what is recorded is what was sent (and is passed on byte for byte).
+    const { 'accept-encoding': _, ...headers } = { ...req.headers, host: upstream.host };
     const up = httpRequest({ host: upstream.hostname, port: upstream.port, method: req.method, path: ex.path, headers }, (upRes) => {
       ex.status = upRes.statusCode;
       ex.headers = upRes.headers;
       changed();
       res.writeHead(upRes.statusCode, upRes.headers);
-      upRes.setEncoding('utf8');
-      upRes.on('data', (d) => { ex.text += d; res.write(d); changed(); });
+      const decoder = new TextDecoder();
+      upRes.on('data', (d) => { ex.text += decoder.decode(d, { stream: true }); res.write(d); changed(); });
       upRes.on('end', () => { ex.done = true; res.end(); changed(); });
       upRes.on('error', () => { res.destroy(); changed(); });
     });
@@ -122,8 +123,8 @@ export async function serveApp({ bundle, target }) {
       else res.destroy();
       changed();
     });
-    req.setEncoding('utf8');
-    req.on('data', (d) => { ex.rawBody += d; up.write(d); });
+    const bodyDecoder = new TextDecoder();
+    req.on('data', (d) => { ex.rawBody += bodyDecoder.decode(d, { stream: true }); up.write(d); });
     req.on('end', () => {
       try { ex.body = ex.rawBody ? JSON.parse(ex.rawBody) : undefined; } catch { ex.body = ex.rawBody; }
       up.end();

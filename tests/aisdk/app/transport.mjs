@@ -13,9 +13,10 @@ import { DefaultChatTransport } from 'ai';
  * What the page tells the server besides the AI SDK's own body: the client-side tools it
  * answers itself (`onToolCall` + `addToolOutput`). The AI SDK's HTTP body has no tool list — an
  * AI SDK server defines client tools itself (a tool without `execute`) — so a server that runs
- * its own agent, as weft does, learns them from this extra body field. Its shape is weft's
- * `ToolSpec` (`name`, `description`, `input_schema`, `read_only`: a read-only client tool runs
- * without asking for approval). The AI SDK reference server ignores it.
+ * its own agent, as weft does, learns them from an extra body field, weft's `tools` (sent with
+ * the transport's standard `body` option). Its items are weft's `ToolSpec`s (`name`,
+ * `description`, `input_schema`, `read_only`: a read-only client tool runs without asking for
+ * approval). An AI SDK server ignores it.
  */
 export const CLIENT_TOOLS = [
   {
@@ -31,7 +32,7 @@ export function makeTransport(params) {
   const kind = params.get('transport') ?? 'http';
   if (kind === 'http') {
     const server = (params.get('server') ?? '').replace(/\/+$/, '');
-    return new DefaultChatTransport({ api: `${server}/api/chat`, body: { client_tools: CLIENT_TOOLS } });
+    return new DefaultChatTransport({ api: `${server}/api/chat`, body: { tools: CLIENT_TOOLS } });
   }
   if (kind === 'weft') return makeWeftTransport(params);
   throw new Error(`unknown transport "${kind}" (use http or weft)`);
