@@ -33,7 +33,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 const reference = process.env.AISDK_REFERENCE_URL?.replace(/\/+$/, '');
 const target = reference
-  ? { http: reference, stop: async () => {} }
+  ? { http: reference, url: null, stop: async () => {} }
   : await startServer({ delayMs: PACE_MS });
 let status;
 try {
@@ -54,10 +54,16 @@ let browser;
 let page;
 const problems = [];
 
+/** The transport the running suite's page uses (`http` or `weft`). */
+let transport = 'http';
+const http = () => transport === 'http';
+
 /** Opens the app on chat `id` (a new one by default); the page asks to resume it on load. */
 async function open(id = `aisdk-${crypto.randomUUID()}`) {
-  await page.goto(`${web.url}/?transport=http&id=${encodeURIComponent(id)}`);
+  const ws = encodeURIComponent(target.url ?? '');
+  await page.goto(`${web.url}/?transport=${transport}&ws=${ws}&id=${encodeURIComponent(id)}`);
   await page.waitForSelector('html[data-ready=true]', { timeout: 15_000 });
+  if (!http()) return { id };
   const resumeGet = await web.waitFor(() => web.of(id).find((e) => e.method === 'GET' && e.status !== undefined), 10_000, 'the GET …/stream useChat sends on load');
   return { id, resumeGet };
 }
@@ -136,19 +142,29 @@ function assertContinues(ex, messageId, what) {
   assert.ok(start.messageId === undefined || start.messageId === messageId, `${what}: start names the continued message ${messageId} or none, not ${start.messageId}`);
 }
 
-describe('an AI SDK useChat app over /api/chat (DefaultChatTransport)', { skip: missing ? 'skipped: /api/chat not implemented (POST /api/chat answered 404)' : false }, () => {
-  before(async () => {
-    mkdirSync(results, { recursive: true });
-    bundle = await bundleApp();
-    web = await serveApp({ bundle, target: target.http });
-    browser = await launchChromium();
-  }, { timeout: 120_000 });
+const suites = [
+  ['http', 'over /api/chat (DefaultChatTransport)', missing ? 'skipped: /api/chat not implemented (POST /api/chat answered 404)' : false],
+  ['weft', 'over the WebSocket (WeftChatTransport from weft-sdk/ai)', reference ? 'the AI SDK reference server has no weft WebSocket' : false],
+];
 
-  after(async () => {
-    await browser?.close();
-    await web?.close();
-    bundle?.close();
-    await target.stop();
+before(async () => {
+  if (missing) return;
+  mkdirSync(results, { recursive: true });
+  bundle = await bundleApp();
+  web = await serveApp({ bundle, target: target.http });
+  browser = await launchChromium();
+}, { timeout: 120_000 });
+
+after(async () => {
+  await browser?.close();
+  await web?.close();
+  bundle?.close();
+  if (!missing) await target.stop();
+});
+
+for (const [kind, over, skip] of suites) describe(`an AI SDK useChat app ${over}`, { skip }, () => {
+  before(() => {
+    transport = kind;
   });
 
   beforeEach(async () => {
@@ -163,14 +179,14 @@ describe('an AI SDK useChat app over /api/chat (DefaultChatTransport)', { skip: 
 
   afterEach(async (t) => {
     const name = t.name.replace(/[^a-z0-9]+/gi, '-').replace(/^-|-$/g, '').toLowerCase().slice(0, 50);
-    await page.screenshot({ path: join(results, `aisdk-${name}.png`), fullPage: true }).catch(() => {});
+    await page.screenshot({ path: join(results, `aisdk-${transport}-${name}.png`), fullPage: true }).catch(() => {});
     await page.close();
     assert.deepEqual(problems, [], 'the page logged no errors');
   });
 
   test('a reply streams in and is shown once', async () => {
     const { id, resumeGet } = await open();
-    assert.equal(resumeGet.status, 204, 'GET /api/chat/{id}/stream with nothing running: 204');
+    if (http()) assert.equal(resumeGet.status, 204, 'GET /api/chat/{id}/stream with nothing running: 204');
     // Every text the reply showed while it streamed.
     await page.evaluate(() => {
       window.shown = [];
@@ -189,16 +205,19 @@ describe('an AI SDK useChat app over /api/chat (DefaultChatTransport)', { skip: 
     assert.deepEqual(msgs[0].texts, ['count to 60']);
     assert.deepEqual(msgs[1].texts, [countTo(60)], 'the reply, once');
     assert.equal(await page.locator('#error').count(), 0);
+    if (!http()) assert.deepEqual(web.of(id), [], 'WeftChatTransport went over the WebSocket: nothing reached /api/chat');
 
-    const [post] = posts(id);
-    assert.equal(posts(id).length, 1);
-    assert.equal(post.body.id, id, 'the body names the chat');
-    assert.equal(post.body.trigger, 'submit-message');
-    assert.deepEqual(post.body.messages.map((m) => m.role), ['user']);
-    assertStream(post, 'POST /api/chat');
-    const types = chunkTypes(post);
-    for (const t of ['text-start', 'text-delta', 'text-end']) assert.ok(types.includes(t), `has ${t}`);
-    assert.ok(types.filter((t) => t === 'text-delta').length > 1, 'the text came in several deltas');
+    if (http()) {
+      const [post] = posts(id);
+      assert.equal(posts(id).length, 1);
+      assert.equal(post.body.id, id, 'the body names the chat');
+      assert.equal(post.body.trigger, 'submit-message');
+      assert.deepEqual(post.body.messages.map((m) => m.role), ['user']);
+      assertStream(post, 'POST /api/chat');
+      const types = chunkTypes(post);
+      for (const t of ['text-start', 'text-delta', 'text-end']) assert.ok(types.includes(t), `has ${t}`);
+      assert.ok(types.filter((t) => t === 'text-delta').length > 1, 'the text came in several deltas');
+    }
   });
 
   test('a server tool runs: its call and output, then the answer, in one message', async () => {
@@ -215,12 +234,14 @@ describe('an AI SDK useChat app over /api/chat (DefaultChatTransport)', { skip: 
     assert.match(tool.output, /\d{4}-\d\d-\d\dT\d\d:\d\d/);
     assert.equal(tool.buttons, 0, 'nothing to approve');
 
-    assert.equal(posts(id).length, 1, 'the server ran the tool within the one request');
-    const [post] = posts(id);
-    assertStream(post, 'POST /api/chat');
-    const types = chunkTypes(post);
-    const order = ['tool-input-available', 'tool-output-available', 'text-start'].map((t) => types.indexOf(t));
-    assert.ok(order.every((i, k) => i >= 0 && (k === 0 || i > order[k - 1])), `call, output, then text: ${types.join(' ')}`);
+    if (http()) {
+      assert.equal(posts(id).length, 1, 'the server ran the tool within the one request');
+      const [post] = posts(id);
+      assertStream(post, 'POST /api/chat');
+      const types = chunkTypes(post);
+      const order = ['tool-input-available', 'tool-output-available', 'text-start'].map((t) => types.indexOf(t));
+      assert.ok(order.every((i, k) => i >= 0 && (k === 0 || i > order[k - 1])), `call, output, then text: ${types.join(' ')}`);
+    }
   });
 
   test('an approval, approved: the write runs and the reply continues the same message', async () => {
@@ -247,23 +268,25 @@ describe('an AI SDK useChat app over /api/chat (DefaultChatTransport)', { skip: 
     const states = await page.evaluate(() => Object.values(window.__aisdk.toolStates)[0]);
     assert.ok(states.includes('approval-requested') && states.at(-1) === 'output-available', states.join(' → '));
 
-    const [first, second] = posts(id);
-    assert.equal(posts(id).length, 2, 'the approval went back as a second request');
-    assertStream(first, 'the first response');
-    const request = first.chunks.find((c) => c.type === 'tool-approval-request');
-    assert.ok(request, `the first response asks for approval: ${chunkTypes(first).join(' ')}`);
-    const asking = chunkTypes(first);
-    assert.ok(!asking.includes('tool-output-available'), 'nothing ran before the approval');
-    // What useChat sends back (AI SDK behaviour, pinned here as the server's input).
-    assert.equal(second.body.trigger, 'submit-message');
-    assert.equal(second.body.messageId, msgs[1].id);
-    const [part] = toolParts(lastOf(second));
-    assert.equal(lastOf(second).role, 'assistant');
-    assert.equal(part.state, 'approval-responded');
-    assert.deepEqual(part.approval, { id: request.approvalId, approved: true });
-    assertStream(second, 'the continuation');
-    assertContinues(second, msgs[1].id, 'the continuation');
-    assert.ok(second.chunks.some((c) => c.type === 'tool-output-available' && c.toolCallId === part.toolCallId), 'the continuation carries the output');
+    if (http()) {
+      const [first, second] = posts(id);
+      assert.equal(posts(id).length, 2, 'the approval went back as a second request');
+      assertStream(first, 'the first response');
+      const request = first.chunks.find((c) => c.type === 'tool-approval-request');
+      assert.ok(request, `the first response asks for approval: ${chunkTypes(first).join(' ')}`);
+      const asking = chunkTypes(first);
+      assert.ok(!asking.includes('tool-output-available'), 'nothing ran before the approval');
+      // What useChat sends back (AI SDK behaviour, pinned here as the server's input).
+      assert.equal(second.body.trigger, 'submit-message');
+      assert.equal(second.body.messageId, msgs[1].id);
+      const [part] = toolParts(lastOf(second));
+      assert.equal(lastOf(second).role, 'assistant');
+      assert.equal(part.state, 'approval-responded');
+      assert.deepEqual(part.approval, { id: request.approvalId, approved: true });
+      assertStream(second, 'the continuation');
+      assertContinues(second, msgs[1].id, 'the continuation');
+      assert.ok(second.chunks.some((c) => c.type === 'tool-output-available' && c.toolCallId === part.toolCallId), 'the continuation carries the output');
+    }
   });
 
   test('an approval, denied: nothing is written and the reply says so', async () => {
@@ -282,15 +305,17 @@ describe('an AI SDK useChat app over /api/chat (DefaultChatTransport)', { skip: 
     assert.equal(tool.output, undefined, 'no output: it never ran');
     assert.equal(tool.buttons, 0);
 
-    const [, second] = posts(id);
-    assert.equal(posts(id).length, 2);
-    const [part] = toolParts(lastOf(second));
-    assert.equal(part.state, 'approval-responded');
-    assert.equal(part.approval.approved, false);
-    assert.equal(part.approval.reason, 'Denied by the user.');
-    assertStream(second, 'the continuation');
-    assertContinues(second, msgs[1].id, 'the continuation');
-    assert.ok(!second.chunks.some((c) => c.type === 'tool-output-available'), 'no output after a denial');
+    if (http()) {
+      const [, second] = posts(id);
+      assert.equal(posts(id).length, 2);
+      const [part] = toolParts(lastOf(second));
+      assert.equal(part.state, 'approval-responded');
+      assert.equal(part.approval.approved, false);
+      assert.equal(part.approval.reason, 'Denied by the user.');
+      assertStream(second, 'the continuation');
+      assertContinues(second, msgs[1].id, 'the continuation');
+      assert.ok(!second.chunks.some((c) => c.type === 'tool-output-available'), 'no output after a denial');
+    }
   });
 
   test('a client tool: the page answers shell in onToolCall and the reply uses its output', async () => {
@@ -306,18 +331,20 @@ describe('an AI SDK useChat app over /api/chat (DefaultChatTransport)', { skip: 
     assert.match(tool.input, /"command":"ls"/);
     assert.equal(tool.output, 'README.md package.json');
 
-    const [first, second] = posts(id);
-    assert.equal(posts(id).length, 2, 'the output went back as a second request');
-    assertStream(first, 'the first response');
-    assert.ok(first.chunks.some((c) => c.type === 'tool-input-available' && c.toolName === 'shell'), 'the call reached the page');
-    assert.ok(!first.chunks.some((c) => c.type === 'tool-output-available'), 'the server did not answer it itself');
-    const [part] = toolParts(lastOf(second));
-    assert.equal(second.body.messageId, msgs[1].id);
-    assert.equal(part.type, 'tool-shell');
-    assert.equal(part.state, 'output-available');
-    assert.equal(part.output, 'README.md package.json');
-    assertStream(second, 'the continuation');
-    assertContinues(second, msgs[1].id, 'the continuation');
+    if (http()) {
+      const [first, second] = posts(id);
+      assert.equal(posts(id).length, 2, 'the output went back as a second request');
+      assertStream(first, 'the first response');
+      assert.ok(first.chunks.some((c) => c.type === 'tool-input-available' && c.toolName === 'shell'), 'the call reached the page');
+      assert.ok(!first.chunks.some((c) => c.type === 'tool-output-available'), 'the server did not answer it itself');
+      const [part] = toolParts(lastOf(second));
+      assert.equal(second.body.messageId, msgs[1].id);
+      assert.equal(part.type, 'tool-shell');
+      assert.equal(part.state, 'output-available');
+      assert.equal(part.output, 'README.md package.json');
+      assertStream(second, 'the continuation');
+      assertContinues(second, msgs[1].id, 'the continuation');
+    }
   });
 
   test('Stop mid-reply: the text stops where it was, and the next message is answered', async () => {
@@ -330,18 +357,22 @@ describe('an AI SDK useChat app over /api/chat (DefaultChatTransport)', { skip: 
     await sleep(800);
     assert.equal(await lastAssistantText(), stopped, 'nothing more arrived after Stop');
     assert.ok(countTo(3000).startsWith(stopped) && words(stopped) >= 6 && words(stopped) < 3000, `stopped part-way: "${stopped.slice(0, 60)}…"`);
-    const [post] = posts(id);
-    await web.waitFor(() => post.clientClosed || post.done, 5_000, 'the stopped request to end');
-    assert.equal(post.clientClosed, true, 'stop() closed the request');
+    if (http()) {
+      const [post] = posts(id);
+      await web.waitFor(() => post.clientClosed || post.done, 5_000, 'the stopped request to end');
+      assert.equal(post.clientClosed, true, 'stop() closed the request');
+    }
 
     await send('hello after stop');
     await reply('You said: hello after stop', 10_000);
     const msgs = await view();
     assert.deepEqual(msgs.map((m) => m.role), ['user', 'assistant', 'user', 'assistant']);
     assert.deepEqual(msgs[1].texts, [stopped], 'the stopped reply stays as it was');
-    const next = posts(id)[1];
-    assert.deepEqual(next.body.messages.map((m) => m.role), ['user', 'assistant', 'user'], 'the stopped reply is sent back as history');
-    assertStream(next, 'the next reply');
+    if (http()) {
+      const next = posts(id)[1];
+      assert.deepEqual(next.body.messages.map((m) => m.role), ['user', 'assistant', 'user'], 'the stopped reply is sent back as history');
+      assertStream(next, 'the next reply');
+    }
   });
 
   test('a reload mid-reply resumes the turn: the reply ends once, not doubled', async () => {
@@ -353,17 +384,21 @@ describe('an AI SDK useChat app over /api/chat (DefaultChatTransport)', { skip: 
     const gets = web.of(id).filter((e) => e.method === 'GET').length;
     await page.reload();
     await page.waitForSelector('html[data-ready=true]', { timeout: 15_000 });
-    const resumed = await web.waitFor(() => web.of(id).filter((e) => e.method === 'GET')[gets]?.status !== undefined && web.of(id).filter((e) => e.method === 'GET')[gets], 10_000, 'the GET …/stream after the reload');
-    assert.equal(resumed.status, 200, 'a turn is running: GET /api/chat/{id}/stream answers 200 and streams it');
+    const resumed = http()
+      ? await web.waitFor(() => web.of(id).filter((e) => e.method === 'GET')[gets]?.status !== undefined && web.of(id).filter((e) => e.method === 'GET')[gets], 10_000, 'the GET …/stream after the reload')
+      : null;
+    if (http()) assert.equal(resumed.status, 200, 'a turn is running: GET /api/chat/{id}/stream answers 200 and streams it');
     await reply(countTo(400), 20_000);
 
     const msgs = await view();
     assert.deepEqual(msgs.map((m) => m.role), ['user', 'assistant'], 'the resumed reply continues its message, not a second one');
     assert.deepEqual(msgs[0].texts, ['count to 400']);
     assert.deepEqual(msgs[1].texts, [countTo(400)], 'the whole reply, once');
-    assert.equal(posts(id).length, 1, 'no new turn was started');
-    assert.equal(posts(id)[0].clientClosed, true, 'the reload cut the first request');
-    assertStream(resumed, 'the resumed stream');
-    assert.equal(resumed.chunks[0].messageId, msgs[1].id, 'the replay starts with the message id of the turn');
+    if (http()) {
+      assert.equal(posts(id).length, 1, 'no new turn was started');
+      assert.equal(posts(id)[0].clientClosed, true, 'the reload cut the first request');
+      assertStream(resumed, 'the resumed stream');
+      assert.equal(resumed.chunks[0].messageId, msgs[1].id, 'the replay starts with the message id of the turn');
+    }
   });
 });

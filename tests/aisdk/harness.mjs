@@ -96,6 +96,11 @@ export async function serveApp({ bundle, target }) {
         res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
         return res.end(PAGE);
       }
+      if (url.pathname === '/weft_sdk_bg.wasm') {
+        // weft-sdk finds its wasm beside the module that loads it: the bundle.
+        res.writeHead(200, { 'content-type': 'application/wasm', 'cache-control': 'no-store' });
+        return res.end(readFileSync(join(root, 'pkg/weft_sdk_bg.wasm')));
+      }
       if (url.pathname === '/app.js') {
         res.writeHead(200, { 'content-type': 'text/javascript', 'cache-control': 'no-store' });
         return res.end(readFileSync(bundle.file));

@@ -132,7 +132,7 @@ describe('POST /api/chat', () => {
     assert.equal(second.chunks.at(-1).finishReason, 'stop');
   });
 
-  test('refusals: bad bodies 400 with the reason, no token 401, a turn while one runs 409', async () => {
+  test('refusals: bad bodies 400 with the reason, no token 401, an answer nothing waits for 409', async () => {
     const bad = await post({ messages: [user('hi')] });
     assert.equal(bad.status, 400);
     assert.match(bad.text, /id/);
@@ -142,12 +142,46 @@ describe('POST /api/chat', () => {
     assert.equal(badId.status, 400);
     const noToken = await post({ id: chatId(), messages: [user('hi')] }, { 'content-type': 'application/json' });
     assert.equal(noToken.status, 401);
+    const stale = await post({ id: chatId(), messages: [user('hi'), { id: 'a', role: 'assistant', parts: [
+      { type: 'tool-write', toolCallId: 'nope', state: 'approval-responded', input: {}, approval: { id: 'nope', approved: true } }] }] });
+    assert.equal(stale.status, 409);
+  });
+
+  test('a new message while a run waits (the page moved on, or stop()ped): the run is cancelled, the message runs', async () => {
     const id = chatId();
     const waiting = await post({ id, messages: [user('write x to y.txt')] });
     assert.equal(waiting.chunks.at(-1).finishReason, 'tool-calls');
-    const busy = await post({ id, messages: [user('count to 2')] });
-    assert.equal(busy.status, 409);
-    assert.match(busy.text, /in progress/);
+    const next = await post({ id, messages: [user('write x to y.txt'), user('count to 2')] });
+    assert.equal(next.status, 200, next.text);
+    assert.equal(textOf(next.chunks), '1 2');
+    assert.notEqual(next.chunks[0].messageId, waiting.chunks[0].messageId, 'a message of its own');
+    // The left-behind approval is gone: answering it now finds nothing waiting.
+    const late = assistant(waiting.chunks, (p) => {
+      p.state = 'approval-responded';
+      p.approval.approved = true;
+    });
+    const answer = await post({ id, messages: [user('write x to y.txt'), late] });
+    assert.equal(answer.status, 409);
+  });
+
+  test('stop() mid-stream drops the request, the turn goes on; the next message cancels it and runs', async () => {
+    const id = chatId();
+    server.pace(20);
+    try {
+      const res = await fetch(`${server.http}/api/chat`, { method: 'POST', headers: auth, body: JSON.stringify({ id, messages: [user('long reply 200')] }) });
+      const reader = res.body.getReader();
+      let seen = '';
+      while (!seen.includes('text-delta')) seen += new TextDecoder().decode((await reader.read()).value);
+      await reader.cancel();
+      const running = await fetch(`${server.http}/api/chat/${id}/stream`, { headers: auth });
+      assert.equal(running.status, 200, 'the turn went on without the request');
+      await running.body.cancel();
+    } finally {
+      server.pace(null);
+    }
+    const next = await post({ id, messages: [user('long reply 200'), user('count to 3')] });
+    assert.equal(next.status, 200, next.text);
+    assert.equal(textOf(next.chunks), '1 2 3');
   });
 });
 

@@ -44,7 +44,7 @@ function runShell(command) {
 let transport;
 let startError = null;
 try {
-  transport = makeTransport(params);
+  transport = await makeTransport(params);
 } catch (e) {
   startError = e;
 }
@@ -121,8 +121,9 @@ function App() {
     messages: initial,
     transport,
     resume: transport !== undefined,
-    sendAutomaticallyWhen: ({ messages }) =>
-      lastAssistantMessageIsCompleteWithApprovalResponses({ messages }) || lastAssistantMessageIsCompleteWithToolCalls({ messages }),
+    // WeftChatTransport knows what its run waits for; the AI SDK's helpers, for its own transport.
+    sendAutomaticallyWhen: transport?.sendAutomaticallyWhen ?? (({ messages }) =>
+      lastAssistantMessageIsCompleteWithApprovalResponses({ messages }) || lastAssistantMessageIsCompleteWithToolCalls({ messages })),
     onToolCall: ({ toolCall }) => {
       if (toolCall.dynamic) return;
       if (toolCall.toolName === 'shell') {

@@ -5,7 +5,8 @@
 //                   another origin (which must then allow CORS); by default it is the page's own
 //                   origin, where the test's static server forwards /api/* to the server under
 //                   test.
-//   weft            weft-sdk's WebSocket transport — NOT YET WRITTEN, see below.
+//   weft            weft-sdk/ai's WeftChatTransport: a weft Client on the WebSocket `?ws=` names
+//                   (loom, the chat id as its session), the same client tool declared to it.
 
 import { DefaultChatTransport } from 'ai';
 
@@ -28,7 +29,7 @@ export const CLIENT_TOOLS = [
 ];
 
 /** The transport named by the page URL's `transport` parameter. */
-export function makeTransport(params) {
+export async function makeTransport(params) {
   const kind = params.get('transport') ?? 'http';
   if (kind === 'http') {
     const server = (params.get('server') ?? '').replace(/\/+$/, '');
@@ -38,15 +39,13 @@ export function makeTransport(params) {
   throw new Error(`unknown transport "${kind}" (use http or weft)`);
 }
 
-// ---- HOOK: transport=weft ------------------------------------------------------------------
-// To be filled in once weft-sdk ships its AI SDK transport (`weft-sdk/ai`, DESIGN.md "A fifth
-// dialect"). Something like:
-//
-//   import { WeftChatTransport } from 'weft-sdk/ai';
-//   return new WeftChatTransport({ url: params.get('server') ?? `ws://${location.host}`, clientTools: CLIENT_TOOLS });
-//
-// then bundle with `alias: { 'weft-sdk': <repo>/pkg/index.mjs }` (tests/aisdk/harness.mjs,
-// `bundleApp`) and serve pkg/'s .wasm beside the bundle. Until then the page says so plainly.
-function makeWeftTransport() {
-  throw new Error('transport=weft is not implemented yet (WeftChatTransport from weft-sdk/ai: see tests/aisdk/app/transport.mjs)');
+/** weft-sdk/ai over a connected weft Client; the page's `shell` is registered with it. */
+async function makeWeftTransport(params) {
+  const { default: init, Client } = await import('weft-sdk');
+  const { WeftChatTransport } = await import('weft-sdk/ai');
+  await init();
+  const client = new Client({ url: params.get('ws'), dialect: 'loom', sessionId: params.get('id') });
+  await client.connect();
+  const tools = CLIENT_TOOLS.map((t) => ({ name: t.name, description: t.description, inputSchema: t.input_schema, readOnly: t.read_only }));
+  return new WeftChatTransport({ client, tools });
 }

@@ -11,7 +11,8 @@
 //!
 //! The run is driven by the session's alarm, set to fire at once: a request hands its answer
 //! to the runtime before the run it starts has streamed anything, and the drive loop lives
-//! beyond any one request. A dropped request never stops the run (a disconnect never cancels).
+//! beyond any one request. A dropped request never stops the run (a disconnect never cancels);
+//! the page's next message does (`Session::supersede`): that is what the AI SDK's `stop()` means.
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -191,6 +192,9 @@ impl Session {
         run: RunCommand,
         tools: Vec<ToolSpec>,
     ) -> Result<Response> {
+        if self.busy() {
+            self.supersede().await;
+        }
         // The page's tools count from the start: the run lists them to the model.
         let (stream, response) = Stream::new("", tools)?;
         self.streams.borrow_mut().push(stream);
@@ -219,6 +223,29 @@ impl Session {
                 };
                 Response::error(message, status)
             }
+        }
+    }
+
+    /// A new message from the page while a run is on: the page has moved on from it. The AI
+    /// SDK's `stop()` only drops its request, and a page does not answer an approval it has
+    /// left behind, so the run is cancelled (what it said so far stays in the history) and the
+    /// message starts the next one. Waits (a bounded while) for the run to wind down.
+    async fn supersede(&self) {
+        if !self.load_active_run() {
+            return;
+        }
+        if self.driving.get() {
+            self.cancel.set(true);
+            self.wake();
+        } else {
+            self.handle(Input::Cancel);
+            self.drive().await;
+        }
+        for _ in 0..100 {
+            if !self.busy() {
+                return;
+            }
+            worker::Delay::from(std::time::Duration::from_millis(20)).await;
         }
     }
 
