@@ -20,7 +20,7 @@ import { bundleSizes, workerUpload } from './bundle.mjs';
 import { clientBench } from './client.mjs';
 import { generate, nativeBinary, sdkPackage } from './lib/build.mjs';
 import { benchDir, log, root, run, targetDir, toolchainEnv } from './lib/env.mjs';
-import { report } from './lib/report.mjs';
+import { mergeReports, report } from './lib/report.mjs';
 import { wasmProfile } from './lib/wasm-profile.mjs';
 import { serverBench } from './server.mjs';
 import { storageBench } from './storage.mjs';
@@ -99,6 +99,7 @@ async function main() {
     return;
   }
   const work = mkdtempSync(join(tmpdir(), 'weft-bench-'));
+  let measured = [];
   const results = { quick: o.quick, runs: o.runs, machine: machine(), commands: [], sections: {} };
   const cmd = (c) => results.commands.push(c);
   const t0 = performance.now();
@@ -208,15 +209,16 @@ async function main() {
     // 5. storage: rows written per turn and bytes per session (Durable Object SQLite)
     if (o.sections.includes('storage')) {
       const opts = o.quick
-        ? { turns: 1, tokens: 20, paceMs: 5, curveTurns: 3, curveTokens: 20, checkpoints: [1, 3], retentionHours: 0.0005, systems: ['cf-agents'] }
-        : { turns: o.runs, tokens: 2000, paceMs: 20, curveTurns: 50, curveTokens: 2000, checkpoints: [1, 10, 50], retentionHours: 0.0005 };
+        ? { turns: 1, tokens: 20, paceMs: 5, idleMs: 0, curveTurns: 3, curveTokens: 20, checkpoints: [1, 3], retentionHours: 0.0005, systems: ['cf-agents'] }
+        : { turns: o.runs, tokens: 2000, paceMs: 20, idleMs: 30_000, curveTurns: 50, curveTokens: 2000, checkpoints: [1, 10, 50], retentionHours: 0.0005 };
       if (o.only) opts.systems = (opts.systems ?? ['weft', 'cf-agents']).filter((s) => o.only.test(s));
       log('storage: Durable Object SQLite, rows written and bytes');
       results.sections.storage = { opts, ...(await storageBench(opts)) };
-      cmd(`storage: wrangler dev (worker/ with WEFT_STORAGE_STATS=1 and CONTEXT_WINDOW=100000000, then again with EVENT_RETENTION_HOURS=${opts.retentionHours}; tests/bench/peers), scripted LLM in-process: "long reply ${opts.tokens}" paced ${opts.paceMs} ms/piece, ${opts.turns} turns after one; "long reply ${opts.curveTokens}" unpaced × ${opts.curveTurns} turns in one session`);
+      cmd(`storage: wrangler dev (worker/ with WEFT_STORAGE_STATS=1 and CONTEXT_WINDOW=100000000, then again with EVENT_RETENTION_HOURS=${opts.retentionHours}; tests/bench/peers), scripted LLM in-process: "long reply ${opts.tokens}" paced ${opts.paceMs} ms/piece, ${opts.turns} turns after one${opts.idleMs ? `, one more after ${opts.idleMs / 1000} s idle` : ''}; "long reply ${opts.curveTokens}" unpaced × ${opts.curveTurns} turns in one session`);
     }
   } finally {
     results.seconds = (performance.now() - t0) / 1000;
+    measured = Object.keys(results.sections);
     // --merge: keep the sections of the previous results that this run did not measure.
     if (o.merge && existsSync(o.json)) {
       const prev = JSON.parse(readFileSync(o.json, 'utf8'));
@@ -229,7 +231,18 @@ async function main() {
     rmSync(work, { recursive: true, force: true });
   }
   const { markdown, table } = report(results);
-  writeFileSync(o.out, markdown);
+  // --merge, and the report has sections the raw results do not (they are not committed): the
+  // report keeps its text for those, and this run's sections take their places in it.
+  const old = o.merge && existsSync(o.out) ? readFileSync(o.out, 'utf8') : null;
+  const NUM = { client: 1, bundle: 2, server: 3, native: 4, storage: 5 };
+  const missing = old ? Object.keys(NUM).filter((k) => !(k in results.sections) && new RegExp(`^## ${NUM[k]}\\. `, 'm').test(old)) : [];
+  if (missing.length) {
+    const note = `Sections re-measured since by \`run.mjs --sections ${measured.join(',')} --merge\` (on ${results.machine.date.slice(0, 16).replace('T', ' ')} UTC, weft ${results.machine.weft}, load average at start ${results.machine.load}): ${measured.map((k) => NUM[k]).join(', ')}; the raw results of the others were not at hand, so their text is kept as it was.`;
+    writeFileSync(o.out, mergeReports(old, markdown, Object.keys(results.sections), note));
+    log(`--merge: kept sections ${missing.join(', ')} as ${o.out} had them (no raw results for them)`);
+  } else {
+    writeFileSync(o.out, markdown);
+  }
   process.stdout.write(`${table}\n`);
   log(`done in ${results.seconds.toFixed(0)} s; wrote ${o.out} and ${o.json}`);
 }

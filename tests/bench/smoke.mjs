@@ -1,6 +1,6 @@
 // The bench harness still works: `tests/bench/run.mjs --quick` on a tiny input (the golden
 // fixtures as the stream, one run, pkg/ as built, the peers' worker only — no Rust build, no weft
-// Worker), into a temporary folder. Benchmarks are not tests: this asserts no timing, only that
+// Worker; the storage section measures the peer alone), into a temporary folder. Benchmarks are not tests: this asserts no timing, only that
 // every measurement produced a number and that the report and the raw results are well-formed.
 
 import assert from 'node:assert/strict';
@@ -83,9 +83,26 @@ describe('bench harness (--quick)', () => {
     for (const row of s.paced) for (const sys of s.systems) finite(row[sys].p50, `${sys} paced p50`);
   });
 
+  test('storage: rows written per turn and bytes after every turn (the peer; no weft Worker in --quick)', () => {
+    const st = results.sections.storage;
+    for (const sys of st.systems) {
+      const p = st.paced[sys];
+      assert.ok(p.first.rowsWritten > 0, `${sys} first turn rows`);
+      assert.ok(p.turns.length >= 1, `${sys} measured turns`);
+      for (const t of p.turns) assert.ok(t.rows > 0, `${sys} rows per turn: ${t.rows}`);
+      const c = st.curve[sys];
+      assert.equal(c.length, st.opts.curveTurns);
+      for (const pt of c) {
+        assert.ok(pt.bytes > 0, `${sys} bytes after ${pt.turn} turns`);
+        assert.ok(pt.chars > 0, `${sys} conversation after ${pt.turn} turns`);
+      }
+    }
+    assert.deepEqual(st.problems, []);
+  });
+
   test('BENCHMARKS.md is well-formed', () => {
     assert.match(markdown, /^# Benchmarks\n/);
-    for (const h of ['## Targets', '## 1. Client stream processing', '## 2. Bundle size', '## 3. Server', '## Machine, versions, commands']) {
+    for (const h of ['## Targets', '## 1. Client stream processing', '## 2. Bundle size', '## 3. Server', '## 5. Storage', '## Machine, versions, commands']) {
       assert.ok(markdown.includes(h), `missing section ${h}`);
     }
     // Every table: each row has as many cells as its header; no NaN or undefined in a cell.

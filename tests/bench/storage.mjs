@@ -82,10 +82,12 @@ async function weftChat(worker, lines, id) {
       current.finish();
     }
   });
-  ws.on('close', () => current?.fail(new Error(`weft ${id}: socket closed`)));
+  let closed = false;
+  ws.on('close', () => { closed = true; current?.fail(new Error(`weft ${id}: socket closed`)); });
   let n = 0;
   return {
     async turn(message) {
+      if (closed) throw new Error(`weft ${id}: socket closed`);
       const runId = `${id}-t${++n}`;
       const t0 = performance.now();
       const done = new Promise((finish, fail) => { current = { runId, reply: '', frames: 0, finish, fail }; });
@@ -140,11 +142,13 @@ async function cfChat(worker, name) {
     }
     if (f.done) current.finish();
   });
-  ws.on('close', () => current?.fail(new Error(`cf-agents ${name}: socket closed`)));
+  let closed = false;
+  ws.on('close', () => { closed = true; current?.fail(new Error(`cf-agents ${name}: socket closed`)); });
   let messages = [];
   let n = 0;
   return {
     async turn(message) {
+      if (closed) throw new Error(`cf-agents ${name}: socket closed`);
       const requestId = `req-${name}-${++n}`;
       const t0 = performance.now();
       const done = new Promise((finish, fail) => { current = { requestId, reply: '', frames: 0, finish, fail }; });
@@ -162,7 +166,7 @@ async function cfChat(worker, name) {
       const r = await fetch(`${worker.http}/agents/chat/${name}/get-messages`);
       if (!r.ok) throw new Error(`cf-agents ${name}: get-messages HTTP ${r.status}`);
       messages = await r.json();
-      return { message, reply, frames, rowsWritten: s.rowsWritten, kvRows: s.kvRows, statements: s.statements, byStatement: s.byStatement, bytes: s.bytes, ms: performance.now() - t0 };
+      return { message, reply, frames, instance: s.instance, rowsWritten: s.rowsWritten, kvRows: s.kvRows, statements: s.statements, byStatement: s.byStatement, bytes: s.bytes, ms: performance.now() - t0 };
     },
     stats: () => cfStats(worker, name),
     close() { ws.removeAllListeners('close'); ws.close(); },
@@ -195,7 +199,7 @@ async function tables(persist, pick) {
       }
       try {
         // Pages per table and index, where the SQLite of this Node has the dbstat table.
-        info.pagesBy = db.prepare('SELECT name, COUNT(*) AS pages FROM dbstat GROUP BY name ORDER BY pages DESC').all();
+        info.pagesBy = db.prepare("SELECT name, COUNT(*) AS pages, SUM(pagetype = 'overflow') AS overflow, SUM(unused) AS unused FROM dbstat GROUP BY name ORDER BY pages DESC").all().map((r) => ({ ...r }));
       } catch { /* no dbstat */ }
       return info;
     } finally {
@@ -253,55 +257,75 @@ export async function storageBench(o) {
     CONTEXT_WINDOW: '100000000',
   };
   const workers = [];
-  const start = async (...a) => { const w = await startWrangler(...a); workers.push(w); return w; };
+  // wrangler dev rebuilds and reloads its Worker when a file under it changes (there is no
+  // switch to stop it): every object starts again, and a count with it. Seen, it is reported.
+  const watch = (name, also) => (text) => {
+    also?.(text);
+    if (/Reloading local server|Detected changes/.test(text)) out.problems.push(`${name}: wrangler dev reloaded the Worker (a file under it changed) at ${new Date().toISOString()}`);
+  };
+  const start = async (name, cwd, vars, also) => { const w = await startWrangler(name, cwd, vars, { onOutput: watch(name, also), logLevel: 'log' }); workers.push(w); return w; };
   try {
     let weft = null;
     let peers = null;
     if (systems.includes('weft')) {
       log('storage: starting weft under wrangler dev (WEFT_STORAGE_STATS=1)');
-      weft = await start('weft-storage', join(root, 'worker'), weftVars, { onOutput: (t) => lines.feed(t), logLevel: 'log' });
+      weft = await start('weft', join(root, 'worker'), weftVars, (t) => lines.feed(t));
     }
     if (systems.includes('cf-agents')) {
       log('storage: starting the peers worker under wrangler dev');
-      peers = await start('peers-storage', join(benchDir, 'peers'), { SCRIPTED_LLM_URL: `${llm.url}/v1` });
+      peers = await start('peers', join(benchDir, 'peers'), { SCRIPTED_LLM_URL: `${llm.url}/v1` });
     }
     const chat = (s, id) => (s === 'weft' ? weftChat(weft, lines, id) : cfChat(peers, id));
 
-    // (1) rows per turn, paced.
+    // (1) rows per turn, paced. One system at a time, its turns back to back: the counts are
+    // per instance, and an object left idle for seconds hibernates and starts again at zero
+    // (weft's count and the peer's alike). Then one more turn after `idleMs` without use, long
+    // enough for the object to sleep: what a turn costs when a person takes time to answer.
     hook.pace(o.paceMs);
     const msg = `long reply ${o.tokens}`;
-    const sessions = {};
-    const prev = {};
+    out.pacedTables = {};
     for (const s of systems) {
-      sessions[s] = await chat(s, `st-${tag}-paced-${s}`);
-      const first = await sessions[s].turn(msg);
-      out.paced[s] = { first: { rowsWritten: first.rowsWritten, bytes: first.bytes, frames: first.frames, chars: chars(first) }, turns: [] };
-      prev[s] = first;
-    }
-    for (let i = 0; i < o.turns; i++) {
-      const order = systems.map((_, k) => systems[(k + i) % systems.length]);
-      const row = [];
-      for (const s of order) {
-        const t = await sessions[s].turn(msg);
-        const p = out.paced[s];
-        const rows = t.rowsWritten - prev[s].rowsWritten;
-        if (rows < 0) out.problems.push(`${s}: rows written went down from ${prev[s].rowsWritten} to ${t.rowsWritten} (the object restarted?)`);
-        const turn = { run: t.runId, rows, bytes: t.bytes, frames: t.frames, chars: chars(t), ms: t.ms };
+      const id = `st-${tag}-paced-${s}`;
+      const c = await chat(s, id);
+      const first = await c.turn(msg);
+      const p = { first: { rowsWritten: first.rowsWritten, bytes: first.bytes, frames: first.frames, chars: chars(first) }, turns: [], afterIdle: null };
+      out.paced[s] = p;
+      let prev = first;
+      let conv = chars(first);
+      const restarted = (t) => (t.instance !== undefined ? t.instance !== prev.instance : t.rowsWritten < prev.rowsWritten);
+      for (let i = 0; i < o.turns; i++) {
+        const t = await c.turn(msg);
+        conv += chars(t);
+        if (restarted(t)) {
+          out.problems.push(`${s}: the object started again between turns ${i + 1} and ${i + 2} (rows written since it started: ${prev.rowsWritten}, then ${t.rowsWritten}); that turn is not counted`);
+          prev = t;
+          continue;
+        }
+        const turn = { run: t.runId, rows: t.rowsWritten - prev.rowsWritten, bytes: t.bytes, bytesAdded: t.bytes - prev.bytes, frames: t.frames, chars: chars(t), ms: t.ms };
         if (t.byStatement) {
           // What the turn wrote, statement by statement (the difference of the two snapshots).
-          const before = new Map(prev[s].byStatement.map((x) => [x.statement, x]));
-          turn.kvRows = t.kvRows - prev[s].kvRows;
-          turn.statements = t.statements - prev[s].statements;
+          const before = new Map(prev.byStatement.map((x) => [x.statement, x]));
+          turn.kvRows = t.kvRows - prev.kvRows;
+          turn.statements = t.statements - prev.statements;
           turn.byStatement = t.byStatement.map((x) => ({ statement: x.statement, calls: x.calls - (before.get(x.statement)?.calls ?? 0), rows: x.rows - (before.get(x.statement)?.rows ?? 0) }))
             .filter((x) => x.rows > 0).sort((a, b) => b.rows - a.rows);
         }
-        prev[s] = t;
         p.turns.push(turn);
-        row.push(`${s} ${rows} rows (${t.frames} frames, ${(t.ms / 1000).toFixed(1)} s)`);
+        prev = t;
+        log(`storage: ${s} paced turn ${i + 1}/${o.turns}: ${turn.rows} rows written (${t.frames} frames, ${(t.ms / 1000).toFixed(1)} s)`);
       }
-      log(`storage: paced turn ${i + 1}/${o.turns}: ${row.join('; ')}`);
+      if (o.idleMs) {
+        await sleep(o.idleMs);
+        const t = await c.turn(msg);
+        conv += chars(t);
+        // After a restart the count is the turn's own, from the object's wake-up on.
+        p.afterIdle = { idleMs: o.idleMs, bytes: t.bytes, restarted: restarted(t), rows: restarted(t) ? t.rowsWritten : t.rowsWritten - prev.rowsWritten, byStatement: restarted(t) ? t.byStatement?.filter((x) => x.rows > 0).sort((a, b) => b.rows - a.rows) : undefined };
+        log(`storage: ${s} turn after ${o.idleMs / 1000} s idle: ${p.afterIdle.rows} rows written (${p.afterIdle.restarted ? 'the object had slept' : 'the object was still awake'})`);
+      }
+      c.close();
+      out.pacedTables[s] = s === 'weft' ? await tables(weft.persist, weftFile(`${id}-t1`)) : await tables(peers.persist, cfFile(`u-${id}-1`));
+      p.conversation = conv;
     }
-    for (const s of systems) sessions[s].close();
     hook.pace(0);
     if (weft) {
       // weft's turn by table, where the database shows it: the event log rows each run left.
@@ -341,7 +365,7 @@ export async function storageBench(o) {
       workers.splice(workers.indexOf(weft), 1);
       weft = null;
       log(`storage: starting weft with EVENT_RETENTION_HOURS=${o.retentionHours}`);
-      const retained = await start('weft-retention', join(root, 'worker'), { ...weftVars, EVENT_RETENTION_HOURS: String(o.retentionHours) }, { onOutput: (t) => lines.feed(t), logLevel: 'log' });
+      const retained = await start('weft-retention', join(root, 'worker'), { ...weftVars, EVENT_RETENTION_HOURS: String(o.retentionHours) }, (t) => lines.feed(t));
       const waitMs = Math.round(o.retentionHours * 3_600_000 + 3000);
       const id = `st-${tag}-retention`;
       const c = await weftChat(retained, lines, id);

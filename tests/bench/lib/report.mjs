@@ -360,23 +360,39 @@ function storageSection(st, targets, lines) {
   lines.push('');
   lines.push(`### Rows written per turn (${opts.paceMs} ms per piece)`);
   lines.push('');
-  lines.push(`One session per system; a first turn (it creates the tables) is not counted, then ${opts.turns} turns, the two systems taking turns back to back. Medians (min–max) over the turns; the ratio pair by pair (turn i of weft ÷ turn i of CF Agents).`);
+  lines.push(`One session per system; a first turn (it creates the tables) is not counted, then ${opts.turns} turn${opts.turns === 1 ? '' : 's'}. Medians (min–max) over the turns; the ratio pair by pair (turn i of weft ÷ turn i of CF Agents).`);
   lines.push('');
   const rowsOf = (k) => st.paced[k];
   const trow = (k) => {
     const p = rowsOf(k);
-    if (!p?.turns.length) return [names[k], 'n/a', 'n/a', 'n/a', 'n/a'];
+    if (!p?.turns.length) return [names[k], 'n/a', 'n/a', 'n/a', p ? int(p.first.rowsWritten) : 'n/a', 'n/a'];
     const r = summary(p.turns.map((t) => t.rows));
     const per100 = summary(p.turns.map((t) => (t.rows * 100) / opts.tokens));
-    return [names[k], fmt(r, 0), fmt(per100, 1), fmt(summary(p.turns.map((t) => t.frames)), 0), int(p.first.rowsWritten)];
+    const added = summary(p.turns.map((t) => t.bytesAdded ?? NaN));
+    const addedX = summary(p.turns.map((t) => (t.bytesAdded ?? NaN) / t.chars));
+    return [names[k], fmt(r, 0), fmt(per100, 1), fmt(summary(p.turns.map((t) => t.frames)), 0), int(p.first.rowsWritten), Number.isFinite(added.median) ? `${int(added.median)} (${fmt(addedX, 1)}× its text)` : 'n/a'];
   };
-  lines.push(table(['system', 'rows written per turn', 'per 100 streamed pieces', 'frames sent per turn', 'first turn (tables created)'], [trow('weft'), trow('cf-agents'),
-    ['**weft ÷ CF Agents**', f.ratio ? `**${fmt(f.ratio, 2)}×**` : 'n/a', '', '', ''],
+  const idle = (k) => {
+    const a = rowsOf(k)?.afterIdle;
+    return a ? `${int(a.rows)}${a.restarted ? '' : ' (still awake)'}` : 'n/a';
+  };
+  const idleA = st.paced.weft?.afterIdle;
+  const idleB = st.paced['cf-agents']?.afterIdle;
+  const bytesRatio = f.weft && f.cf ? pairRatio(st.paced.weft.turns.map((t) => t.bytesAdded), st.paced['cf-agents'].turns.map((t) => t.bytesAdded)) : null;
+  lines.push(table(['system', 'rows written per turn', 'per 100 streamed pieces', 'frames sent per turn', 'first turn', `a turn after ${(opts.idleMs ?? 0) / 1000} s idle`, 'bytes the turn added to the database'], [[...trow('weft').slice(0, 5), idle('weft'), trow('weft')[5]], [...trow('cf-agents').slice(0, 5), idle('cf-agents'), trow('cf-agents')[5]],
+    ['**weft ÷ CF Agents**', f.ratio ? `**${fmt(f.ratio, 2)}×**` : 'n/a', '', '', '', idleA && idleB ? times(idleA.rows, idleB.rows) : 'n/a', Number.isFinite(bytesRatio?.median) ? `${fmt(bytesRatio, 1)}×` : 'n/a'],
   ]));
   lines.push('');
+  lines.push('First turn: the session\'s first, with what creating it writes (Cloudflare Agents\' count includes its `CREATE TABLE`s; weft creates its tables outside its counter).');
+  lines.push('');
+  if (opts.idleMs) {
+    lines.push(`The counts are per instance of the object, and an object left idle hibernates and starts again at zero; so the measured turns follow each other within a second or so, one system after the other. The last column is one more turn after ${opts.idleMs / 1000} s without use (a person reading and answering): the object had slept (its count started again)${[idleA, idleB].some((x) => x && !x.restarted) ? ', except where it says "still awake"' : ''}, so it includes what waking up writes.`);
+    lines.push('');
+  }
   if (f.weft) {
     const ev = f.weftEvents;
-    lines.push(`weft's turn, from its database: ${fmt(ev, 0)} rows of the run's event log (the streamed pieces in batches of up to 16, a batch closing after 100 ms or before any other event, and the other events) and ${fmt(summary(st.paced.weft.turns.map((t) => t.rows - (t.eventLogRows ?? NaN))), 0)} other rows (the run's row and checkpoints, the history and message rows, meta). The log line gives totals only; the event-log rows are counted in the file (wrangler's --persist-to) after the turns.`);
+    const perRow = summary(st.paced.weft.turns.map((t) => t.frames / (t.eventLogRows ?? NaN)));
+    lines.push(`weft's turn, from its database: ${fmt(ev, 0)} rows of the run's event log (streamed pieces are logged in batches, a row each, and every other event with them; ${fmt(perRow, 1)} frames sent per event-log row here) and ${fmt(summary(st.paced.weft.turns.map((t) => t.rows - (t.eventLogRows ?? NaN))), 0)} other rows (the run's row and its checkpoints, the history and message rows, meta). The log line gives totals only; the event-log rows are counted in the database file (wrangler's --persist-to) after the turns.`);
     lines.push('');
   }
   const cfLast = st.paced['cf-agents']?.turns.at(-1);
@@ -389,7 +405,12 @@ function storageSection(st, targets, lines) {
 
   lines.push(`### Bytes stored against the conversation (${f.last} turns, unpaced)`);
   lines.push('');
-  lines.push(`A new session per system, ${f.last} turns of "long reply ${opts.curveTokens}" with no pacing (the bytes do not depend on it; it keeps the run short), the database size read after every turn. Conversation = the characters of every user message and reply. weft runs with \`CONTEXT_WINDOW\` raised so it never compacts (Cloudflare Agents does not either). After retention: a second weft Worker with \`EVENT_RETENTION_HOURS=${opts.retentionHours}\` (${(opts.retentionHours * 3600).toFixed(1)} s) runs the same session; at each checkpoint it waits ${st.retention ? (st.retention.waitMs / 1000).toFixed(1) : 'n/a'} s and sends one cheap turn ("retention check", answered by an echo: its characters count in the conversation) whose line gives the size once the alarm has deleted the finished runs' event logs. Cloudflare Agents deletes its stream rows when the reply is stored, so it has nothing to wait for. One session each: sizes do not vary between runs.`);
+  const unpacedAdded = (k) => summary((st.curve?.[k] ?? []).slice(1).map((p, i) => p.bytes - st.curve[k][i].bytes));
+  const pacedAdded = (k) => summary(st.paced[k]?.turns.map((t) => t.bytesAdded ?? NaN) ?? []);
+  const pacingNote = f.weft && st.paced.weft?.turns.length && Number.isFinite(pacedAdded('weft').median)
+    ? ` Pacing changes what weft's event log takes: a turn added ${int(unpacedAdded('weft').median)} bytes unpaced (deltas that arrive together are logged together) and ${int(pacedAdded('weft').median)} at ${opts.paceMs} ms a piece (the rows above); Cloudflare Agents ${int(unpacedAdded('cf-agents').median)} and ${int(pacedAdded('cf-agents').median)}. So before retention these curves understate what weft stores for a paced model${unpacedAdded('weft').median > 0 ? `, by about ${(pacedAdded('weft').median / unpacedAdded('weft').median).toFixed(0)}× per turn` : ''}; after retention the event logs are gone and pacing no longer matters.`
+    : '';
+  lines.push(`A new session per system, ${f.last} turns of "long reply ${opts.curveTokens}" with no pacing (to keep the run short), the database size read after every turn.${pacingNote} Conversation = the characters of every user message and reply. weft runs with \`CONTEXT_WINDOW\` raised so it never compacts (Cloudflare Agents does not either). ${st.retention ? `After retention: a second weft Worker with \`EVENT_RETENTION_HOURS=${opts.retentionHours}\` (${(opts.retentionHours * 3600).toFixed(1)} s) runs the same session; at each checkpoint it waits ${(st.retention.waitMs / 1000).toFixed(1)} s and sends one cheap turn ("retention check", answered by an echo: its characters count in the conversation) whose line gives the size once the alarm has deleted the finished runs' event logs. ` : ''}Cloudflare Agents deletes its stream rows when the reply is stored, so it has nothing to wait for. One session each: sizes do not vary between runs.`);
   lines.push('');
   const cell = (k, n) => { const p = f.at(k, n); return p ? [int(p.bytes), times(p.bytes, p.chars)] : ['n/a', 'n/a']; };
   const retainedAt = (n) => f.retained.find((r) => r.turn === n);
@@ -413,19 +434,27 @@ function storageSection(st, targets, lines) {
   lines.push('');
   lines.push(table(['system', 'bytes per conversation character (slope)', 'fixed bytes (intercept)', 'R²', 'slope, later turns'], [growth('weft'), growth('cf-agents')]));
   lines.push('');
-  const tb = (label, t) => {
+  const tb = (label, t, conv) => {
     if (!t) return;
     const pages = new Map((t.pagesBy ?? []).map((x) => [x.name, x.pages]));
-    const rowsT = t.tables.filter((x) => x.rows || pages.get(x.table) > 1).sort((a, b) => (b.bytes ?? 0) - (a.bytes ?? 0)).slice(0, 8)
-      .map((x) => [`\`${x.table}\``, int(x.rows), int(x.bytes), pages.has(x.table) ? int(pages.get(x.table)) : 'n/a']);
-    lines.push(`${label}: ${t.pages} pages of ${t.pageSize} bytes (${t.freePages} free); the largest tables:`);
+    const pg = new Map((t.pagesBy ?? []).map((x) => [x.name, x]));
+    const rowsT = t.tables.filter((x) => x.rows || pages.get(x.table) > 1).sort((a, b) => (b.bytes ?? 0) - (a.bytes ?? 0)).slice(0, 5)
+      .map((x) => {
+        const p = pg.get(x.table);
+        return [`\`${x.table}\``, int(x.rows), int(x.bytes), times(x.bytes, conv), p ? int(p.pages) : 'n/a', p ? int(p.overflow) : 'n/a', p ? int(p.unused) : 'n/a', p ? times(p.pages * t.pageSize, conv) : 'n/a'];
+      });
+    lines.push(`${label} (conversation ${int(conv)} characters): ${int(t.pages - t.freePages)} pages of ${t.pageSize} bytes in use (the size counts those; ${t.freePages} more free), the largest tables:`);
     lines.push('');
-    lines.push(table(['table', 'rows', 'content bytes', 'pages'], rowsT));
+    lines.push(table(['table', 'rows', 'content bytes', '× conversation', 'pages', 'of them overflow', 'unused bytes in its pages', 'its pages × conversation'], rowsT));
     lines.push('');
   };
-  tb(`What weft's database holds after ${f.last} turns`, st.tables?.weft);
-  tb(`…and after the retention time (the last checkpoint)`, st.retention?.tables);
-  tb(`What Cloudflare Agents' database holds after ${f.last} turns`, st.tables?.['cf-agents']);
+  lines.push('What the bytes hold, read from each database file (wrangler\'s --persist-to) at the end: rows and content bytes (the lengths of every column) per table, and pages per table and index (SQLite\'s `dbstat`).');
+  lines.push('');
+  tb(`weft after its ${(st.paced.weft?.turns.length ?? 0) + 2} paced turns (${opts.paceMs} ms a piece)`, st.pacedTables?.weft, st.paced.weft?.conversation);
+  tb(`weft after ${f.last} turns unpaced`, st.tables?.weft, st.curve?.weft?.at(-1)?.chars);
+  tb(`weft after ${f.retainedLast?.turn ?? '?'} turns and the retention time`, st.retention?.tables, f.retainedLast?.chars);
+  tb(`Cloudflare Agents after its ${(st.paced['cf-agents']?.turns.length ?? 0) + 2} paced turns`, st.pacedTables?.['cf-agents'], st.paced['cf-agents']?.conversation);
+  tb(`Cloudflare Agents after ${f.last} turns unpaced`, st.tables?.['cf-agents'], st.curve?.['cf-agents']?.at(-1)?.chars);
 
   if (f.weft && f.cf) {
     targets.push([`Storage: rows written per turn ≤ CF Agents' (${opts.tokens}-piece reply at ${opts.paceMs} ms/piece)`, `weft ${fmt(f.weftRows, 0)}, CF Agents ${fmt(f.cfRows, 0)}: ${fmt(f.ratio, 2)}×`, yes(f.ratio.median <= 1)]);
@@ -482,12 +511,20 @@ function limits(S, targets) {
     const f = storageFigures(st);
     const cf = st.paced['cf-agents']?.turns.at(-1)?.byStatement ?? [];
     const blocks = cf.filter((x) => /stream_blocks|stream_chunks/.test(x.statement)).reduce((a, x) => a + x.rows, 0);
-    out.push(`- **Storage, rows per turn**: weft's ${fmt(f.weftRows, 0)} rows are ${fmt(f.weftEvents, 0)} event-log rows (the ${st.opts.tokens} pieces arrive every ${st.opts.paceMs} ms, so a batch closes on its 100 ms timer with about ${(100 / st.opts.paceMs).toFixed(0)} pieces, not on 16) and the rest the run's own rows; Cloudflare Agents writes its stream into blocks it appends to in place (${blocks} of its rows that turn) and keeps nothing of it once the reply is stored, so its rows do not grow with the reply's pieces the way weft's do.`);
+    const perRow = summary(st.paced.weft.turns.map((t) => t.frames / (t.eventLogRows ?? NaN)));
+    out.push(`- **Storage, rows per turn**: weft's ${fmt(f.weftRows, 0)} rows are ${fmt(f.weftEvents, 0)} event-log rows (${fmt(perRow, 1)} frames per row at ${st.opts.paceMs} ms a piece) and the rest the run's own rows; Cloudflare Agents appends its stream to blocks in place (${blocks} of its rows that turn) and deletes them once the reply is stored.`);
   }
   if (st && missed('Storage: after retention')) {
     const t = st.retention?.tables;
-    const big = t?.tables.filter((x) => x.bytes).sort((a, b) => b.bytes - a.bytes).slice(0, 4).map((x) => `\`${x.table}\` ${KB(x.bytes)}`).join(', ');
-    out.push(`- **Storage after retention**: what is left once the event logs are deleted${big ? `: ${big}` : ''}, in ${t ? `${t.pages} pages of ${t.pageSize} bytes` : 'the database'}.`);
+    const conv = storageFigures(st).retainedLast?.chars;
+    const big = t?.tables.filter((x) => x.bytes > 1000).sort((a, b) => b.bytes - a.bytes).slice(0, 4)
+      .map((x) => `\`${x.table}\` ${times(x.bytes, conv)} (${int(x.rows)} rows, ${KB(x.bytes / x.rows)} each)`).join(', ');
+    const share = (name) => (t?.tables.find((x) => x.table === name)?.bytes ?? 0) / conv;
+    const why = [];
+    if (share('messages') >= 0.5 && share('history') >= 0.5) why.push('the conversation is held twice, in `messages` (role and text, what a client lists) and `history` (the engine\'s messages)');
+    if (share('runs') >= 0.2) why.push('every finished run keeps its last checkpoint in `runs` after its event log is deleted');
+    const cfMsgs = st.tables?.['cf-agents']?.tables.find((x) => x.table === 'cf_agents_session_messages');
+    out.push(`- **Storage after retention** (the database file, section 5): once the event logs are gone, what is left, as multiples of the conversation's text: ${big ?? 'n/a'}; the rest is SQLite's pages and their slack.${why.length ? ` ${why.join('; ').replace(/^./, (c) => c.toUpperCase())}.` : ''}${cfMsgs ? ` Cloudflare Agents holds the conversation once (\`cf_agents_session_messages\`, ${times(cfMsgs.bytes, st.curve['cf-agents'].at(-1).chars)}) and keeps nothing else of a finished turn.` : ''}`);
   }
   return out;
 }
@@ -544,4 +581,71 @@ export function report(res) {
     ...targets.map(([t, v, ok]) => `  ${ok.replace(/\*/g, '').padEnd(8)} ${t}: ${v}`),
   ].join('\n');
   return { markdown: `${lines.join('\n')}\n`, table: `${tbl}\n\n${body.filter((l) => l.startsWith('|') || l.startsWith('#')).join('\n')}` };
+}
+
+// ---- --merge without the previous raw results --------------------------------------------------
+
+/** Each section: its number in the report, its rows in the targets table, its "what limits" lines. */
+const PARTS = {
+  client: { n: 1, target: /^\| Client:/, limit: /^- \*\*Client/ },
+  bundle: { n: 2, target: /^\| Bundle:/, limit: /^- \*\*(SDK bundle|Worker upload)/ },
+  server: { n: 3, target: /^\| Server:/, limit: /^- \*\*Server/ },
+  native: { n: 4, target: null, limit: null },
+  storage: { n: 5, target: /^\| Storage:/, limit: /^- \*\*Storage/ },
+};
+
+/** A report cut into its parts: preamble, targets heading and rows, limits, sections by number, the rest. */
+function parseReport(md) {
+  const lines = md.replace(/\n$/, '').split('\n');
+  const at = (re, from = 0) => { for (let i = from; i < lines.length; i++) if (re.test(lines[i])) return i; return -1; };
+  const targets = at(/^## Targets/);
+  const first = at(/^## \d+\. /);
+  const machine = at(/^## Machine/);
+  if (targets < 0 || first < 0 || machine < 0) return null;
+  const head = lines.slice(targets, first);
+  const rows = head.filter((l) => l.startsWith('| ') && !/^\| target \|/.test(l));
+  const limits = head.filter((l) => l.startsWith('- **'));
+  const sections = new Map();
+  for (let i = first; i < machine;) {
+    const j = at(/^## /, i + 1);
+    const end = j < 0 || j > machine ? machine : j;
+    sections.set(Number(lines[i].match(/^## (\d+)\./)?.[1]), lines.slice(i, end));
+    i = end;
+  }
+  return { preamble: lines.slice(0, targets), heading: lines[targets], rows, limits, sections, machine: lines.slice(machine) };
+}
+
+/**
+ * `--merge` when the previous raw results are gone (they are not committed): the report as it
+ * was, with the sections in `fresh` for `owned` (section keys) put in place of theirs — their
+ * blocks, their rows of the targets table, their "what limits" lines — and this run's commands
+ * added. What belongs to the other sections is kept word for word.
+ */
+export function mergeReports(old, fresh, owned, note) {
+  const o = parseReport(old);
+  const f = parseReport(fresh);
+  if (!o || !f) return fresh;
+  const mine = owned.map((k) => PARTS[k]).filter(Boolean);
+  const ownedBy = (l, key) => mine.some((p) => p[key]?.test(l));
+  const order = (l, key) => Object.values(PARTS).findIndex((p) => p[key]?.test(l));
+  const pick = (key) => [...o[key === 'target' ? 'rows' : 'limits'].filter((l) => !ownedBy(l, key)), ...f[key === 'target' ? 'rows' : 'limits'].filter((l) => ownedBy(l, key))]
+    .map((l, i) => [l, i]).sort((a, b) => order(a[0], key) - order(b[0], key) || a[1] - b[1]).map(([l]) => l);
+  const rows = pick('target');
+  const limits = pick('limit');
+  const sections = new Map(o.sections);
+  for (const p of mine) { if (f.sections.has(p.n)) sections.set(p.n, f.sections.get(p.n)); else sections.delete(p.n); }
+  // The note of an earlier merge gives way to this one's.
+  const out = o.preamble.filter((l, i, a) => !l.startsWith('Sections re-measured since by') && !(l === '' && a[i + 1]?.startsWith('Sections re-measured since by')));
+  if (note) out.splice(out.findIndex((l) => l.startsWith('Written by')) + 1, 0, '', note);
+  out.push(f.heading, '', '| target | measured |  |', '|---|---|---|', ...rows, '');
+  if (limits.length) out.push('What limits the figures that miss (from the profiles in the sections below):', '', ...limits, '');
+  for (const n of [...sections.keys()].sort((a, b) => a - b)) out.push(...sections.get(n));
+  // The machine and commands of the report as it was, and this run's commands after them.
+  const machine = [...o.machine];
+  const known = new Set(machine.filter((l) => l.startsWith('- ')));
+  const newCommands = f.machine.filter((l) => l.startsWith('- ') && !known.has(l));
+  const lastCommand = machine.map((l) => l.startsWith('- ')).lastIndexOf(true);
+  if (lastCommand >= 0) machine.splice(lastCommand + 1, 0, ...newCommands);
+  out.push(...machine);
+  return `${out.join('\n')}\n`;
 }

@@ -38,6 +38,8 @@ function countWrites(storage) {
   storage.put = function countedPut(k, ...rest) { count('put', k); return put.call(this, k, ...rest); };
   const del = storage.delete;
   storage.delete = function countedDelete(k, ...rest) { count('delete', k); return del.call(this, k, ...rest); };
+  // Which instance answers: the counts start again when the object does (after it hibernates).
+  const instance = crypto.randomUUID();
   return {
     sql,
     stats: () => {
@@ -46,7 +48,7 @@ function countWrites(storage) {
         .filter((x) => x.rows > 0);
       const sqlRows = byStatement.filter((x) => !x.statement.startsWith('KV ')).reduce((a, x) => a + x.rows, 0);
       const kvRows = [...kv.values()].reduce((a, n) => a + n, 0);
-      return { sqlRows, kvRows, statements: [...cursors.values()].reduce((a, cs) => a + cs.length, 0), bytes: sql.databaseSize, byStatement };
+      return { instance, sqlRows, kvRows, statements: [...cursors.values()].reduce((a, cs) => a + cs.length, 0), bytes: sql.databaseSize, byStatement };
     },
   };
 }
@@ -61,7 +63,7 @@ export class Chat extends AIChatAgent {
     this.benchWrites = writes;
   }
 
-  /** GET /agents/chat/<name>/bench-storage: rows written since the object started, bytes. */
+  /** GET /agents/chat/<name>/bench-storage: rows written since this instance started, bytes. */
   async onRequest(request) {
     if (new URL(request.url).pathname.endsWith('/bench-storage')) {
       const s = this.benchWrites.stats();
