@@ -155,15 +155,9 @@ impl Session {
         }
         // Answers: those for calls that still wait go to the run; the AI SDK sends every
         // earlier answer again, which the run refuses and nobody needs to hear about.
-        if !self.load_active_run() {
+        let Some(run_id) = self.active_run_id() else {
             return Response::error("no run of this chat is waiting for an answer", 409);
-        }
-        let run_id = self
-            .run
-            .borrow()
-            .as_ref()
-            .map(|r| r.run_id().to_string())
-            .unwrap_or_default();
+        };
         // The stream is open before the answers go in, so it carries what they cause.
         let (stream, response) = Stream::new(&run_id, tools)?;
         self.streams.borrow_mut().push(stream);
@@ -252,15 +246,9 @@ impl Session {
     /// `GET /api/chat/{id}/stream`: the running turn replayed from its start, then live; 204
     /// when none runs.
     pub(super) async fn aisdk_resume(&self) -> Result<Response> {
-        if !self.load_active_run() {
+        let Some(run_id) = self.active_run_id() else {
             return Ok(Response::empty()?.with_status(204));
-        }
-        let run_id = self
-            .run
-            .borrow()
-            .as_ref()
-            .map(|r| r.run_id().to_string())
-            .unwrap_or_default();
+        };
         let (mut stream, response) = Stream::new(&run_id, Vec::new())?;
         let store = self.store();
         for json in self.run_events(&store, &run_id) {
@@ -282,6 +270,14 @@ impl Session {
         }
         self.streams.borrow_mut().push(stream);
         Ok(response)
+    }
+
+    /// The run still on, loaded from its checkpoint if need be.
+    fn active_run_id(&self) -> Option<String> {
+        if !self.load_active_run() {
+            return None;
+        }
+        self.run.borrow().as_ref().map(|r| r.run_id().to_string())
     }
 
     /// Drives the run from the alarm, at once (see the module docs).
