@@ -12,7 +12,10 @@
 //!
 //! The conversation is stored once: `history` holds one row per message, written when the
 //! message is new; a run's checkpoint and the session state hold `history_rows`, ranges of
-//! those rows, in place of the messages ([`Store::run_checkpoint`], [`Store::restore_run`]).
+//! those rows, in place of the messages ([`Store::run_checkpoint`], [`Store::restore_run`]); the
+//! listing clients read (`messages`, `user_messages`) points at the same rows where it can
+//! ([`Store::add_message`]), and takes the text back before a compaction deletes them. Once a
+//! finished run's event log is deleted (`EVENT_RETENTION_HOURS`), its checkpoint goes too.
 //!
 //! A row holds at most 2 MB. Values that can outgrow that — an event, a checkpoint, the session
 //! state, a message — are written through [`Store::pack`]: one over [`INLINE_MAX`] bytes goes to
@@ -70,6 +73,11 @@ const PART_MAX: usize = 1_000_000;
 /// How a row says its value was spilled: the marker, then the value's spill key. Text that
 /// starts with a NUL is spilled too, so a stored value starting like this is always a marker.
 const SPILLED: &str = "\0spill:";
+
+/// How a listed message (`messages`) says its text is its history row's: the marker, then the
+/// row's seq. `IN_HISTORY_END` bounds the range of such values.
+const IN_HISTORY: &str = "\0history:";
+const IN_HISTORY_END: &str = "\0history;";
 
 /// A run as stored.
 #[derive(Debug, Clone)]
@@ -295,8 +303,14 @@ impl Store {
                     s(&format!("event:{run_id};")),
                 ],
             )?;
+            // A finished run's checkpoint is read by nothing (only a running run is restored):
+            // it goes with the log.
             self.exec(
-                "UPDATE runs SET logged = 0 WHERE run_id = ?",
+                "DELETE FROM spill WHERE key = ?",
+                vec![s(&format!("run:{run_id}"))],
+            )?;
+            self.exec(
+                "UPDATE runs SET logged = 0, checkpoint = '' WHERE run_id = ?",
                 vec![s(&run_id)],
             )?;
         }
@@ -367,6 +381,7 @@ impl Store {
             .as_ref()
             .and_then(|rows| rows.first().map(|(seq, _)| *seq))
         {
+            self.keep_listed_text(first)?;
             self.exec("DELETE FROM history WHERE seq < ?", vec![i(first)])?;
         }
         for tool in &state.always_allowed {
@@ -521,14 +536,101 @@ impl Store {
         Ok(found.first().and_then(|r| int(r, 0)).unwrap_or(0) + 1)
     }
 
-    /// Appends a message to the thread's history (`user_messages`).
+    /// Appends a message to the thread's listing (`user_messages`). The engine's history row
+    /// of the same message holds its text already (it is written first, with the run's
+    /// checkpoint), so the listing's row points at it instead of holding the text again.
     pub fn add_message(&self, role: &str, content: &str, run_id: &str) -> worker::Result<()> {
-        // A run adds one message per role, so the pair names it.
-        let content = self.pack(&format!("message:{run_id}:{role}"), content)?;
+        let content = match self.history_row_of(role, content)? {
+            Some(seq) => format!("{IN_HISTORY}{seq}"),
+            // A run adds one message per role, so the pair names it.
+            None => self.pack(&format!("message:{run_id}:{role}"), content)?,
+        };
         self.exec(
             "INSERT INTO messages (role, content, run_id) VALUES (?, ?, ?)",
             vec![s(role), s(&content), s(run_id)],
         )?;
+        Ok(())
+    }
+
+    /// The newest history row holding exactly this message, if any.
+    fn history_row_of(&self, role: &str, content: &str) -> worker::Result<Option<i64>> {
+        if !matches!(role, "user" | "assistant") {
+            return Ok(None);
+        }
+        // As the engine's message serializes: its role and its text, nothing else.
+        let json = serde_json::json!({ "role": role, "content": content }).to_string();
+        let found = rows(
+            &self.sql,
+            "SELECT seq FROM history WHERE message = ? ORDER BY seq DESC LIMIT 1",
+            vec![s(&json)],
+        )?;
+        Ok(found.first().and_then(|r| int(r, 0)))
+    }
+
+    /// The text of history row `seq` (a message of [`Store::history_row_of`]'s shape).
+    fn history_text(&self, seq: i64) -> worker::Result<String> {
+        let found = rows(
+            &self.sql,
+            "SELECT message FROM history WHERE seq = ?",
+            vec![i(seq)],
+        )?;
+        let Some(json) = found.into_iter().next().and_then(|mut r| text(&mut r, 0)) else {
+            return Err(worker::Error::RustError(format!(
+                "history row {seq} is missing"
+            )));
+        };
+        let value: Value = serde_json::from_str(&self.unpack(json)?).map_err(json_error)?;
+        Ok(value
+            .get("content")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string())
+    }
+
+    /// A listed message's text: its own, or its history row's.
+    fn message_text(&self, stored: String) -> worker::Result<String> {
+        match stored
+            .strip_prefix(IN_HISTORY)
+            .and_then(|seq| seq.parse().ok())
+        {
+            Some(seq) => self.history_text(seq),
+            None => self.unpack(stored),
+        }
+    }
+
+    /// Before history rows older than `first` are deleted (a compaction replaced them), the
+    /// listed messages that point at them take their text back.
+    fn keep_listed_text(&self, first: i64) -> worker::Result<()> {
+        let pointing = rows(
+            &self.sql,
+            "SELECT seq, role, run_id, content FROM messages WHERE content >= ? AND content < ?",
+            vec![s(IN_HISTORY), s(IN_HISTORY_END)],
+        )?;
+        for mut row in pointing {
+            let (Some(seq), Some(role), run_id, Some(content)) = (
+                int(&row, 0),
+                text(&mut row, 1),
+                text(&mut row, 2).unwrap_or_default(),
+                text(&mut row, 3),
+            ) else {
+                continue;
+            };
+            let Some(target) = content
+                .strip_prefix(IN_HISTORY)
+                .and_then(|t| t.parse::<i64>().ok())
+            else {
+                continue;
+            };
+            if target >= first {
+                continue;
+            }
+            let text = self.history_text(target)?;
+            let text = self.pack(&format!("message:{run_id}:{role}"), &text)?;
+            self.exec(
+                "UPDATE messages SET content = ? WHERE seq = ?",
+                vec![s(&text), i(seq)],
+            )?;
+        }
         Ok(())
     }
 
@@ -553,7 +655,7 @@ impl Store {
                 Ok(StoredMessage {
                     id: int(&r, 0).map(|seq| seq as u64),
                     role: Role::from(text(&mut r, 1).unwrap_or_default().as_str()),
-                    content: self.unpack(text(&mut r, 2).unwrap_or_default())?,
+                    content: self.message_text(text(&mut r, 2).unwrap_or_default())?,
                 })
             })
             .collect::<worker::Result<Vec<_>>>()?;
