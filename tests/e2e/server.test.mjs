@@ -308,6 +308,15 @@ describe('agentloop', () => {
     const info = await c.wait((f) => f.type === 'context_info' && f.run_id === undefined);
     assert.ok(info.payload.usagePercent < 80);
     c.close();
+    // The listing keeps every message whole: the history rows it pointed at were replaced by
+    // the summary, and their text moved back into it first.
+    const loom = await open('/', sid);
+    loom.send({ type: 'user_messages', id: 'h', thread_id: sid });
+    const listed = (await loom.wait((f) => f.type === 'user_messages')).messages;
+    assert.deepEqual(listed.map((m) => m.role), ['user', 'assistant', 'user', 'assistant', 'user', 'assistant']);
+    assert.equal(listed[0].content, 'long reply 2000');
+    assert.equal(listed[1].content.split(' ').length, 2000, 'a reply compacted away in the history, whole in the listing');
+    loom.close();
   });
 
   test('get_context_info, manual_compact, and compacting an empty transcript', async () => {

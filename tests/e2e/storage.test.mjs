@@ -143,18 +143,26 @@ describe('the history, stored once', () => {
       history: db.prepare('SELECT COUNT(*) AS n, SUM(length(message)) AS bytes FROM history').get(),
       checkpoints: db.prepare("SELECT run_id, length(checkpoint) AS bytes FROM runs ORDER BY created").all(),
       state: db.prepare("SELECT length(value) AS bytes FROM meta WHERE key = 'session'").get(),
+      listed: db.prepare("SELECT COUNT(*) AS pointing FROM messages WHERE content LIKE char(0) || 'history:%'").get(),
     }));
     assert.equal(stored.history.n, 20, 'a user and an assistant message per turn, each once');
     assert.ok(stored.history.bytes > 10 * 1200, 'the turns are in the history rows');
     const [first, last] = [stored.checkpoints[0].bytes, stored.checkpoints.at(-1).bytes];
     assert.ok(last < first + 200, `checkpoints do not carry the history: turn 1 ${first} B, turn 10 ${last} B`);
     assert.ok(stored.state.bytes < 300, `the session state points at its rows: ${stored.state.bytes} B`);
+    assert.equal(stored.listed.pointing, 20, 'the listing points at the history rows instead of holding the text again');
     // After a restart, the history is read back from the rows: the next turn sees it all.
     await server.restart();
     const c2 = await open(sid);
     c2.send({ type: 'run', message: 'turn 11', agent: 'react', id: 't11' });
     const eleventh = (await c2.wait((f) => f.type === 'run_end' && f.id === 't11')).usage.prompt_tokens;
     assert.ok(eleventh > prompts[9], `turn 11 saw the ten before: ${eleventh} > ${prompts[9]}`);
+    // The listing reads its text from the history rows.
+    c2.send({ type: 'user_messages', id: 'l', thread_id: sid });
+    const listed = (await c2.wait((f) => f.type === 'user_messages')).messages;
+    assert.equal(listed.length, 22);
+    assert.equal(listed[0].content, `turn 1: ${'words '.repeat(200)}`);
+    assert.equal(listed[1].content, `You said: turn 1: ${'words '.repeat(200)}`.trim());
     c2.close();
   });
 });
@@ -205,7 +213,9 @@ describe('EVENT_RETENTION_HOURS', () => {
     assert.match(expired.error, /EVENT_RETENTION_HOURS/);
     c.send({ type: 'user_messages', id: 'h', thread_id: sid });
     const history = await c.wait((f) => f.type === 'user_messages');
-    assert.equal(history.messages.length, 2, 'the messages stay');
+    assert.deepEqual(history.messages.map((m) => m.content), ['count to 3', '1 2 3'], 'the messages stay');
+    const checkpoint = await inSessionOf('old', (db) => db.prepare('SELECT checkpoint FROM runs WHERE run_id = ?').get('old').checkpoint);
+    assert.equal(checkpoint, '', 'the finished run\'s checkpoint went with its log');
     c.close();
   });
 });
