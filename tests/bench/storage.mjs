@@ -194,7 +194,8 @@ async function tables(persist, pick) {
         try {
           const cols = db.prepare(`PRAGMA table_info("${t}")`).all().map((c) => `COALESCE(LENGTH("${c.name}"), 0)`);
           const r = db.prepare(`SELECT COUNT(*) AS n, ${cols.length ? `SUM(${cols.join(' + ')})` : '0'} AS bytes FROM "${t}"`).get();
-          info.tables.push({ table: t, rows: r.n, bytes: r.bytes ?? 0 });
+          const sql = db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?").get(t)?.sql ?? '';
+          info.tables.push({ table: t, rows: r.n, bytes: r.bytes ?? 0, withoutRowid: /WITHOUT\s+ROWID/i.test(sql) });
         } catch { info.tables.push({ table: t, rows: null, bytes: null }); }
       }
       try {
@@ -257,13 +258,46 @@ export async function storageBench(o) {
     CONTEXT_WINDOW: '100000000',
   };
   const workers = [];
+  const byName = {};
+  const reloads = {};
+  let phase = 'the start';
   // wrangler dev rebuilds and reloads its Worker when a file under it changes (there is no
-  // switch to stop it): every object starts again, and a count with it. Seen, it is reported.
+  // switch to stop it; another change to worker/ while the bench runs does it): every object
+  // starts again, and its count with it, and the sockets close. Seen, it is reported, and a
+  // phase that failed after a reload of its Worker runs again on a new session (at most twice).
+  // A failure without a reload fails the bench.
   const watch = (name, also) => (text) => {
     also?.(text);
-    if (/Reloading local server|Detected changes/.test(text)) out.problems.push(`${name}: wrangler dev reloaded the Worker (a file under it changed) at ${new Date().toISOString()}`);
+    if (/Reloading local server/.test(text)) {
+      reloads[name] = (reloads[name] ?? 0) + 1;
+      out.problems.push(`${name}: wrangler dev reloaded the Worker (a file under it changed) at ${new Date().toISOString().slice(11, 19)} UTC, during ${phase}`);
+    }
   };
-  const start = async (name, cwd, vars, also) => { const w = await startWrangler(name, cwd, vars, { onOutput: watch(name, also), logLevel: 'log' }); workers.push(w); return w; };
+  const start = async (name, cwd, vars, also) => {
+    const w = await startWrangler(name, cwd, vars, { onOutput: watch(name, also), logLevel: 'log' });
+    workers.push(w);
+    byName[name] = w;
+    return w;
+  };
+  const again = async (label, name, fn) => {
+    for (let attempt = 1; ; attempt++) {
+      phase = label;
+      const seen = reloads[name] ?? 0;
+      try {
+        return await fn(attempt === 1 ? '' : `-again${attempt}`);
+      } catch (e) {
+        if ((reloads[name] ?? 0) === seen || attempt === 3) throw e;
+        out.problems.push(`${label} failed (${e.message}) after wrangler dev reloaded the Worker, and ran again on a new session`);
+        log(`storage: ${label} failed after a reload of ${name} (${e.message}); running it again (${attempt + 1} of 3)`);
+        // Until it answers again, and a little more (a reload may follow another).
+        for (const deadline = Date.now() + 900_000; Date.now() < deadline;) {
+          await sleep(3000);
+          try { if ((await fetch(`${byName[name].http}/healthz`)).ok) break; } catch { /* rebuilding */ }
+        }
+        await sleep(5000);
+      }
+    }
+  };
   try {
     let weft = null;
     let peers = null;
@@ -284,8 +318,8 @@ export async function storageBench(o) {
     hook.pace(o.paceMs);
     const msg = `long reply ${o.tokens}`;
     out.pacedTables = {};
-    for (const s of systems) {
-      const id = `st-${tag}-paced-${s}`;
+    for (const s of systems) await again(`${s}'s paced turns`, s === 'weft' ? 'weft' : 'peers', async (suffix) => {
+      const id = `st-${tag}-paced-${s}${suffix}`;
       const c = await chat(s, id);
       const first = await c.turn(msg);
       const p = { first: { rowsWritten: first.rowsWritten, bytes: first.bytes, frames: first.frames, chars: chars(first) }, turns: [], afterIdle: null };
@@ -325,7 +359,7 @@ export async function storageBench(o) {
       c.close();
       out.pacedTables[s] = s === 'weft' ? await tables(weft.persist, weftFile(`${id}-t1`)) : await tables(peers.persist, cfFile(`u-${id}-1`));
       p.conversation = conv;
-    }
+    });
     hook.pace(0);
     if (weft) {
       // weft's turn by table, where the database shows it: the event log rows each run left.
@@ -349,13 +383,13 @@ export async function storageBench(o) {
       }
       return points;
     };
-    for (const s of systems) {
-      const id = `st-${tag}-curve-${s}`;
+    for (const s of systems) await again(`${s}'s ${o.curveTurns} turns`, s === 'weft' ? 'weft' : 'peers', async (suffix) => {
+      const id = `st-${tag}-curve-${s}${suffix}`;
       const c = await chat(s, id);
       out.curve[s] = await curve(s, c, s);
       c.close();
       out.tables[s] = s === 'weft' ? await tables(weft.persist, weftFile(`${id}-t1`)) : await tables(peers.persist, cfFile(`u-${id}-1`));
-    }
+    });
 
     // (3) weft after the retention time: a second weft Worker whose runs' event logs expire in
     // seconds. At each checkpoint: wait past the retention, then one cheap turn (it wakes the
@@ -367,19 +401,21 @@ export async function storageBench(o) {
       log(`storage: starting weft with EVENT_RETENTION_HOURS=${o.retentionHours}`);
       const retained = await start('weft-retention', join(root, 'worker'), { ...weftVars, EVENT_RETENTION_HOURS: String(o.retentionHours) }, (t) => lines.feed(t));
       const waitMs = Math.round(o.retentionHours * 3_600_000 + 3000);
-      const id = `st-${tag}-retention`;
-      const c = await weftChat(retained, lines, id);
-      const after = [];
-      const points = await curve('weft', c, 'weft (short retention, before the wait)', async (n, text) => {
-        if (!o.checkpoints.includes(n)) return 0;
-        await sleep(waitMs);
-        const t = await c.turn('retention check');
-        after.push({ turn: n, chars: text + chars(t), rowsWritten: t.rowsWritten, bytes: t.bytes, waitedMs: waitMs });
-        log(`storage: weft after ${n} turns and the retention time: ${t.bytes.toLocaleString('en-US')} bytes for ${(text + chars(t)).toLocaleString('en-US')} characters (${(t.bytes / (text + chars(t))).toFixed(2)}×)`);
-        return chars(t);
+      await again('the retention session', 'weft-retention', async (suffix) => {
+        const id = `st-${tag}-retention${suffix}`;
+        const c = await weftChat(retained, lines, id);
+        const after = [];
+        const points = await curve('weft', c, 'weft (short retention, before the wait)', async (n, text) => {
+          if (!o.checkpoints.includes(n)) return 0;
+          await sleep(waitMs);
+          const t = await c.turn('retention check');
+          after.push({ turn: n, chars: text + chars(t), rowsWritten: t.rowsWritten, bytes: t.bytes, waitedMs: waitMs });
+          log(`storage: weft after ${n} turns and the retention time: ${t.bytes.toLocaleString('en-US')} bytes for ${(text + chars(t)).toLocaleString('en-US')} characters (${(t.bytes / (text + chars(t))).toFixed(2)}×)`);
+          return chars(t);
+        });
+        c.close();
+        out.retention = { hours: o.retentionHours, waitMs, after, curve: points, tables: await tables(retained.persist, weftFile(`${id}-t1`)) };
       });
-      c.close();
-      out.retention = { hours: o.retentionHours, waitMs, after, curve: points, tables: await tables(retained.persist, weftFile(`${id}-t1`)) };
     }
   } finally {
     for (const w of workers) await w.stop();

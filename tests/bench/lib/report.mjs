@@ -451,6 +451,13 @@ function storageSection(st, targets, lines) {
   lines.push('What the bytes hold, read from each database file (wrangler\'s --persist-to) at the end: rows and content bytes (the lengths of every column) per table, and pages per table and index (SQLite\'s `dbstat`).');
   lines.push('');
   tb(`weft after its ${(st.paced.weft?.turns.length ?? 0) + 2} paced turns (${opts.paceMs} ms a piece)`, st.pacedTables?.weft, st.paced.weft?.conversation);
+  const ev = st.pacedTables?.weft?.tables.find((x) => x.table === 'event_log');
+  const evPages = st.pacedTables?.weft?.pagesBy?.find((x) => x.name === 'event_log');
+  if (ev?.rows && ev.withoutRowid && evPages && evPages.overflow >= 0.8 * ev.rows && ev.bytes / ev.rows < st.pacedTables.weft.pageSize) {
+    const ps = st.pacedTables.weft.pageSize;
+    lines.push(`At ${opts.paceMs} ms a piece weft's event-log rows average ${int(ev.bytes / ev.rows)} bytes, and ${int(evPages.overflow)} of the table's ${int(evPages.pages)} pages are overflow pages, about one per row, with ${int(evPages.unused)} bytes of its pages unused (${((evPages.unused / (evPages.pages * ps)) * 100).toFixed(0)} %): SQLite keeps at most about ${int(((ps - 12) * 64) / 255 - 23)} bytes of a row in a WITHOUT ROWID table's b-tree page (an index b-tree) and puts the rest in an overflow page of its own, mostly empty for a row this size. Unpaced, rows of many more deltas fill their overflow pages.`);
+    lines.push('');
+  }
   tb(`weft after ${f.last} turns unpaced`, st.tables?.weft, st.curve?.weft?.at(-1)?.chars);
   tb(`weft after ${f.retainedLast?.turn ?? '?'} turns and the retention time`, st.retention?.tables, f.retainedLast?.chars);
   tb(`Cloudflare Agents after its ${(st.paced['cf-agents']?.turns.length ?? 0) + 2} paced turns`, st.pacedTables?.['cf-agents'], st.paced['cf-agents']?.conversation);
