@@ -35,7 +35,7 @@ async function bundle(entry, { sdkDir, external = [] }) {
     write: false,
     outfile: join(benchDir, '.out', 'bundle.js'),
     external,
-    alias: sdkDir ? { 'weft-sdk': join(sdkDir, 'index.mjs') } : {},
+    alias: sdkDir ? { 'weft-sdk': join(sdkDir, 'index.mjs'), 'weft-sdk/ai': join(sdkDir, 'ai.mjs') } : {},
     define: { 'process.env.NODE_ENV': '"production"' },
     jsx: 'automatic',
     logLevel: 'silent',
@@ -47,8 +47,9 @@ async function bundle(entry, { sdkDir, external = [] }) {
 }
 
 export const APPS = [
-  { name: 'weft-sdk (glue JS + wasm)', entry: 'weft.mjs', key: 'weft' },
+  { name: 'weft-sdk (glue JS + wasm)', entry: 'weft.mjs', key: 'weft', wasm: true },
   { name: '@ai-sdk/react useChat', entry: 'ai-sdk-react.jsx', key: 'ai-sdk-react', react: true },
+  { name: '@ai-sdk/react useChat over weft-sdk/ai `WeftChatTransport` (JS + weft-sdk wasm)', entry: 'weft-ai-react.jsx', key: 'weft-ai-react', react: true, wasm: true },
   { name: 'Cloudflare Agents useAgentChat (@cloudflare/ai-chat/react + agents/react)', entry: 'cf-agents.jsx', key: 'cf-agents', react: true },
   { name: '@langchain/langgraph-sdk Client', entry: 'langgraph.mjs', key: 'langgraph' },
 ];
@@ -61,14 +62,25 @@ export async function bundleSizes({ sdkDir, apps = APPS.map((a) => a.key) }) {
   for (const app of APPS.filter((a) => apps.includes(a.key))) {
     const js = await bundle(app.entry, { sdkDir, external: app.react ? REACT : [] });
     const r = { js: sizes(js) };
-    if (app.key === 'weft') {
+    if (app.wasm) {
       r.wasm = sizes(readFileSync(join(sdkDir, 'weft_sdk_bg.wasm')));
       r.total = add(r.js, r.wasm);
     } else r.total = r.js;
-    if (app.react) r.withReact = sizes(await bundle(app.entry, { sdkDir }));
+    if (app.react) {
+      r.withReact = sizes(await bundle(app.entry, { sdkDir }));
+      if (r.wasm) r.withReact = add(r.withReact, r.wasm);
+    }
     out[app.key] = { name: app.name, ...r };
   }
   return out;
+}
+
+/**
+ * Pieces that are not apps: weft-sdk/ai alone, every export, minified (it imports nothing, so
+ * this is what the subpath adds to an app that has weft-sdk and the AI SDK already).
+ */
+export async function bundleParts({ sdkDir }) {
+  return { 'weft-ai': { name: 'weft-sdk/ai (every export)', js: sizes(await bundle('weft-ai-subpath.mjs', { sdkDir })) } };
 }
 
 function dirSizes(dir) {

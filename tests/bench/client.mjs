@@ -23,16 +23,17 @@ const TYPES = {
   '.jsonl': 'text/plain; charset=utf-8',
 };
 
-const PAGE = '<!doctype html><meta charset="utf-8"><title>weft bench</title><script type="module" src="/page.js"></script>';
+const PAGE = (js) => `<!doctype html><meta charset="utf-8"><title>weft bench</title><script type="module" src="/${js}"></script>`;
 
-async function bundlePage() {
+/** The page bundled with the peers; `minify` false keeps every function's name (for profiles). */
+async function bundlePage(minify = true) {
   const r = await build({
     entryPoints: [join(benchDir, 'client/page.mjs')],
     bundle: true,
     format: 'esm',
     platform: 'browser',
     target: 'es2022',
-    minify: true,
+    minify,
     write: false,
     external: ['/sdk/*', '/sdk-named/*'],
     define: { 'process.env.NODE_ENV': '"production"' },
@@ -42,11 +43,13 @@ async function bundlePage() {
   return r.outputFiles[0].contents;
 }
 
-function serve({ sdkDir, namedSdkDir, dataDir, pageJs }) {
+function serve({ sdkDir, namedSdkDir, dataDir, pageJs, namedPageJs }) {
   const server = createServer((req, res) => {
-    const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
-    if (path === '/') { res.writeHead(200, { 'content-type': 'text/html' }); return res.end(PAGE); }
+    const url = new URL(req.url, 'http://x');
+    const path = decodeURIComponent(url.pathname);
+    if (path === '/') { res.writeHead(200, { 'content-type': 'text/html' }); return res.end(PAGE(url.searchParams.has('named') ? 'named/page.js' : 'page.js')); }
     if (path === '/page.js') { res.writeHead(200, { 'content-type': TYPES['.js'] }); return res.end(pageJs); }
+    if (path === '/named/page.js' && namedPageJs) { res.writeHead(200, { 'content-type': TYPES['.js'] }); return res.end(namedPageJs); }
     if (path === '/favicon.ico') { res.writeHead(204); return res.end(); }
     let base;
     let rel;
@@ -95,7 +98,8 @@ async function launch() {
  */
 export async function clientBench({ sdkDir, namedSdkDir, dataDir, datasets, dialects, runs, profile }) {
   const pageJs = await bundlePage();
-  const web = await serve({ sdkDir, namedSdkDir, dataDir, pageJs });
+  const namedPageJs = profile ? await bundlePage(false) : null;
+  const web = await serve({ sdkDir, namedSdkDir, dataDir, pageJs, namedPageJs });
   const browser = await launch();
   const errors = [];
   try {
@@ -123,12 +127,12 @@ export async function clientBench({ sdkDir, namedSdkDir, dataDir, datasets, dial
       }
       await page.evaluate((n) => window.bench.drop(n), ds.name);
     }
-    // Where weft's time goes: a CPU profile of per-frame push on a build that keeps its function
-    // names (same code: wasm-opt -Oz -g), in a fresh page.
+    // Where weft's time goes: a CPU profile of each contestant named, on a build that keeps its
+    // function names (same code: wasm-opt -Oz -g) and the page not minified, in a fresh page.
     let prof = null;
     if (profile && namedSdkDir) {
       const p2 = await browser.context.newPage();
-      await p2.goto(`${web.url}/`);
+      await p2.goto(`${web.url}/?named`);
       await p2.waitForFunction(() => window.benchReady === true, null, { timeout: 60_000 });
       await p2.evaluate(() => window.bench.init('/sdk-named/'));
       await p2.evaluate(([n, d]) => window.bench.load(n, d), [profile.dataset, dialects]);

@@ -16,7 +16,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, write
 import { cpus, freemem, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 
-import { bundleSizes, workerUpload } from './bundle.mjs';
+import { bundleParts, bundleSizes, workerUpload } from './bundle.mjs';
 import { clientBench } from './client.mjs';
 import { generate, nativeBinary, sdkPackage } from './lib/build.mjs';
 import { benchDir, log, root, run, targetDir, toolchainEnv } from './lib/env.mjs';
@@ -115,14 +115,14 @@ async function main() {
     if (!o.quick && (o.sections.includes('client') || o.sections.includes('native'))) {
       log('building tests/bench/native (release)');
       bin = await nativeBinary({ release: true });
-      cmd(`cargo build --release --locked --manifest-path tests/bench/native/Cargo.toml (CARGO_TARGET_DIR=${targetDir().replace(root, '.')})`);
+      cmd(`cargo build --release --locked --manifest-path tests/bench/native/Cargo.toml (CARGO_TARGET_DIR=${targetDir().startsWith(root) ? `./${targetDir().slice(root.length)}` : targetDir()})`);
     }
 
     // 1. client stream processing
     if (o.sections.includes('client')) {
       const data = join(work, 'data');
-      const main = [...DIALECTS.flatMap((d) => [`floor:${d}`, `weft-push:${d}`, `weft-pushMany:${d}`]), 'ai-objects', 'ai-sse', 'cf-agents'];
-      const growth = ['floor:loom', 'weft-push:loom', 'weft-pushMany:loom', 'floor:cueso', 'weft-push:cueso', 'weft-pushMany:cueso', 'ai-objects', 'ai-sse', 'cf-agents'];
+      const main = [...DIALECTS.flatMap((d) => [`floor:${d}`, `weft-push:${d}`, `weft-pushMany:${d}`]), 'ai-objects', 'ai-sse', 'cf-agents', 'weft-client', 'weft-ai'];
+      const growth = ['floor:loom', 'weft-push:loom', 'weft-pushMany:loom', 'floor:cueso', 'weft-push:cueso', 'weft-pushMany:cueso', 'ai-objects', 'ai-sse', 'cf-agents', 'weft-client', 'weft-ai'];
       // --only <regex>: measure just the contestants it matches (while working on one of them).
       if (o.only) for (const list of [main, growth]) list.splice(0, list.length, ...list.filter((c) => o.only.test(c)));
       let datasets;
@@ -150,7 +150,7 @@ async function main() {
         datasets,
         dialects: DIALECTS,
         runs: o.runs,
-        profile: o.quick ? null : { dataset: 'full', contestants: ['weft-push:loom', 'weft-pushMany:loom'] },
+        profile: o.quick ? null : { dataset: 'full', contestants: ['weft-push:loom', 'weft-pushMany:loom', 'weft-client', 'weft-ai'] },
       });
       results.sections.client = { ...r, meta, datasets: datasets.map(({ name, kind, steps }) => ({ name, kind, steps })) };
       cmd(`headless Chromium ${r.browser} (playwright-core), page tests/bench/client/page.mjs bundled by esbuild; ${o.runs} runs after one warm-up, order rotated per run`);
@@ -159,7 +159,7 @@ async function main() {
     // 2. bundle sizes
     if (o.sections.includes('bundle')) {
       log('bundle: esbuild');
-      const b = { apps: await bundleSizes({ sdkDir: sdk.dir }) };
+      const b = { apps: await bundleSizes({ sdkDir: sdk.dir }), parts: await bundleParts({ sdkDir: sdk.dir }) };
       cmd('esbuild --bundle --minify --format=esm --platform=browser --target=es2022 tests/bench/bundle/<app> (React apps: react, react-dom external; also with them); gzip level 9, brotli quality 11');
       if (!o.quick) {
         b.weftWasm = wasmProfile(join(sdk.named, 'weft_sdk_bg.wasm'), 15);
@@ -237,7 +237,7 @@ async function main() {
   const NUM = { client: 1, bundle: 2, server: 3, native: 4, storage: 5 };
   const missing = old ? Object.keys(NUM).filter((k) => !(k in results.sections) && new RegExp(`^## ${NUM[k]}\\. `, 'm').test(old)) : [];
   if (missing.length) {
-    const note = `Sections re-measured since by \`run.mjs --sections ${measured.join(',')} --merge\` (on ${results.machine.date.slice(0, 16).replace('T', ' ')} UTC, weft ${results.machine.weft}, load average at start ${results.machine.load}): ${measured.map((k) => NUM[k]).join(', ')}; the raw results of the others were not at hand, so their text is kept as it was.`;
+    const note = `Sections re-measured since by \`run.mjs --sections ${measured.join(',')} --merge\` (on ${results.machine.date.slice(0, 16).replace('T', ' ')} UTC, weft ${results.machine.weft}, load average at start ${results.machine.load}, ${o.runs} runs${results.sections.client?.browser ? `, Chromium ${results.sections.client.browser}` : ''}): ${measured.map((k) => NUM[k]).join(', ')}; the raw results of the others were not at hand, so their text is kept as it was.`;
     writeFileSync(o.out, mergeReports(old, markdown, Object.keys(results.sections), note));
     log(`--merge: kept sections ${missing.join(', ')} as ${o.out} had them (no raw results for them)`);
   } else {

@@ -46,7 +46,7 @@ describe('bench harness (--quick)', () => {
     const c = results.sections.client;
     const r = c.results.tiny;
     const names = Object.keys(r);
-    for (const k of ['floor:loom', 'weft-push:loom', 'weft-pushMany:cueso', 'ai-objects', 'ai-sse', 'cf-agents']) assert.ok(names.includes(k), k);
+    for (const k of ['floor:loom', 'weft-push:loom', 'weft-pushMany:cueso', 'ai-objects', 'ai-sse', 'cf-agents', 'weft-client', 'weft-ai']) assert.ok(names.includes(k), k);
     const texts = new Set();
     for (const k of names) {
       assert.equal(r[k].length, results.runs);
@@ -62,10 +62,12 @@ describe('bench harness (--quick)', () => {
 
   test('bundle: every app has its sizes', () => {
     const apps = results.sections.bundle.apps;
-    for (const k of ['weft', 'ai-sdk-react', 'cf-agents', 'langgraph']) {
+    for (const k of ['weft', 'ai-sdk-react', 'weft-ai-react', 'cf-agents', 'langgraph']) {
       for (const f of ['raw', 'gzip', 'brotli']) assert.ok(apps[k].total[f] > 0, `${k} ${f}`);
     }
     assert.ok(apps.weft.wasm.gzip > 0);
+    assert.ok(apps['weft-ai-react'].wasm.gzip > 0);
+    assert.ok(results.sections.bundle.parts['weft-ai'].js.gzip > 0, 'weft-sdk/ai alone');
   });
 
   test('server: every system produced numbers and lost nothing', () => {

@@ -15,6 +15,7 @@ import { DefaultChatTransport, readUIMessageStream } from 'ai';
 
 const sets = new Map();
 let weft;
+let weftAi;
 
 const now = () => performance.now();
 const gc = () => { if (typeof globalThis.gc === 'function') globalThis.gc(); };
@@ -22,6 +23,7 @@ const gc = () => { if (typeof globalThis.gc === 'function') globalThis.gc(); };
 async function init(sdk = '/sdk/') {
   weft = await import(`${sdk}index.mjs`);
   await weft.default();
+  weftAi = await import(`${sdk}ai.mjs`);
   return { sdk: true };
 }
 
@@ -109,6 +111,7 @@ async function load(name, dialects) {
   set.uiChunkCount = set.ui.reduce((a, m) => a + m.length, 0);
   set.sseBytes = set.sse.reduce((a, b) => a + b.length, 0);
   set.cfStrings = set.ui.map((m) => m.map((c) => JSON.stringify(c)));
+  set.weftRuns = loomRuns(set.frames.loom);
   sets.set(name, set);
   gc();
   return {
@@ -315,6 +318,224 @@ async function cfAgents(set) {
   return { ms, units, summary: summarizeUi(chat.messages) };
 }
 
+// ---- weft's Client over a stand-in socket -------------------------------------------------------
+
+/**
+ * The loom frames cut into runs (consecutive frames naming the same run), in order, each cut
+ * after every approval request: the frames after one wait for the page's answer.
+ */
+function loomRuns(frames) {
+  const runs = [];
+  let cur = null;
+  let cut = false;
+  for (const frame of frames) {
+    const id = JSON.parse(frame).id;
+    if (!cur || (id !== undefined && id !== cur.id)) {
+      cur = { id, segments: [[]] };
+      runs.push(cur);
+    } else if (cut) cur.segments.push([]);
+    cur.segments.at(-1).push(frame);
+    cut = frame.includes('"type":"tool_approval"');
+  }
+  return runs;
+}
+
+/**
+ * The stand-in weft server: the socket the client opened, who hears what it sends, and the run
+ * id the next run gets.
+ */
+const weftServer = { socket: null, onSend: null, runId: null };
+
+/**
+ * While a weft contestant runs, `crypto.randomUUID()` (where weft's `Client` takes a new run's
+ * id) hands out `weftServer.runId` once when set: the client then names each run as the dataset
+ * does, and the frames reach it byte for byte as generated (a weft server names a run by the id
+ * its client chose). Returns the function that puts the real one back.
+ */
+function dealRunIds() {
+  const real = crypto.randomUUID;
+  crypto.randomUUID = function randomUUID() {
+    const id = weftServer.runId;
+    weftServer.runId = null;
+    return id ?? real.call(crypto);
+  };
+  return () => { delete crypto.randomUUID; };
+}
+
+/**
+ * A stand-in for the browser's `WebSocket`, put on `globalThis` while a weft `Client` connects
+ * (the SDK's glue calls `new WebSocket(url, protocols)`): it opens on the next task selecting
+ * the `weft.<dialect>` subprotocol offered, as weft's Worker does, hands what the client sends to
+ * the page, and delivers frames the page dispatches as `message` events to the client's
+ * `onmessage` — the path a socket's frames take, at full speed and with no server.
+ */
+class WeftSocket extends EventTarget {
+  constructor(url, protocols) {
+    super();
+    this.url = url;
+    this.protocol = '';
+    this.readyState = 0;
+    this.binaryType = 'blob';
+    this.onopen = null;
+    this.onmessage = null;
+    this.onclose = null;
+    this.onerror = null;
+    this.addEventListener('message', function deliver(e) { this.onmessage?.(e); });
+    const offered = Array.from(protocols ?? []);
+    weftServer.socket = this;
+    setTimeout(() => {
+      this.readyState = 1;
+      this.protocol = offered.find((p) => p.startsWith('weft.') && !p.startsWith('weft.token.')) ?? '';
+      this.onopen?.(new Event('open'));
+    }, 0);
+  }
+  send(text) {
+    weftServer.onSend?.(JSON.parse(text));
+  }
+  close() {
+    this.readyState = 3;
+  }
+}
+
+/**
+ * A weft `Client` (loom, as an app would make it; heartbeats and reconnects off, since nothing
+ * answers a ping here) connected to a new stand-in socket.
+ */
+async function weftClient() {
+  const Real = globalThis.WebSocket;
+  globalThis.WebSocket = WeftSocket;
+  try {
+    const client = new weft.Client({ url: 'ws://weft.bench.invalid', dialect: 'loom', sessionId: 'sess-bench', reconnect: false, heartbeatIntervalMs: 0 });
+    await client.connect();
+    return { client, socket: weftServer.socket };
+  } finally {
+    globalThis.WebSocket = Real;
+  }
+}
+
+/**
+ * weft's own client, the baseline of the useChat contestant: the same `Client` on the same
+ * stand-in socket and frames, each run started by `client.run()` and its events taken by a
+ * `run.onEvent` listener (what `WeftChatTransport` listens with), without the AI SDK. Timed
+ * from the first frame to `run.result`, per message; approvals (--quick only) are answered yes
+ * by an `onApproval` callback, inside the time. The transcript is the client's own.
+ */
+async function weftClientRuns(set) {
+  const { client, socket } = await weftClient();
+  const offApproval = client.onApproval(() => ({ review: 'yes' }));
+  const dispatch = (frames) => { for (const data of frames) socket.dispatchEvent(new MessageEvent('message', { data })); };
+  let ms = 0;
+  let units = 0;
+  let events = 0;
+  const restore = dealRunIds();
+  try {
+    for (let m = 0; m < set.weftRuns.length; m++) {
+      const { id, segments } = set.weftRuns[m];
+      const sent = nextSend('run');
+      weftServer.runId = id;
+      const run = client.run({ message: `message ${m}`, agent: 'react', threadId: 'sess-bench' });
+      run.onEvent(() => { events++; });
+      if ((await sent).id !== id) throw new Error(`weft-client: the client named run ${m} otherwise than ${id}`);
+      const t0 = now();
+      for (let s = 0; s < segments.length; s++) {
+        const answered = s + 1 < segments.length ? nextSend('approval_response') : null;
+        dispatch(segments[s]);
+        if (answered) await answered;
+      }
+      await run.result;
+      ms += now() - t0;
+      units += segments.reduce((a, x) => a + x.length, 0);
+    }
+    const t = client.transcript();
+    if (!events) throw new Error('weft-client: no events reached run.onEvent');
+    return { ms, units, summary: summarizeWeft(t) };
+  } finally {
+    restore();
+    weftServer.onSend = null;
+    weftServer.runId = null;
+    offApproval();
+    client.close();
+    client.free?.();
+  }
+}
+
+/** The next frame the client sends of one of these types. */
+function nextSend(...types) {
+  return new Promise((resolve) => {
+    weftServer.onSend = (msg) => {
+      if (!types.includes(msg.type)) return;
+      weftServer.onSend = null;
+      resolve(msg);
+    };
+  });
+}
+
+/** The next time `chat` is ready again (or failed). */
+function chatSettled(chat) {
+  return new Promise((resolve) => {
+    const off = chat['~registerStatusCallback'](() => {
+      if (chat.status === 'ready' || chat.status === 'error') {
+        off();
+        resolve();
+      }
+    });
+  });
+}
+
+/**
+ * `useChat` over weft: the AI SDK `Chat` (what `@ai-sdk/react`'s `useChat` runs, without React
+ * rendering) with weft-sdk/ai's `WeftChatTransport` over a real weft `Client` (wasm), connected
+ * to the stand-in socket. One conversation, one user message per assistant message, as the CF
+ * Agents contestant; each run's loom frames dispatched as socket messages (the client names the
+ * run as the stream does: `dealRunIds`). Timed from the first frame to the settled message, per message. An
+ * approval (only in the golden fixtures of --quick) is answered yes as a page would, through
+ * `addToolApprovalResponse`, outside the time; the frames after it are timed to the next settle.
+ */
+async function weftChat(set) {
+  const { client, socket } = await weftClient();
+  const transport = new weftAi.WeftChatTransport({ client });
+  const chat = new Chat({ id: 'sess-bench', transport, sendAutomaticallyWhen: transport.sendAutomaticallyWhen });
+  const dispatch = (frames) => { for (const data of frames) socket.dispatchEvent(new MessageEvent('message', { data })); };
+  let ms = 0;
+  let units = 0;
+  const restore = dealRunIds();
+  try {
+    for (let m = 0; m < set.weftRuns.length; m++) {
+      const { id, segments } = set.weftRuns[m];
+      const sent = nextSend('run');
+      weftServer.runId = id;
+      const done = chat.sendMessage({ text: `message ${m}` });
+      if ((await sent).id !== id) throw new Error(`weft-ai: the client named run ${m} otherwise than ${id}`);
+      let t0 = now();
+      dispatch(segments[0]);
+      await done;
+      ms += now() - t0;
+      for (let s = 1; s < segments.length; s++) {
+        const asked = chat.lastMessage.parts.filter((p) => p.state === 'approval-requested');
+        if (!asked.length) throw new Error(`weft-ai: message ${m} stopped with nothing to approve`);
+        const settled = chatSettled(chat);
+        const answered = nextSend('approval_response');
+        for (const p of asked) chat.addToolApprovalResponse({ id: p.approval.id, approved: true });
+        await answered;
+        t0 = now();
+        dispatch(segments[s]);
+        await settled;
+        ms += now() - t0;
+      }
+      units += segments.reduce((a, x) => a + x.length, 0);
+    }
+    if (chat.error) throw chat.error;
+    return { ms, units, summary: summarizeUi(chat.messages) };
+  } finally {
+    restore();
+    weftServer.onSend = null;
+    weftServer.runId = null;
+    transport.close();
+    client.close();
+    client.free?.();
+  }
+}
+
 async function measure(contestant, name) {
   const set = sets.get(name);
   if (!set) throw new Error(`dataset ${name} is not loaded`);
@@ -327,6 +548,8 @@ async function measure(contestant, name) {
     case 'ai-objects': return aiObjects(set);
     case 'ai-sse': return aiSse(set);
     case 'cf-agents': return cfAgents(set);
+    case 'weft-client': return weftClientRuns(set);
+    case 'weft-ai': return weftChat(set);
     default: throw new Error(`unknown contestant ${contestant}`);
   }
 }

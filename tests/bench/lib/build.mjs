@@ -25,7 +25,7 @@ export async function sdkPackage(mode, out) {
     '--enable-bulk-memory', '--enable-nontrapping-float-to-int', '--enable-sign-ext',
     '--enable-reference-types', '--enable-multivalue', '--enable-mutable-globals',
     join(out, 'weft_sdk_bg.wasm'), '-o', join(out, 'weft_sdk_bg.wasm')], { env });
-  for (const f of ['index.mjs', 'node.mjs', 'index.d.mts', 'package.json']) copyFileSync(join(root, 'pkg', f), join(out, f));
+  for (const f of ['index.mjs', 'node.mjs', 'index.d.mts', 'ai.mjs', 'ai.d.mts', 'package.json']) copyFileSync(join(root, 'pkg', f), join(out, f));
   // The same build keeping its function names (wasm-opt -g), for profiles: same code bytes.
   const named = `${out}-named`;
   await run('wasm-bindgen', ['--keep-debug', '--target', 'web', '--out-dir', named, '--out-name', 'weft_sdk', wasm], { env });
@@ -33,7 +33,7 @@ export async function sdkPackage(mode, out) {
     '--enable-bulk-memory', '--enable-nontrapping-float-to-int', '--enable-sign-ext',
     '--enable-reference-types', '--enable-multivalue', '--enable-mutable-globals',
     join(named, 'weft_sdk_bg.wasm'), '-o', join(named, 'weft_sdk_bg.wasm')], { env });
-  for (const f of ['index.mjs', 'node.mjs', 'index.d.mts', 'package.json']) copyFileSync(join(root, 'pkg', f), join(named, f));
+  for (const f of ['index.mjs', 'node.mjs', 'index.d.mts', 'ai.mjs', 'ai.d.mts', 'package.json']) copyFileSync(join(root, 'pkg', f), join(named, f));
   return { dir: out, named, how: 'cargo build --release -p weft-sdk (wasm32) + wasm-bindgen --target web + wasm-opt -Oz, as scripts/build-sdk' };
 }
 

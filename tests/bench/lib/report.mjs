@@ -9,6 +9,10 @@ import { fmt, num, pairRatio, summary, table } from './stats.mjs';
  * to 478.6 KB; Cloudflare's own limit is 3 MB (Free) and 10 MB (Paid). */
 const WORKER_UPLOAD_BUDGET_KB = 500;
 
+/** How the Worker's upload grew, measured by earlier runs (kept here so a new run keeps it). */
+const WORKER_UPLOAD_HISTORY = 'What grew it, from earlier runs: 391.4 KB gzip on 2026-11-22 (after `follow()`); on 2026-11-24 issues 17 and 18 (the relay of sessions named in messages and the original-client encoding: about +32 KB gzip together) and the Workers AI provider (issue 19, +3.5 KB) took it to 427.3 KB, and the budget went from 400 to 440 KB; issue 23\'s WHATWG URL check (the `url` crate, now linked into the Worker), per-user tokens and the session limiter added 51 KB more (478.6 KB), and the budget went to 500 KB. `npm test` (tests/deploy) checks every build against it. Parsing URLs with the runtime\'s own `URL` instead of the `url` crate in the Worker is the largest cut left.';
+const WORKER_UPLOAD_LAST_KB = { kb: 478.6, date: '2026-11-24' };
+
 const KB = (b) => `${(b / 1000).toFixed(1)} KB`;
 const yes = (ok) => (ok === null || ok === undefined ? 'n/a' : ok ? '**met**' : '**not met**');
 
@@ -19,6 +23,8 @@ const NAMES = {
   'ai-objects': () => 'AI SDK `readUIMessageStream`, from chunk objects',
   'ai-sse': () => 'AI SDK `readUIMessageStream`, from SSE text (`DefaultChatTransport` parsing)',
   'cf-agents': () => 'Cloudflare Agents client: `WebSocketChatTransport` + AI SDK `Chat`',
+  'weft-client': () => 'weft-sdk `Client` (`run.onEvent`), fed loom frames by a stand-in socket',
+  'weft-ai': () => '`useChat` over weft: weft-sdk/ai `WeftChatTransport` + AI SDK `Chat`, weft `Client` fed loom frames',
 };
 const nameOf = (c) => { const [k, d] = c.split(':'); return NAMES[k](d); };
 
@@ -37,6 +43,45 @@ function clientClassify(fn) {
   if (/weft_sdk|wasm-to-js|js-to-wasm|weft_sdk\.js|index\.mjs|__wbg|wasm_bindgen|externref/.test(fn)) return 'wasm-bindgen glue and boundary';
   if (/page\.js/.test(fn)) return 'benchmark loop (page)';
   return 'other';
+}
+
+/** The functions of the bench page itself (not minified in profiles). */
+const BENCH_FNS = /^(dispatch|deliver|weftChat|weftClientRuns|weftClient|nextSend|chatSettled|randomUUID|cfAgents|send|measure|weftPush|weftPushMany|floor) page\.js$/;
+
+/** Where a function of a client profile belongs, for contestant `c`: weft's client path and
+ * the AI SDK's machinery get groups of their own. */
+function clientClassifier(c) {
+  const aiSdk = /^(weft-ai|cf-agents|ai-)/.test(c);
+  return (fn) => {
+    if (/^\((idle|program)\)/.test(fn)) return '(idle / program)';
+    if (/garbage collector/.test(fn)) return 'garbage collection';
+    if (/ ai\.mjs$/.test(fn)) return 'weft-sdk/ai: `WeftChatTransport`, `UIChunkEncoder` (ai.mjs)';
+    if (/^eventObject /.test(fn)) return 'events to JS objects (`JSON.parse` of each event\'s JSON, in the glue)';
+    if (/^decode$|^decodeText |^getStringFromWasm0 /.test(fn)) return 'strings out of wasm (UTF-8 → UTF-16: each event\'s JSON, its run id, each text delta)';
+    if (/serde_json::ser::|as serde_core::ser::Serialize/.test(fn)) return 'events written out as JSON in wasm (serde_json::ser)';
+    if (/^(MessageEvent|dispatchEvent|dispatch page\.js|deliver page\.js)$/.test(fn)) return 'socket `message` events (made and dispatched by the page, as for CF Agents)';
+    if (aiSdk && /^(enqueue|read|close|ReadableStream|TransformStream|pipeThrough|pipeTo)$/.test(fn)) return 'web streams built-ins (transport → `Chat`)';
+    if (aiSdk && / page\.js$/.test(fn) && !BENCH_FNS.test(fn)) return 'AI SDK: `Chat`, `processUIMessageStream`, chunk validation (page.js)';
+    return clientClassify(fn);
+  };
+}
+
+/** What a client profile's groups add up to, by whose code it is. */
+function clientOwners(st, c) {
+  const owner = (g) => {
+    if (/^weft-sdk\/ai/.test(g)) return 'weft-sdk/ai';
+    if (/^AI SDK|^web streams/.test(g)) return 'the AI SDK';
+    if (/^socket/.test(g)) return 'socket events';
+    if (/^garbage/.test(g)) return 'garbage collection';
+    if (/^(benchmark loop|other)/.test(g)) return 'other';
+    return 'weft-sdk (wasm, glue, events to JS)';
+  };
+  const out = new Map();
+  for (const x of groups(st, clientClassifier(c))) {
+    if (x.group === '(idle / program)') continue;
+    out.set(owner(x.group), (out.get(owner(x.group)) ?? 0) + x.share);
+  }
+  return [...out].sort((a, b) => b[1] - a[1]);
 }
 
 function serverClassify(fn) {
@@ -77,12 +122,16 @@ function clientSection(c, runs, targets, lines) {
   const meta = c.meta?.full;
   const texts = new Set(contestants.map((k) => R[k][0]?.summary?.text));
   const calls = new Set(contestants.map((k) => R[k][0]?.summary?.toolCalls));
+  // "N× <label>" against another contestant of the same runs, pair by pair; nothing if absent.
+  const vsOf = (k, pairs) => pairs.filter(([o]) => pf[o]).map(([o, label]) => `${fmt(pairRatio(pf[k], pf[o]), 1)}× ${label}`).join('; ');
   const rows = contestants.map((k) => {
     const [kind, d] = k.split(':');
     let vs = '';
-    if (kind === 'weft-push' || kind === 'weft-pushMany') vs = `${fmt(pairRatio(pf[k], pf[`floor:${d}`]), 1)}× the floor`;
+    if (kind === 'weft-push' || kind === 'weft-pushMany') vs = vsOf(k, [[`floor:${d}`, 'the floor']]);
     else if (kind === 'floor') vs = '1 (baseline)';
-    else if (pf['weft-push:loom']) vs = `${fmt(pairRatio(pf[k], pf['weft-push:loom']), 1)}× weft push (loom); ${fmt(pairRatio(pf[k], pf['weft-pushMany:loom']), 1)}× pushMany`;
+    else if (kind === 'weft-client') vs = vsOf(k, [['weft-push:loom', 'weft push (loom)'], ['floor:loom', 'the floor (loom)']]);
+    else if (kind === 'weft-ai') vs = vsOf(k, [['cf-agents', 'CF Agents'], ['weft-client', 'weft `Client`'], ['weft-push:loom', 'weft push (loom)']]);
+    else vs = vsOf(k, [['weft-push:loom', 'weft push (loom)'], ['weft-pushMany:loom', 'pushMany']]);
     return [nameOf(k), R[k][0].units.toLocaleString('en-US'), fmt(summary(ms[k])), fmt(summary(pf[k]), 2), vs];
   });
   lines.push('## 1. Client stream processing (headless Chromium, one page)');
@@ -100,19 +149,48 @@ function clientSection(c, runs, targets, lines) {
   lines.push('');
   lines.push(table(['contestant', 'frames / chunks', 'ms per stream, median (min–max)', 'µs per frame', 'ratio, pair by pair'], rows));
   lines.push('');
-  lines.push('How each is fed: weft and the floor get the frames as strings, one call per frame (`pushMany`: arrays of 1,000), and `transcript()` is taken once at the end (inside the time). The AI SDK reads one `ReadableStream` per message (objects; or SSE bytes in 16 KiB pieces through `DefaultChatTransport.processResponseStream`, the parsing its `useChat` transport does) and keeps the last message it yields. Cloudflare Agents: the `WebSocketChatTransport` that `useAgentChat` creates, under an AI SDK `Chat` (what its `useChat` runs, without React rendering), one conversation with one user message per assistant message, the server\'s `cf_agent_use_chat_response` frames dispatched as socket messages; the hook\'s own extra parse of every frame is not counted, so this figure is a lower bound for `useAgentChat`. Ratios: each run\'s cost of one contestant ÷ the other\'s in the same run, then the median (min–max) of those.');
+  lines.push('How each is fed: weft and the floor get the frames as strings, one call per frame (`pushMany`: arrays of 1,000), and `transcript()` is taken once at the end (inside the time). The AI SDK reads one `ReadableStream` per message (objects; or SSE bytes in 16 KiB pieces through `DefaultChatTransport.processResponseStream`, the parsing its `useChat` transport does) and keeps the last message it yields. Cloudflare Agents: the `WebSocketChatTransport` that `useAgentChat` creates, under an AI SDK `Chat` (what its `useChat` runs, without React rendering), one conversation with one user message per assistant message, the server\'s `cf_agent_use_chat_response` frames dispatched as socket messages; the hook\'s own extra parse of every frame is not counted, so this figure is a lower bound for `useAgentChat`. weft\'s `Client` and `useChat` over weft: a real weft-sdk `Client` (loom, as an app makes it, heartbeats off) connected to a stand-in `WebSocket` put on `globalThis` while it connects — it opens selecting `weft.loom` as weft\'s Worker does and hands the page what the client sends — and each run\'s loom frames, byte for byte the ones above, dispatched into it as `message` events (the client\'s run ids are the stream\'s: the stand-in hands them out as `crypto.randomUUID()`, where the client takes them). The `Client` row starts each run with `client.run()` and listens with `run.onEvent`, timed from the first frame to `run.result`; the `useChat` row is weft-sdk/ai\'s `WeftChatTransport` over that client under the AI SDK `Chat` (what `useChat` runs, without React rendering), one user message per run as for Cloudflare Agents, timed from the first frame to the settled message. Ratios: each run\'s cost of one contestant ÷ the other\'s in the same run, then the median (min–max) of those.');
   lines.push('');
+  if (pf['weft-ai'] && pf['weft-client'] && pf['weft-push:loom']) {
+    const diff = (a, b) => summary(a.map((x, i) => x - b[i]));
+    const share = (a, b) => summary(a.map((x, i) => (x / b[i]) * 100));
+    const ai = pf['weft-ai'];
+    const cl = pf['weft-client'];
+    const push = pf['weft-push:loom'];
+    lines.push('### `useChat` over weft (weft-sdk/ai)');
+    lines.push('');
+    lines.push('Where the cost of a loom frame goes on its way to a `useChat` message, pair by pair within each run (µs per loom frame; share of the `useChat` row):');
+    lines.push('');
+    lines.push(table(['layer', 'µs per frame', 'share'], [
+      ['weft-sdk `Reassembler.push`: decode and reassemble (loom)', fmt(summary(push), 2), `${fmt(share(push, ai), 0)} %`],
+      ['+ the `Client`: the socket\'s message, the connection logic, each event made a JS object for `run.onEvent`', fmt(diff(cl, push), 2), `${fmt(share(cl.map((x, i) => x - push[i]), ai), 0)} %`],
+      ['+ `WeftChatTransport` (events → UI message chunks) and the AI SDK `Chat`', fmt(diff(ai, cl), 2), `${fmt(share(ai.map((x, i) => x - cl[i]), ai), 0)} %`],
+      ['= `useChat` over weft', fmt(summary(ai), 2), '100 %'],
+    ]));
+    lines.push('');
+    const cp = c.profile?.['weft-client'];
+    if (cp) {
+      const g = groups(cp.self, clientClassifier('weft-client'));
+      const pct = (re) => `${Math.round(g.filter((x) => re.test(x.group)).reduce((a, x) => a + x.share, 0) * 100)} %`;
+      lines.push(`What the \`Client\` adds is mostly handing each event to JS: for every event the wasm writes it out as JSON (serde_json), and the glue copies that JSON, the run id and, for a delta, its text out of wasm memory (\`TextDecoder\`) and \`JSON.parse\`s the JSON. In the \`Client\`'s CPU profile below: writing the events as JSON ${pct(/^events written/)}, strings out of wasm ${pct(/^strings out/)}, \`JSON.parse\` of the events ${pct(/^events to JS/)}, wasm-bindgen glue and boundary ${pct(/^wasm-bindgen glue/)}, the decoding and reassembly that \`push\` also does ${pct(/^(frame →|reassembly|JSON parsing in wasm|strings into wasm|allocation)/)}, garbage collection ${pct(/^garbage/)}; the socket's \`message\` events, which the page makes for Cloudflare Agents' client too, ${pct(/^socket/)}.`);
+      lines.push('');
+    }
+    if (ms['cf-agents']) {
+      lines.push(`Against Cloudflare Agents' client doing the same job (its \`WebSocketChatTransport\` under the same \`Chat\`, fed its own frames of the same conversation): ${fmt(pairRatio(ms['weft-ai'], ms['cf-agents']), 2)}× its time per stream, ${fmt(pairRatio(ai, pf['cf-agents']), 2)}× per frame (${R['weft-ai'][0].units.toLocaleString('en-US')} loom frames against its ${R['cf-agents'][0].units.toLocaleString('en-US')}). The AI SDK's share of the CF Agents row is the same \`Chat\`; what differs is the transport under it (CF Agents: \`JSON.parse\` of each frame and of the chunk inside it; weft: the \`Client\` above, then \`UIChunkEncoder\`).`);
+      lines.push('');
+    }
+  }
 
   // targets
   const push = pf['weft-push:loom'];
   if (push) {
     const p = summary(push);
-    targets.push(['Client: weft ≤ 1.7 µs/frame (per-frame push, loom)', `${fmt(p, 2)} µs/frame (cueso ${fmt(summary(pf['weft-push:cueso']), 2)})`, yes(p.median <= 1.7)]);
+    targets.push(['Client: weft ≤ 1.7 µs/frame (per-frame push, loom)', `${fmt(p, 2)} µs/frame (cueso ${fmt(summary(pf['weft-push:cueso'] ?? []), 2)}); the floor ${fmt(summary(pf['floor:loom'] ?? []), 2)} in the same runs`, yes(p.median <= 1.7)]);
     if (pf['ai-objects']) {
       const r = pairRatio(pf['ai-objects'], push);
       targets.push(['Client: ≥ 20× faster than the AI SDK (readUIMessageStream, objects)', `${fmt(r, 1)}×`, yes(r.median >= 20)]);
     }
-    const b = pairRatio(pf['weft-pushMany:loom'], pf['floor:loom']);
+    const b = pairRatio(pf['weft-pushMany:loom'] ?? [], pf['floor:loom'] ?? []);
     targets.push(['Client: batch path within 1.0× of the floor (pushMany ÷ floor, loom)', `${fmt(b, 2)}×`, yes(b.median <= 1.0)]);
   }
 
@@ -145,13 +223,17 @@ function clientSection(c, runs, targets, lines) {
   if (c.profile) {
     lines.push('### Where weft\'s client time goes (CPU profile)');
     lines.push('');
-    lines.push('Chromium\'s CPU profiler (DevTools protocol, 100 µs sampling) over one pass of the full stream, on the same build with its function names kept (`wasm-opt -Oz -g`: the same code).');
+    lines.push('Chromium\'s CPU profiler (DevTools protocol, 100 µs sampling) over one pass of the full stream, on the same build with its function names kept (`wasm-opt -Oz -g`: the same code) and the page not minified. A pass is all of a contestant\'s `measure`: for the `Client` and `useChat` rows also the work between runs outside their time (starting each run, `Chat`\'s user message), a small part of it.');
     lines.push('');
     for (const [k, v] of Object.entries(c.profile)) {
       lines.push(`**${nameOf(k)}** — ${v.ms.toFixed(0)} ms for ${v.units.toLocaleString('en-US')} frames under the profiler:`);
       lines.push('');
-      lines.push(profileTable(v.self, clientClassify));
+      lines.push(profileTable(v.self, clientClassifier(k)));
       lines.push('');
+      if (k === 'weft-ai' || k === 'weft-client') {
+        lines.push(`By whose code (share of busy time): ${clientOwners(v.self, k).map(([o, x]) => `${o} ${(x * 100).toFixed(0)} %`).join(', ')}.`);
+        lines.push('');
+      }
     }
   }
 }
@@ -164,6 +246,17 @@ function bundleSection(b, targets, lines) {
   const rows = Object.values(b.apps).map((a) => [a.name, KB(a.js.raw), KB(a.js.gzip), a.wasm ? `${KB(a.wasm.raw)} / ${KB(a.wasm.gzip)} gz` : '—', `**${KB(a.total.gzip)}**`, KB(a.total.brotli), a.withReact ? KB(a.withReact.gzip) : '—']);
   lines.push(table(['app', 'JS minified', 'JS gzip', 'wasm (raw / gzip)', 'total gzip', 'total brotli', 'with React + react-dom, gzip'], rows));
   lines.push('');
+  const wa = b.apps['weft-ai-react'];
+  const sub = b.parts?.['weft-ai'];
+  if (wa) {
+    const d = (x, y) => `${x >= y ? '+' : '−'}${KB(Math.abs(x - y))}`;
+    const parts = [];
+    if (sub) parts.push(`the subpath alone (\`weft-sdk/ai\`, every export, minified; it imports nothing) is ${KB(sub.js.raw)}, ${KB(sub.js.gzip)} gzip, ${KB(sub.js.brotli)} brotli`);
+    if (b.apps.weft) parts.push(`the \`useChat\` app over weft is ${d(wa.total.gzip, b.apps.weft.total.gzip)} gzip against weft-sdk's own app (the AI SDK's \`useChat\`, the React component and the subpath; React left out in both)`);
+    if (b.apps['ai-sdk-react']) parts.push(`${d(wa.total.gzip, b.apps['ai-sdk-react'].total.gzip)} against the AI SDK's own \`useChat\` app (weft-sdk's glue JS, its wasm and the subpath; \`DefaultChatTransport\` stays in both, as \`Chat\`'s default transport)`);
+    lines.push(`\`useChat\` over weft (tests/bench/bundle/weft-ai-react.jsx): the component of ai-sdk-react.jsx with \`transport: new WeftChatTransport({ client })\` on a connected weft \`Client\`. ${parts.join('; ').replace(/^./, (ch) => ch.toUpperCase())}. Differences of gzip sizes compressed apart are close to, not exactly, what a piece adds.`);
+    lines.push('');
+  }
   const w = b.apps.weft;
   if (w) targets.push(['Bundle: weft-sdk app ≤ 50 KB gzip (glue JS + wasm)', `${KB(w.total.gzip)} (JS ${KB(w.js.gzip)} + wasm ${KB(w.wasm.gzip)})`, yes(w.total.gzip <= 50_000)]);
   if (b.weftWasm) {
@@ -185,7 +278,9 @@ function bundleSection(b, targets, lines) {
       ['Cloudflare Agents AIChatAgent + relay (tests/bench/peers)', f(b.peersWorker), b.peersWorker?.files.map((x) => `${x.file} ${KB(x.raw)} / ${KB(x.gzip)}`).join('; ')],
     ]));
     lines.push('');
-    lines.push('`wrangler deploy --dry-run --outdir` works offline here (it builds and bundles; nothing is uploaded).');
+    const now = b.worker.wrangler ? (b.worker.wrangler.gzipKiB * 1024) / 1000 : null;
+    const since = now === null ? '' : ` This run: ${now.toFixed(1)} KB, ${now >= WORKER_UPLOAD_LAST_KB.kb ? '+' : '−'}${Math.abs(now - WORKER_UPLOAD_LAST_KB.kb).toFixed(1)} KB since ${WORKER_UPLOAD_LAST_KB.date}, ${Math.abs(WORKER_UPLOAD_BUDGET_KB - now).toFixed(1)} KB ${now <= WORKER_UPLOAD_BUDGET_KB ? 'under' : 'over'} the ${WORKER_UPLOAD_BUDGET_KB} KB budget.`;
+    lines.push(`\`wrangler deploy --dry-run --outdir\` works offline here (it builds and bundles; nothing is uploaded). ${WORKER_UPLOAD_HISTORY}${since}`);
     lines.push('');
     const wasmFile = b.worker.files.find((x) => x.sections);
     if (wasmFile) {
