@@ -25,6 +25,9 @@ export const SHORT = { sessions: 12, approvalSessions: 3, tokens: 60, faultRuns:
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+/** The body the AI SDK's `DefaultChatTransport` sends for a first message in chat `id`. */
+const aisdkBody = (id) => JSON.stringify({ id, trigger: 'submit-message', messages: [{ id: `${id}-u`, role: 'user', parts: [{ type: 'text', text: 'hi' }] }] });
+
 /** Resident memory of the workerd processes (the Worker's runtime under wrangler dev), in MiB. */
 function workerdRss() {
   try {
@@ -269,8 +272,10 @@ export async function soak(sizes, { log = console.log } = {}) {
       Conn.open(`${server.url}/?session_id=x`).then(() => false, (e) => /401/.test(e.message)),
       Conn.open(`${server.url}/ws/chat?session_id=x&token=wrong`).then(() => false, (e) => /401/.test(e.message)),
       fetch(`${server.http}/v1/chat/completions`, { method: 'POST', body: '{}' }).then((r) => r.status === 401),
+      fetch(`${server.http}/api/chat`, { method: 'POST', body: aisdkBody('soak-unauth') }).then((r) => r.status === 401),
+      fetch(`${server.http}/api/chat/soak-unauth/stream`).then((r) => r.status === 401),
     ]);
-    record('security', 'auth enforced on every endpoint (WebSocket, proxy)', unauth.length, unauth.filter(Boolean).length);
+    record('security', 'auth enforced on every endpoint (WebSocket, proxy, AI SDK chat and its resume)', unauth.length, unauth.filter(Boolean).length);
     const replayed = await (async () => {
       const sid = `soak-replay-${randomUUID()}`;
       const c = await open('/', sid);
@@ -291,7 +296,11 @@ export async function soak(sizes, { log = console.log } = {}) {
     const proxyOrigin = await fetch(`${server.http}/v1/chat/completions`, {
       method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, origin: 'http://evil.example', 'content-type': 'application/json' }, body: '{"messages":[{"role":"user","content":"x"}]}',
     }).then((r) => r.status);
-    record('security', 'origin enforced on every endpoint (WebSocket closed 4003, proxy 403)', 2, (closed.code === 4003 ? 1 : 0) + (proxyOrigin === 403 ? 1 : 0));
+    const chatOrigin = await fetch(`${server.http}/api/chat`, {
+      method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, origin: 'http://evil.example', 'content-type': 'application/json' }, body: aisdkBody('soak-origin'),
+    }).then((r) => r.status);
+    record('security', 'origin enforced on every endpoint (WebSocket closed 4003, proxy and AI SDK chat 403)', 3,
+      (closed.code === 4003 ? 1 : 0) + (proxyOrigin === 403 ? 1 : 0) + (chatOrigin === 403 ? 1 : 0));
     const flooder = await open('/ws', `soak-flood-${randomUUID()}`);
     const calm = await open('/ws', `soak-calm-${randomUUID()}`);
     const floodCount = sizes.badPerDialect + 400;
