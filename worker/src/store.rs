@@ -464,17 +464,7 @@ impl Store {
         let mut messages = Vec::new();
         let mut rows_seen = Vec::new();
         for seq in seqs(pointer) {
-            let found = rows(
-                &self.sql,
-                "SELECT message FROM history WHERE seq = ?",
-                vec![i(seq)],
-            )?;
-            let Some(json) = found.into_iter().next().and_then(|mut r| text(&mut r, 0)) else {
-                return Err(worker::Error::RustError(format!(
-                    "history row {seq} is missing"
-                )));
-            };
-            let json = self.unpack(json)?;
+            let json = self.history_row(seq)?;
             rows_seen.push((seq, fnv(&json)));
             messages.push(serde_json::from_str::<Value>(&json).map_err(json_error)?);
         }
@@ -567,8 +557,8 @@ impl Store {
         Ok(found.first().and_then(|r| int(r, 0)))
     }
 
-    /// The text of history row `seq` (a message of [`Store::history_row_of`]'s shape).
-    fn history_text(&self, seq: i64) -> worker::Result<String> {
+    /// History row `seq`'s message JSON.
+    fn history_row(&self, seq: i64) -> worker::Result<String> {
         let found = rows(
             &self.sql,
             "SELECT message FROM history WHERE seq = ?",
@@ -579,7 +569,12 @@ impl Store {
                 "history row {seq} is missing"
             )));
         };
-        let value: Value = serde_json::from_str(&self.unpack(json)?).map_err(json_error)?;
+        self.unpack(json)
+    }
+
+    /// The text of history row `seq` (a message of [`Store::history_row_of`]'s shape).
+    fn history_text(&self, seq: i64) -> worker::Result<String> {
+        let value: Value = serde_json::from_str(&self.history_row(seq)?).map_err(json_error)?;
         Ok(value
             .get("content")
             .and_then(Value::as_str)
