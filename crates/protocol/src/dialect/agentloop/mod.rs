@@ -1,0 +1,363 @@
+//! agentloop: `agentloop-websocket.md`. Every frame is `{id, type, payload}`.
+//!
+//! | canonical | agentloop frame |
+//! |---|---|
+//! | `run_start` | `loading_state {loading: true}`, then the user message as a `response_item` |
+//! | `user_message` | `response_item` message, role `user` |
+//! | `message_chunk` | `response_item` message, role `assistant`; every chunk of one LLM response shares one `payload.id` |
+//! | `reasoning_chunk` | `response_item` `reasoning`, chunks sharing one `payload.id` |
+//! | `tool_call` | `response_item` `function_call` |
+//! | `tool_end` | `response_item` `function_call_output` (+ `tool`, `is_error`) |
+//! | `tool_approval` | `approval_request` (`command` is `[tool, ...args]`; `apply_patch` adds `applyPatch`) (+ `call_id`, `tool`, `arguments`) |
+//! | `llm_complete` | `agent_finished` (it follows every model response) |
+//! | `context_info`, `context_compacted` | the same names |
+//! | `run_end` | `loading_state {loading: false}` (+ `reply`, `usage`, `total_usage`) — the turn's last frame |
+//! | `error` | `error` (+ `code`, and `request_id` when it answers a request outside a run), then `loading_state {loading: false}` when it ends a run |
+//! | `usage`, `approval_resolved`, `pong` | weft extension frames |
+//! | everything else | not sent |
+//!
+//! Frame ids are UUID-shaped, unique, and the same when a frame is replayed.
+//!
+//! A socket of the original protocol ([`Encoder::original`](super::Encoder::original)) gets no
+//! extension frame, each reasoning item once and whole, and its turn shaped as the original
+//! client expects: a turn that ends without a model response after its last item (the user
+//! answered `no-exit`) still gets `agent_finished` before `loading_state:false`; an `explain`
+//! answer's explanation is followed by the repeated `approval_request` with no
+//! `agent_finished` or `context_info` between.
+
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::command::{ApprovalDecision, Command, RunCommand};
+use crate::field::Fields;
+use crate::names::{Agent, Review};
+use crate::Error;
+
+use super::extension::{self};
+use super::loom::check_run_id;
+use super::{frame_type, Dialect};
+
+mod decode;
+mod encode;
+
+pub(crate) use decode::decode_server;
+pub(crate) use encode::encode;
+
+/// The base message shape: `{id, type, payload}`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WsMessage<'a, P: Serialize> {
+    /// Unique id of the message.
+    pub id: &'a str,
+    /// Message type.
+    #[serde(rename = "type")]
+    pub kind: &'a str,
+    /// Message-specific data (absent for requests that need none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub payload: Option<P>,
+}
+
+/// One content part of a message or reasoning item.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ContentPart<'a> {
+    /// `input_text` (the document uses it for every role).
+    #[serde(rename = "type")]
+    pub kind: &'a str,
+    /// The text.
+    pub text: &'a str,
+}
+
+/// An item of `user_input.payload.input` (a user message).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ResponseInputItem<'a> {
+    /// `message`.
+    #[serde(rename = "type")]
+    pub kind: &'a str,
+    /// `user`.
+    pub role: &'a str,
+    /// Its parts.
+    pub content: Vec<ContentPart<'a>>,
+}
+
+/// `user_input` payload.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UserInputPayload<'a> {
+    /// Input items (typically one user message).
+    pub input: Vec<ResponseInputItem<'a>>,
+    /// Accepted; the server keeps history itself.
+    #[serde(rename = "previousResponseId", skip_serializing_if = "Option::is_none")]
+    pub previous_response_id: Option<&'a str>,
+    /// weft: the agent (react when absent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<&'a str>,
+}
+
+/// `applyPatch` of approval messages.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ApplyPatchCommand<'a> {
+    /// The patch text.
+    pub patch: &'a str,
+}
+
+/// `approval_response` payload.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ApprovalResponsePayload<'a> {
+    /// The decision.
+    pub review: Review,
+    /// Told to the model on a denial.
+    #[serde(rename = "customDenyMessage", skip_serializing_if = "Option::is_none")]
+    pub custom_deny_message: Option<&'a str>,
+    /// An explanation the client attaches.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explanation: Option<&'a str>,
+    /// weft: the call answered (without it, the oldest pending approval).
+    #[serde(rename = "callId", skip_serializing_if = "Option::is_none")]
+    pub call_id: Option<&'a str>,
+}
+
+/// The payload of a `response_item`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ResponseItem<'a> {
+    /// A message (assistant text, the user's input, a system notice).
+    Message {
+        /// Item id, shared by every chunk of one streamed message.
+        id: &'a str,
+        /// `assistant`, `user` or `system`.
+        role: &'a str,
+        /// Its parts.
+        content: Vec<ContentPart<'a>>,
+    },
+    /// A tool call.
+    FunctionCall {
+        /// Item id.
+        id: &'a str,
+        /// Call id.
+        call_id: &'a str,
+        /// Tool name.
+        name: &'a str,
+        /// Arguments, JSON-encoded.
+        arguments: String,
+    },
+    /// A tool call's output.
+    FunctionCallOutput {
+        /// Item id.
+        id: String,
+        /// Call id.
+        call_id: &'a str,
+        /// The output.
+        output: &'a str,
+    },
+    /// Reasoning (for models that support it).
+    Reasoning {
+        /// Item id, shared by every chunk of one reasoning stream.
+        id: &'a str,
+        /// Its parts.
+        content: Vec<ContentPart<'a>>,
+        /// Time spent reasoning.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        duration_ms: Option<u64>,
+    },
+}
+
+/// `loading_state` payload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct LoadingState {
+    /// Whether the agent is processing.
+    pub loading: bool,
+}
+
+/// `approval_request` payload.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ApprovalRequest<'a> {
+    /// `[tool, ...args]`.
+    pub command: Vec<String>,
+    /// The patch, for `apply_patch`.
+    #[serde(rename = "applyPatch", skip_serializing_if = "Option::is_none")]
+    pub apply_patch: Option<ApplyPatchCommand<'a>>,
+}
+
+/// `agent_finished` payload.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AgentFinished<'a> {
+    /// The response that finished.
+    #[serde(rename = "responseId")]
+    pub response_id: &'a str,
+}
+
+/// `context_info` payload.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextInfo<'a> {
+    /// Estimated tokens of the transcript.
+    pub token_count: u64,
+    /// Percent of the window used.
+    pub usage_percent: f64,
+    /// Transcript items.
+    pub transcript_length: u64,
+    /// The window.
+    pub max_tokens: u64,
+    /// Strategy name.
+    pub strategy: &'a str,
+}
+
+/// `context_compacted` payload.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextCompacted<'a> {
+    /// Tokens before.
+    pub old_token_count: u64,
+    /// Tokens after.
+    pub new_token_count: u64,
+    /// Percent saved.
+    pub reduction_percent: f64,
+    /// Strategy name.
+    pub strategy: &'a str,
+}
+
+/// `error` payload.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ErrorPayload<'a> {
+    /// The message.
+    pub message: &'a str,
+    /// Details (`null` when there are none).
+    pub details: Option<Value>,
+}
+
+/// An empty payload (`get_context_info`, `manual_compact`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Empty {}
+
+/// The text of the `input_text`/`output_text` parts of a content array.
+fn text_of(content: &[Value]) -> String {
+    let mut text = String::new();
+    for part in content {
+        match part {
+            Value::String(s) => text.push_str(s),
+            Value::Object(m) => {
+                if let Some(Value::String(s)) = m.get("text") {
+                    text.push_str(s);
+                }
+            }
+            _ => {}
+        }
+    }
+    text
+}
+
+fn parts(text: &str) -> Vec<ContentPart<'_>> {
+    vec![ContentPart {
+        kind: "input_text",
+        text,
+    }]
+}
+
+pub(crate) fn decode_request(obj: &Map<String, Value>) -> Result<Command, Error> {
+    let kind = frame_type(obj)?;
+    let f = Fields::new(kind, obj);
+    let has_payload = f.raw("payload").is_some();
+    Ok(match kind {
+        "user_input" => {
+            let id: String = f.req("id")?;
+            f.object("payload", |p| {
+                let mut message = String::new();
+                let items = p.objects("input", |item| {
+                    let role: Option<String> = item.opt("role")?;
+                    let content = match item.raw("content") {
+                        Some(Value::Array(parts)) => text_of(parts),
+                        Some(Value::String(s)) => s.clone(),
+                        _ => String::new(),
+                    };
+                    Ok((role, content))
+                })?;
+                for (role, content) in items {
+                    if role.as_deref().is_none_or(|r| r == "user") && !content.is_empty() {
+                        if !message.is_empty() {
+                            message.push('\n');
+                        }
+                        message.push_str(&content);
+                    }
+                }
+                if message.trim().is_empty() {
+                    return Err(Error::invalid(kind, "input has no user text"));
+                }
+                Ok(Command::Run(RunCommand {
+                    message,
+                    agent: p
+                        .opt::<String>("agent")?
+                        .map(|a| Agent::from(a.as_str()))
+                        .unwrap_or_default(),
+                    id: check_run_id(kind, Some(id.clone()))?,
+                    previous_response_id: p.opt("previousResponseId")?,
+                    ..RunCommand::default()
+                }))
+            })?
+        }
+        "approval_response" if has_payload => f.object("payload", |p| {
+            Ok(Command::ApprovalResponse(ApprovalDecision {
+                call_id: p.opt("callId")?,
+                review: Review::read(&p, "review")?,
+                custom_deny_message: p.opt("customDenyMessage")?,
+                explanation: p.opt("explanation")?,
+            }))
+        })?,
+        "get_context_info" => Command::ContextInfo { id: f.opt("id")? },
+        "manual_compact" => Command::Compact { id: f.opt("id")? },
+        other => match extension::decode_request(other, obj) {
+            Some(cmd) => cmd?,
+            None => {
+                return Err(Error::UnknownType {
+                    dialect: Dialect::Agentloop,
+                    kind: other.into(),
+                })
+            }
+        },
+    })
+}
+
+pub(crate) fn encode_request(command: &Command, frame_id: &str) -> Result<String, Error> {
+    let json = match command {
+        Command::Run(r) => serde_json::to_string(&WsMessage {
+            id: r.id.as_deref().unwrap_or(frame_id),
+            kind: "user_input",
+            payload: Some(UserInputPayload {
+                input: vec![ResponseInputItem {
+                    kind: "message",
+                    role: "user",
+                    content: parts(&r.message),
+                }],
+                previous_response_id: r.previous_response_id.as_deref(),
+                agent: (r.agent != Agent::React).then(|| r.agent.as_str()),
+            }),
+        }),
+        Command::ApprovalResponse(d) => serde_json::to_string(&WsMessage {
+            id: frame_id,
+            kind: "approval_response",
+            payload: Some(ApprovalResponsePayload {
+                review: d.review,
+                custom_deny_message: d.custom_deny_message.as_deref(),
+                explanation: d.explanation.as_deref(),
+                call_id: d.call_id.as_deref(),
+            }),
+        }),
+        Command::ContextInfo { id } => serde_json::to_string(&WsMessage {
+            id: id.as_deref().unwrap_or(frame_id),
+            kind: "get_context_info",
+            payload: None::<Empty>,
+        }),
+        Command::Compact { id } => serde_json::to_string(&WsMessage {
+            id: id.as_deref().unwrap_or(frame_id),
+            kind: "manual_compact",
+            payload: None::<Empty>,
+        }),
+        other => {
+            return extension::encode_request(other).unwrap_or(Err(Error::Unsupported {
+                dialect: Dialect::Agentloop,
+                what: "this command",
+            }))
+        }
+    };
+    json.map_err(|_| Error::invalid(command.kind(), "could not be serialized"))
+}

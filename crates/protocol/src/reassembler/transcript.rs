@@ -1,0 +1,198 @@
+//! The transcript a [`Reassembler`](super::Reassembler) builds: messages, tool calls and runs,
+//! each as a client shows it.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::event::Usage;
+use crate::names::{Agent, Review, Role};
+
+/// Everything reassembled so far.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null))]
+pub struct Transcript {
+    /// User and assistant messages, in order.
+    pub messages: Vec<Message>,
+    /// Tool calls, in the order they were first seen.
+    pub tool_calls: Vec<ToolCall>,
+    /// Runs, in the order they started.
+    #[cfg_attr(feature = "tsify", tsify(type = "TranscriptRun[]"))]
+    pub runs: Vec<Run>,
+}
+
+impl Transcript {
+    /// Usage summed over every run (each run's total as last reported).
+    pub fn total_usage(&self) -> Usage {
+        let mut total = Usage::default();
+        for run in &self.runs {
+            total.add(&run.total_usage);
+        }
+        total
+    }
+
+    /// The tool call with this id.
+    pub fn tool_call(&self, call_id: &str) -> Option<&ToolCall> {
+        self.tool_calls.iter().find(|c| c.call_id == call_id)
+    }
+
+    /// The run with this id.
+    pub fn run(&self, run_id: &str) -> Option<&Run> {
+        self.runs
+            .iter()
+            .find(|r| r.run_id.as_deref() == Some(run_id))
+    }
+}
+
+/// One message.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null))]
+pub struct Message {
+    /// Who said it.
+    pub role: Role,
+    /// Its text, accumulated in order.
+    pub text: String,
+    /// The model's reasoning before or while writing it.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub reasoning: String,
+    /// The run it belongs to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    /// Tool calls the message made.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub tool_call_ids: Vec<String>,
+    /// No more text will be added.
+    pub complete: bool,
+}
+
+/// Where a tool call is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+pub enum ToolStatus {
+    /// Arguments are still arriving.
+    Streaming,
+    /// Arguments are complete; the call has not started.
+    Pending,
+    /// Waiting for the user's decision.
+    AwaitingApproval,
+    /// The user allowed it.
+    Approved,
+    /// The user refused it; it will not run.
+    Denied,
+    /// Running.
+    Running,
+    /// Finished with a result.
+    Done,
+    /// Finished with an error.
+    Error,
+}
+
+/// One tool call.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null))]
+pub struct ToolCall {
+    /// Call id (`call-<n>` when the server gave none).
+    pub call_id: String,
+    /// Tool name.
+    pub name: String,
+    /// Arguments as streamed (JSON text).
+    pub arguments_text: String,
+    /// Arguments parsed, once complete and valid.
+    #[cfg_attr(feature = "tsify", tsify(type = "unknown"))]
+    pub arguments: Option<Value>,
+    /// Where it is.
+    pub status: ToolStatus,
+    /// The user's last decision on it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub review: Option<Review>,
+    /// Deny message or explanation given with the decision.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub review_message: Option<String>,
+    /// Output streamed while it ran.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub output: String,
+    /// Its result.
+    pub result: Option<String>,
+    /// Whether the result is an error.
+    pub is_error: bool,
+    /// The run it belongs to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+}
+
+/// How a run ended, or that it has not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+pub enum RunStatus {
+    /// Still streaming.
+    Running,
+    /// Finished with a reply.
+    Completed,
+    /// Failed with an error.
+    Failed,
+    /// Stopped by `cancel`.
+    Cancelled,
+}
+
+/// One run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(
+    feature = "tsify",
+    derive(tsify::Tsify),
+    tsify(missing_as_null, rename = "TranscriptRun")
+)]
+pub struct Run {
+    /// Run id, when the server gave one.
+    pub run_id: Option<String>,
+    /// The agent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<Agent>,
+    /// Where it is.
+    pub status: RunStatus,
+    /// The final reply.
+    pub reply: Option<String>,
+    /// Usage of the last LLM call.
+    pub usage: Option<Usage>,
+    /// Usage of each LLM call, in order.
+    pub call_usage: Vec<Usage>,
+    /// Usage of the whole run so far.
+    pub total_usage: Usage,
+    /// The error, when it failed.
+    pub error: Option<String>,
+    /// It paused after a `pause_after` tool.
+    pub paused: bool,
+}
+
+impl ToolCall {
+    /// Takes complete arguments from a `tool_call`/`tool_approval` event.
+    pub(super) fn set_arguments(&mut self, arguments: &Value) {
+        if arguments.is_null() {
+            return self.finish_arguments();
+        }
+        if self.arguments_text.is_empty() {
+            self.arguments_text = serde_json::to_string(arguments).unwrap_or_default();
+        }
+        self.arguments = Some(arguments.clone());
+    }
+
+    /// The streamed arguments are complete: parse them once.
+    pub(super) fn finish_arguments(&mut self) {
+        if self.arguments.is_none() {
+            let text = self.arguments_text.trim();
+            self.arguments = if text.is_empty() {
+                Some(Value::Object(serde_json::Map::new()))
+            } else {
+                serde_json::from_str(text).ok()
+            };
+        }
+        if self.status == ToolStatus::Streaming {
+            self.status = ToolStatus::Pending;
+        }
+    }
+}
