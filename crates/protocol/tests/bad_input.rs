@@ -270,3 +270,14 @@ fn a_refused_request_during_a_run_does_not_end_the_run_in_any_dialect() {
         );
     }
 }
+
+#[test]
+fn serde_names_the_field_a_malformed_event_lacks() {
+    let err = serde_json::from_str::<Event>(r#"{"type":"tool_end","name":"x"}"#)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("tool_end") && err.contains("result"), "{err}");
+    assert!(serde_json::from_str::<Event>("[1]").is_err());
+    let unknown: Event = serde_json::from_str(r#"{"type":"from_the_future","x":1}"#).unwrap();
+    assert_eq!(unknown.kind(), "from_the_future");
+}

@@ -314,6 +314,26 @@ proptest! {
     }
 
     #[test]
+    fn serde_reads_back_what_it_writes(events in prop::collection::vec(run_event(), 1..8)) {
+        // `Deserialize` is how the server's checkpoints and event log read events back.
+        let mut seq = Sequencer::new(Some("s".into()), "run-p");
+        for ev in events {
+            let stamped = seq.stamp(ev);
+            let json = serde_json::to_string(&stamped).unwrap();
+            let mut back: weft_protocol::Sequenced = serde_json::from_str(&json).unwrap();
+            prop_assert_eq!(back.envelope.run_id.take(), None);
+            let mut want = stamped.clone();
+            want.envelope.run_id = None;
+            if matches!(want.event, Event::GotExpand { .. }) {
+                want.envelope.node_id = None;
+            }
+            prop_assert_eq!(&back, &want);
+            let event: Event = serde_json::from_str(&serde_json::to_string(&stamped.event).unwrap()).unwrap();
+            prop_assert_eq!(&event, &stamped.event);
+        }
+    }
+
+    #[test]
     fn loom_carries_every_reply_losslessly(ev in reply_event()) {
         let stamped = weft_protocol::Sequenced::bare(ev);
         let frames = Encoder::new(Dialect::Loom, 1).encode(&stamped);
