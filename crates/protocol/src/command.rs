@@ -26,10 +26,7 @@ pub enum Command {
     /// Replay the frames of a run after the given event id, then continue live.
     Resume(Resume),
     /// Stop a run.
-    Cancel {
-        /// The run to stop.
-        run_id: String,
-    },
+    Cancel { run_id: String },
     /// List the tools.
     ToolsList(ToolsQuery),
     /// Show one tool.
@@ -91,7 +88,6 @@ impl Command {
 /// A user message to run (loom `run`, agentloop `user_input`, agentchat `chat`, cueso's message).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct RunCommand {
-    /// The user message.
     pub message: String,
     /// Which agent runs it; dialects without an agent field default to `react`.
     pub agent: Agent,
@@ -122,7 +118,6 @@ pub struct ApprovalDecision {
     /// of the session is meant.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub call_id: Option<String>,
-    /// The decision.
     pub review: Review,
     /// Told to the model when the call is denied.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -135,7 +130,6 @@ pub struct ApprovalDecision {
 /// The outcome of a client-side tool call.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ToolResult {
-    /// The call it answers.
     pub call_id: String,
     /// What the tool returned, as given to the model.
     pub result: String,
@@ -146,7 +140,6 @@ pub struct ToolResult {
 /// Tools a socket executes itself.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ClientTools {
-    /// The tools.
     pub tools: Vec<ToolSpec>,
     /// The socket can answer approval requests (needed on agentchat and cueso, whose own
     /// protocols have none).
@@ -157,7 +150,6 @@ pub struct ClientTools {
 /// Resume a run after a reconnect.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Resume {
-    /// The run.
     pub run_id: String,
     /// The last event id the client saw (0 for none): everything after it is replayed.
     pub after_event_id: u64,

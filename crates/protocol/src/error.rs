@@ -55,7 +55,6 @@ pub enum Error {
     },
     /// A well-formed frame whose content is rejected (empty message, over-long id, …).
     Invalid {
-        /// The frame type.
         kind: String,
         /// Why it is rejected.
         reason: String,

@@ -18,7 +18,6 @@
 //! ```
 
 #![no_std]
-#![warn(missing_docs)]
 
 extern crate alloc;
 #[cfg(any(feature = "std", test))]

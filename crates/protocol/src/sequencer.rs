@@ -18,13 +18,11 @@ use crate::event::{Envelope, Event, Sequenced};
 pub struct Sequencer {
     /// The session the run belongs to.
     pub session_id: Option<String>,
-    /// The run.
     pub run_id: String,
     /// The `event_id` of the last event stamped (0 before the first).
     pub last_event_id: u64,
     /// Node spans started so far.
     pub spans: u64,
-    /// The current `node_id`.
     pub node_id: String,
 }
 

@@ -55,15 +55,9 @@ pub struct ChatRequest {
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ServerEvent<'a> {
     /// Echo of the user's message.
-    UserMessage {
-        /// The message.
-        message: &'a str,
-    },
+    UserMessage { message: &'a str },
     /// Agent response content.
-    AgentMessage {
-        /// The message.
-        message: &'a str,
-    },
+    AgentMessage { message: &'a str },
     /// The agent called a tool.
     ToolCall {
         /// Tool name.
@@ -75,21 +69,14 @@ pub enum ServerEvent<'a> {
     ToolResult {
         /// Tool name.
         tool_name: &'a str,
-        /// The result.
         result: &'a str,
         /// Whether it succeeded.
         success: bool,
     },
     /// Reasoning / debug stream.
-    AgentThinking {
-        /// The reasoning.
-        reasoning: &'a str,
-    },
+    AgentThinking { reasoning: &'a str },
     /// Server-side or validation error.
-    Error {
-        /// The message.
-        error: &'a str,
-    },
+    Error { error: &'a str },
 }
 
 /// The message the original server gives for an empty chat message.

@@ -65,7 +65,6 @@ pub enum ToolCallDelta<'a> {
         id: &'a str,
         /// Tool name.
         name: &'a str,
-        /// The fragment.
         input_json: &'a str,
     },
 }
@@ -75,25 +74,17 @@ pub enum ToolCallDelta<'a> {
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ServerEvent<'a> {
     /// Sent first for every client message.
-    SessionCreated {
-        /// The session.
-        session_id: &'a str,
-    },
+    SessionCreated { session_id: &'a str },
     /// Streamed assistant text.
     ContentDelta {
-        /// The text.
         content: &'a str,
         /// Always `assistant`.
         role: &'static str,
     },
     /// Streamed tool call.
-    ToolCallDelta {
-        /// The call.
-        tool_call: ToolCallDelta<'a>,
-    },
+    ToolCallDelta { tool_call: ToolCallDelta<'a> },
     /// One LLM response is complete.
     MessageComplete {
-        /// Its text.
         content: &'a str,
         /// Tool names it called.
         tool_calls: &'a [String],
@@ -106,7 +97,6 @@ pub enum ServerEvent<'a> {
         tool_name: &'a str,
         /// Call id.
         tool_call_id: &'a str,
-        /// The result.
         result: &'a str,
         /// Present and `true` when the tool failed.
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -118,7 +108,6 @@ pub enum ServerEvent<'a> {
         content: &'a str,
         /// Tool names called in the last iteration.
         tool_calls: &'a [String],
-        /// The session.
         session_id: &'a str,
         /// LLM round trips in the session.
         iteration_count: u64,
@@ -126,10 +115,7 @@ pub enum ServerEvent<'a> {
         paused: bool,
     },
     /// An unhandled error.
-    Error {
-        /// The message.
-        message: &'a str,
-    },
+    Error { message: &'a str },
 }
 
 pub(crate) fn decode_request(obj: &Map<String, Value>) -> Result<Command, Error> {

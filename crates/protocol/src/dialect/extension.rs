@@ -26,9 +26,7 @@ pub struct ApprovalResponseRequest {
     /// Always `"approval_response"`.
     #[serde(rename = "type")]
     pub kind: &'static str,
-    /// The call answered.
     pub call_id: String,
-    /// The decision.
     pub review: Review,
     /// Told to the model on a denial.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -41,9 +39,7 @@ pub struct ToolResultRequest {
     /// Always `"tool_result"`.
     #[serde(rename = "type")]
     pub kind: &'static str,
-    /// The call answered.
     pub call_id: String,
-    /// The result text.
     pub result: String,
     /// Whether it is an error.
     pub is_error: bool,
@@ -55,7 +51,6 @@ pub struct ClientToolsRequest {
     /// Always `"client_tools"`.
     #[serde(rename = "type")]
     pub kind: &'static str,
-    /// The tools.
     pub tools: Vec<ToolSpec>,
     /// The socket answers approval requests.
     #[serde(skip_serializing_if = "core::ops::Not::not")]
@@ -68,7 +63,6 @@ pub struct ResumeRequest {
     /// Always `"resume"`.
     #[serde(rename = "type")]
     pub kind: &'static str,
-    /// The run.
     pub run_id: String,
     /// The last event id seen.
     pub after_event_id: u64,
@@ -80,7 +74,6 @@ pub struct CancelRequest {
     /// Always `"cancel"`.
     #[serde(rename = "type")]
     pub kind: &'static str,
-    /// The run to stop.
     pub id: String,
 }
 

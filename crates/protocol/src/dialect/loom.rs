@@ -160,7 +160,6 @@ pub struct ToolsListResponse<'a> {
     pub kind: &'static str,
     /// Request id.
     pub id: &'a str,
-    /// The tools.
     pub tools: &'a [ToolSpec],
 }
 

@@ -256,7 +256,6 @@ impl Encoder {
         }
     }
 
-    /// The dialect it writes.
     pub fn dialect(&self) -> Dialect {
         self.dialect
     }

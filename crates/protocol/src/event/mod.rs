@@ -91,7 +91,6 @@ impl Sequenced {
 pub enum Event {
     /// A run started (always its first event).
     RunStart {
-        /// The run id.
         #[serde(skip_serializing_if = "Option::is_none")]
         run_id: Option<String>,
         /// The user message that started it.
@@ -114,17 +113,11 @@ pub enum Event {
         result: NodeResult,
     },
     /// A piece of assistant text.
-    MessageChunk {
-        /// The text.
-        content: String,
-        /// The node that produced it.
-        id: String,
-    },
+    MessageChunk { content: String, id: String },
     /// Token usage of the LLM call that just finished.
     Usage(Usage),
     /// A full state snapshot (only with `verbose`).
     Values {
-        /// The state.
         #[cfg_attr(feature = "tsify", tsify(type = "unknown"))]
         state: Value,
     },
@@ -132,13 +125,11 @@ pub enum Event {
     Updates {
         /// Node name.
         id: String,
-        /// The state.
         #[cfg_attr(feature = "tsify", tsify(type = "unknown"))]
         state: Value,
     },
     /// Arbitrary JSON from an agent.
     Custom {
-        /// The value.
         #[cfg_attr(feature = "tsify", tsify(type = "unknown"))]
         value: Value,
     },
@@ -161,10 +152,7 @@ pub enum Event {
         checkpoint_ns: Option<String>,
     },
     /// Tree of thoughts: candidate next steps.
-    TotExpand {
-        /// The candidates.
-        candidates: Vec<String>,
-    },
+    TotExpand { candidates: Vec<String> },
     /// Tree of thoughts: the candidates were scored.
     TotEvaluate {
         /// Index of the chosen candidate.
@@ -185,7 +173,6 @@ pub enum Event {
         node_count: u64,
         /// Number of edges.
         edge_count: u64,
-        /// The node ids.
         node_ids: Vec<String>,
     },
     /// Graph of thoughts: a node started.
@@ -209,7 +196,6 @@ pub enum Event {
     },
     /// Adaptive graph of thoughts: a node was expanded into a sub-graph.
     GotExpand {
-        /// The expanded node.
         node_id: String,
         /// Nodes added.
         nodes_added: u64,
@@ -225,7 +211,6 @@ pub enum Event {
         /// Tool name.
         #[serde(skip_serializing_if = "Option::is_none")]
         name: Option<String>,
-        /// The fragment.
         arguments_delta: String,
     },
     /// A complete tool call.
@@ -254,7 +239,6 @@ pub enum Event {
         call_id: Option<String>,
         /// Tool name.
         name: String,
-        /// The output.
         content: String,
     },
     /// A tool finished.
@@ -281,15 +265,9 @@ pub enum Event {
         arguments: Value,
     },
     /// weft: a piece of the model's reasoning.
-    ReasoningChunk {
-        /// The text.
-        content: String,
-        /// The node that produced it.
-        id: String,
-    },
+    ReasoningChunk { content: String, id: String },
     /// weft: one LLM response is complete (before its tools run).
     LlmComplete {
-        /// Its whole text.
         content: String,
         /// Names of the tools it called, in order.
         tool_calls: Vec<String>,
@@ -304,7 +282,6 @@ pub enum Event {
         /// Tool name.
         #[serde(skip_serializing_if = "Option::is_none")]
         name: Option<String>,
-        /// The decision.
         review: Review,
         /// The deny message or the explanation, when there is one.
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -335,10 +312,7 @@ pub enum Event {
         strategy: String,
     },
     /// weft: the user message of a run, when a dialect sends it apart from the run start.
-    UserMessage {
-        /// The text.
-        content: String,
-    },
+    UserMessage { content: String },
     /// weft: the run's frames from `from` up to this event's own `event_id` are gone for good.
     ///
     /// The server logs streamed text in batches, after sending it, so a restart can lose the
@@ -393,15 +367,9 @@ pub enum Event {
         id: String,
     },
     /// Reply to `tools_list`.
-    ToolsList {
-        /// The request id.
-        id: String,
-        /// The tools.
-        tools: Vec<ToolSpec>,
-    },
+    ToolsList { id: String, tools: Vec<ToolSpec> },
     /// Reply to `tool_show`: exactly one of `tool` and `tool_yaml` is set.
     ToolShow {
-        /// The request id.
         id: String,
         /// The definition as JSON (`output: "json"`).
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -413,9 +381,7 @@ pub enum Event {
     },
     /// Reply to `user_messages`.
     UserMessages {
-        /// The request id.
         id: String,
-        /// The thread.
         thread_id: String,
         /// Messages, oldest first.
         messages: Vec<StoredMessage>,
@@ -441,9 +407,7 @@ pub enum Event {
     tsify(type = "{ type: string; [field: string]: unknown }")
 )]
 pub struct UnknownEvent {
-    /// Its `type`.
     pub kind: String,
-    /// Its other fields.
     pub data: Map<String, Value>,
 }
 

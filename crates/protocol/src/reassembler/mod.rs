@@ -33,7 +33,6 @@ pub use transcript::{Message, Run, RunStatus, ToolCall, ToolStatus, Transcript};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
 pub struct Gap {
-    /// The run.
     pub run_id: String,
     /// The last event id received without a hole before it.
     pub after_event_id: u64,

@@ -116,7 +116,6 @@ pub struct ToolCall {
     #[serde(skip_serializing_if = "String::is_empty")]
     #[cfg_attr(feature = "tsify", tsify(optional))]
     pub output: String,
-    /// Its result.
     pub result: Option<String>,
     /// Whether the result is an error.
     pub is_error: bool,

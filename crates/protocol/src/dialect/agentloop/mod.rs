@@ -65,7 +65,6 @@ pub struct ContentPart<'a> {
     /// `input_text` (the document uses it for every role).
     #[serde(rename = "type")]
     pub kind: &'a str,
-    /// The text.
     pub text: &'a str,
 }
 
@@ -77,7 +76,6 @@ pub struct ResponseInputItem<'a> {
     pub kind: &'a str,
     /// `user`.
     pub role: &'a str,
-    /// Its parts.
     pub content: Vec<ContentPart<'a>>,
 }
 
@@ -97,14 +95,12 @@ pub struct UserInputPayload<'a> {
 /// `applyPatch` of approval messages.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ApplyPatchCommand<'a> {
-    /// The patch text.
     pub patch: &'a str,
 }
 
 /// `approval_response` payload.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ApprovalResponsePayload<'a> {
-    /// The decision.
     pub review: Review,
     /// Told to the model on a denial.
     #[serde(rename = "customDenyMessage", skip_serializing_if = "Option::is_none")]
@@ -127,7 +123,6 @@ pub enum ResponseItem<'a> {
         id: &'a str,
         /// `assistant`, `user` or `system`.
         role: &'a str,
-        /// Its parts.
         content: Vec<ContentPart<'a>>,
     },
     /// A tool call.
@@ -147,14 +142,12 @@ pub enum ResponseItem<'a> {
         id: String,
         /// Call id.
         call_id: &'a str,
-        /// The output.
         output: &'a str,
     },
     /// Reasoning (for models that support it).
     Reasoning {
         /// Item id, shared by every chunk of one reasoning stream.
         id: &'a str,
-        /// Its parts.
         content: Vec<ContentPart<'a>>,
         /// Time spent reasoning.
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -197,7 +190,6 @@ pub struct ContextInfo<'a> {
     pub usage_percent: f64,
     /// Transcript items.
     pub transcript_length: u64,
-    /// The window.
     pub max_tokens: u64,
     /// Strategy name.
     pub strategy: &'a str,
@@ -220,7 +212,6 @@ pub struct ContextCompacted<'a> {
 /// `error` payload.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ErrorPayload<'a> {
-    /// The message.
     pub message: &'a str,
     /// Details (`null` when there are none).
     pub details: Option<Value>,
