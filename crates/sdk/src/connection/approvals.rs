@@ -1,0 +1,206 @@
+//! Approvals and client tools: the app's answers (kept until the server acknowledges them),
+//! the `client_tools` declaration, and which calls of the app's tools are due to run here.
+
+use serde_json::{Map, Value};
+use weft_protocol::command::{ApprovalDecision, ClientTools, ToolResult};
+use weft_protocol::event::{Sequenced, ToolSpec};
+use weft_protocol::reassembler::ToolStatus;
+use weft_protocol::{Command, Dialect, Event, Review};
+
+use super::{Connection, Output, Phase, Tag};
+use crate::error::Error;
+use crate::types::ApprovalAnswer;
+
+impl Connection {
+    /// The app's decision on an approval request, sent in the dialect's own message.
+    pub fn answer(
+        &mut self,
+        call_id: Option<String>,
+        answer: ApprovalAnswer,
+        now: f64,
+    ) -> Result<(), Error> {
+        self.usable("onApproval")?;
+        let review = Review::parse(&answer.review).ok_or_else(|| {
+            Error::argument(format!(
+                "onApproval: the callback answered review {:?}; use \"yes\", \"no-continue\", \
+                 \"no-exit\", \"always\" or \"explain\"",
+                answer.review
+            ))
+        })?;
+        let (custom_deny_message, explanation) = if review.approves() || review == Review::Explain {
+            (None, answer.message)
+        } else {
+            (answer.message, None)
+        };
+        let cmd = Command::ApprovalResponse(ApprovalDecision {
+            call_id: call_id.clone(),
+            review,
+            custom_deny_message,
+            explanation,
+        });
+        if let Some(c) = &call_id {
+            if !self.asking.remove(c) {
+                // Settled meanwhile without this client (the request was withdrawn): the
+                // server would refuse the answer as stale.
+                return Ok(());
+            }
+        }
+        let peer = self.peer();
+        if !peer.serves(&cmd) {
+            return Err(Error::new("unsupported", peer.why_not("onApproval")));
+        }
+        let frame_id = self.new_id("approval");
+        let frame = self.encode(&cmd, &frame_id, "onApproval")?;
+        match call_id {
+            Some(call_id) if peer.acknowledges_answers() => {
+                self.unacked_approvals.insert(call_id, frame.clone());
+                self.send_unacked(frame);
+            }
+            // An original agentloop server approves its oldest pending call: nothing to
+            // acknowledge it by, so it waits in the outbox like any request.
+            _ => self.send(frame, Tag::None, now),
+        }
+        Ok(())
+    }
+
+    /// The outcome of a client tool the app ran.
+    pub fn tool_result(
+        &mut self,
+        call_id: String,
+        result: String,
+        is_error: bool,
+    ) -> Result<(), Error> {
+        self.usable("registerTool")?;
+        let cmd = Command::ToolResult(ToolResult {
+            call_id: call_id.clone(),
+            result,
+            is_error,
+        });
+        let peer = self.peer();
+        if !peer.serves(&cmd) {
+            return Err(Error::new("unsupported", peer.why_not("registerTool()")));
+        }
+        let frame = self.encode(&cmd, &call_id, "registerTool")?;
+        self.unacked_results.insert(call_id, frame.clone());
+        self.send_unacked(frame);
+        Ok(())
+    }
+
+    /// The tools the app runs itself changed: declare the new list on the open socket (and on
+    /// every socket after it).
+    pub fn set_tools(&mut self, tools: Vec<ToolSpec>) {
+        self.tools = tools;
+        if self.server.is_some() {
+            self.tools_unserved();
+        }
+        self.redeclare();
+    }
+
+    /// Whether the app answers approvals. agentchat and cueso sockets must say so with
+    /// `client_tools {approvals: true}` to be asked at all; loom and agentloop always are.
+    pub fn set_approver(&mut self, on: bool) {
+        let approvals = on && matches!(self.cfg.dialect, Dialect::Agentchat | Dialect::Cueso);
+        if approvals != self.approvals {
+            self.approvals = approvals;
+            self.redeclare();
+        }
+    }
+
+    fn redeclare(&mut self) {
+        if self.phase == Phase::Open
+            && self.peer().takes_client_tools()
+            && (self.declared || !self.tools.is_empty() || self.approvals)
+        {
+            self.declare_tools();
+        }
+    }
+
+    pub(super) fn declare_tools(&mut self) {
+        let cmd = Command::ClientTools(ClientTools {
+            tools: self.tools.clone(),
+            approvals: self.approvals,
+        });
+        if let Ok(frame) = self.cfg.dialect.encode_request(&cmd, "client_tools") {
+            self.declared = true;
+            self.out.push_back(Output::Send(frame));
+        }
+    }
+
+    /// Calls of tools the app registered that are now due to run here, each once. A call is
+    /// due when the server has started it, which every dialect shows one way or another:
+    /// - its `tool_start` (loom carries it);
+    /// - an approving `approval_resolved` for it (the server starts it right after);
+    /// - the end of the LLM response that made it (`usage` or `llm_complete`), when it needs no
+    ///   approval: the app declared the tool read-only, or a user answered `always` for it;
+    /// - a `tool_call` outside the run's numbered stream, sent to this socket alone.
+    ///
+    /// The server takes a `tool_result` only for a call it has started, so none of these is
+    /// early; and a refused call never becomes due.
+    pub(super) fn client_tool_calls(&mut self, ev: &Sequenced) -> Vec<Output> {
+        if self.tools.is_empty() || !self.peer().takes_client_tools() {
+            return Vec::new();
+        }
+        let transcript = self.reassembler.transcript();
+        let mut due: Vec<String> = Vec::new();
+        match &ev.event {
+            Event::ToolStart {
+                call_id: Some(c), ..
+            } => due.push(c.clone()),
+            Event::ApprovalResolved {
+                call_id: Some(c),
+                name,
+                review,
+                ..
+            } if review.approves() => {
+                if *review == Review::Always {
+                    let name = name
+                        .clone()
+                        .or_else(|| transcript.tool_call(c).map(|t| t.name.clone()));
+                    self.always.extend(name);
+                }
+                due.push(c.clone());
+            }
+            // The server reports a response's usage and its completion in the step that starts
+            // its calls; agentchat carries only the usage when the response has no text.
+            Event::LlmComplete { .. } | Event::Usage(_) if ev.envelope.run_id.is_some() => {
+                due.extend(
+                    transcript
+                        .tool_calls
+                        .iter()
+                        .filter(|t| t.run_id == ev.envelope.run_id)
+                        .filter(|t| t.status == ToolStatus::Pending)
+                        .filter(|t| {
+                            self.always.contains(&t.name)
+                                || self.tools.iter().any(|s| s.name == t.name && s.read_only)
+                        })
+                        .map(|t| t.call_id.clone()),
+                );
+            }
+            Event::ToolCall {
+                call_id: Some(c), ..
+            } if ev.envelope.event_id.is_none() && self.weft_server => due.push(c.clone()),
+            _ => {}
+        }
+        let mut out = Vec::new();
+        for call_id in due {
+            let Some(call) = transcript.tool_call(&call_id) else {
+                continue;
+            };
+            if !self.tools.iter().any(|t| t.name == call.name) {
+                continue;
+            }
+            if !self.dispatched.insert(call_id.clone()) {
+                continue;
+            }
+            out.push(Output::ClientTool {
+                call_id,
+                name: call.name.clone(),
+                arguments: call
+                    .arguments
+                    .clone()
+                    .unwrap_or_else(|| Value::Object(Map::new())),
+            });
+        }
+        out
+    }
+}

@@ -1,0 +1,152 @@
+//! URL helpers: the URL a socket opens and the subprotocols it offers, with the token where
+//! weft or an original server takes it.
+
+use weft_protocol::Dialect;
+
+use crate::error::Error;
+
+/// The URL to open: `ws(s)://` (from `http(s)://` too), the dialect's endpoint path when the
+/// URL has none, and `session_id` as a query parameter.
+pub fn endpoint_url(
+    url: &str,
+    dialect: Dialect,
+    session_id: Option<&str>,
+) -> Result<String, Error> {
+    let (scheme, rest) = url
+        .split_once("://")
+        .ok_or_else(|| bad_url(url, "it has no scheme"))?;
+    let scheme = match scheme.to_ascii_lowercase().as_str() {
+        "ws" | "http" => "ws",
+        "wss" | "https" => "wss",
+        other => {
+            return Err(bad_url(
+                url,
+                &format!("the scheme {other:?} is not ws, wss, http or https"),
+            ))
+        }
+    };
+    // WebSocket URLs have no fragment.
+    let rest = rest.split('#').next().unwrap_or_default();
+    let split = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (host, tail) = rest.split_at(split);
+    if host.is_empty() {
+        return Err(bad_url(url, "it has no host"));
+    }
+    let (path, query) = match tail.split_once('?') {
+        Some((p, q)) => (p, Some(q)),
+        None => (tail, None),
+    };
+    let path = if path.is_empty() || path == "/" {
+        dialect.endpoint()
+    } else {
+        path
+    };
+    let mut out = format!("{scheme}://{host}{path}");
+    let mut params: Vec<String> = query
+        .filter(|q| !q.is_empty())
+        .map(|q| vec![q.to_string()])
+        .unwrap_or_default();
+    if let Some(s) = session_id {
+        params.push(format!("session_id={}", percent_encode(s)));
+    }
+    if !params.is_empty() {
+        out.push('?');
+        out.push_str(&params.join("&"));
+    }
+    Ok(out)
+}
+
+fn bad_url(url: &str, why: &str) -> Error {
+    Error::argument(format!(
+        "url {url:?} is not a WebSocket URL ({why}); use e.g. \"wss://weft.example.com\""
+    ))
+}
+
+fn percent_encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// The subprotocols to offer: `weft.<dialect>` names the dialect, `weft.token.<t>` carries the
+/// token. A token must be a valid subprotocol token (RFC 6455 §4.1), or the browser throws.
+pub fn subprotocols(dialect: Dialect, token: Option<&str>) -> Result<Vec<String>, Error> {
+    let mut protocols = vec![format!("weft.{}", dialect.as_str())];
+    if let Some(token) = token {
+        check_token(token)?;
+        protocols.push(format!("weft.token.{token}"));
+    }
+    Ok(protocols)
+}
+
+/// Where a fresh token from the app's token function goes on the socket about to open: weft
+/// (it offered `weft.<dialect>`) takes it as the subprotocol `weft.token.<t>`, in place of any
+/// earlier one; an original server in the `token` query parameter.
+pub fn with_token(
+    url: &str,
+    protocols: &[String],
+    token: &str,
+) -> Result<(String, Vec<String>), Error> {
+    let mut protocols: Vec<String> = protocols
+        .iter()
+        .filter(|p| !p.starts_with("weft.token."))
+        .cloned()
+        .collect();
+    if protocols.iter().any(|p| p.starts_with("weft.")) {
+        check_token(token)?;
+        protocols.push(format!("weft.token.{token}"));
+        Ok((url.to_string(), protocols))
+    } else {
+        Ok((original_url(url, Some(token)), protocols))
+    }
+}
+
+/// A token must fit a WebSocket subprotocol (an HTTP token) to travel as one.
+fn check_token(token: &str) -> Result<(), Error> {
+    let ok = !token.is_empty()
+        && token.bytes().all(|b| {
+            b.is_ascii_alphanumeric()
+                || matches!(
+                    b,
+                    b'!' | b'#'
+                        | b'$'
+                        | b'%'
+                        | b'&'
+                        | b'\''
+                        | b'*'
+                        | b'+'
+                        | b'-'
+                        | b'.'
+                        | b'^'
+                        | b'_'
+                        | b'`'
+                        | b'|'
+                        | b'~'
+                )
+        });
+    if !ok {
+        return Err(Error::argument(
+            "token must be non-empty and use only letters, digits and !#$%&'*+-.^_`|~ \
+                 (it travels as a WebSocket subprotocol); base64url-encode other tokens",
+        ));
+    }
+    Ok(())
+}
+
+/// The URL for an original server: `url` with the token, when the app gave one, as the `token`
+/// query parameter — where the originals' own clients put it, as they take no subprotocol.
+pub fn original_url(url: &str, token: Option<&str>) -> String {
+    match token {
+        Some(t) => {
+            let sep = if url.contains('?') { '&' } else { '?' };
+            format!("{url}{sep}token={}", percent_encode(t))
+        }
+        None => url.to_string(),
+    }
+}
