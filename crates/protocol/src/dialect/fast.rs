@@ -1,10 +1,13 @@
-//! The fast path for the frames a stream is made of: text, reasoning and tool-argument deltas.
+//! The fast path for the frames a stream is made of: text, reasoning and tool-argument deltas,
+//! whole replies and usage counts.
 //!
 //! Nearly every frame of a reply is one of a few small, flat shapes (loom `message_chunk`,
 //! `reasoning_chunk` and `tool_call_chunk` inside `run_stream_event`; cueso `content_delta` and
-//! `tool_call_delta`). The general decoder parses every frame into a `serde_json::Value` tree —
-//! a map allocated per object, a string per key — only to read three or four fields out of it
-//! and drop the rest; on a client that is most of the cost of a frame. This module reads those
+//! `tool_call_delta`; agentloop `response_item` messages and reasoning; agentchat
+//! `agent_message` and `agent_thinking`; the `usage` extension frame of the three that have
+//! one). The general decoder parses every frame into a `serde_json::Value` tree — a map
+//! allocated per object, a string per key — only to read three or four fields out of it and
+//! drop the rest; on a client that is most of the cost of a frame. This module reads those
 //! shapes in one pass over the bytes, borrowing every string that has no escape, and builds the
 //! event directly.
 //!
@@ -13,18 +16,20 @@
 //! serde_json would reject, invalid UTF-8 — returns `None` and the frame takes the general
 //! path, which decides what it means or which error it is. So the two paths cannot disagree:
 //! where this one answers, the answer is what the general one gives (the tests hold every
-//! frame of the golden transcripts and a corpus of variations to that).
+//! frame of the golden transcripts and a corpus of variations to that, and so does the fuzz
+//! target `decode_reassemble`).
 
 use alloc::borrow::Cow;
 use alloc::string::String;
 
 use super::Dialect;
-use crate::event::{Envelope, Event, Sequenced};
+use crate::event::{Envelope, Event, Sequenced, Usage};
+use crate::names::FinishReason;
 
 /// Decodes `frame` if it is one of the shapes this path knows; `None` sends it down the general
 /// path.
 pub(crate) fn decode_server(dialect: Dialect, frame: &[u8]) -> Option<Sequenced> {
-    read(dialect, frame).map(Delta::into_sequenced)
+    read(dialect, frame).map(|d| d.to_sequenced())
 }
 
 /// Reads `frame` in place if it is one of the shapes this path knows. The reassembler applies
@@ -36,7 +41,8 @@ pub(crate) fn read(dialect: Dialect, frame: &[u8]) -> Option<Delta<'_>> {
     let delta = match dialect {
         Dialect::Loom => loom(&mut s)?,
         Dialect::Cueso => cueso(&mut s)?,
-        Dialect::Agentloop | Dialect::Agentchat => return None,
+        Dialect::Agentloop => agentloop(&mut s)?,
+        Dialect::Agentchat => agentchat(&mut s)?,
     };
     s.ws();
     (s.at == s.t.len()).then_some(delta)
@@ -52,7 +58,9 @@ pub(crate) struct Delta<'a> {
     pub body: Body<'a>,
 }
 
-/// What a [`Delta`] adds: text (or reasoning) to the open message, or arguments to a call.
+/// What a [`Delta`] adds: text (or reasoning) to the open message, or arguments to a call —
+/// applied in place — or a whole reply or a usage count, which the reassembler applies as
+/// their events.
 #[derive(Debug)]
 pub(crate) enum Body<'a> {
     Text {
@@ -66,27 +74,32 @@ pub(crate) enum Body<'a> {
         name: Option<Cow<'a, str>>,
         delta: Cow<'a, str>,
     },
+    /// A whole model response (agentchat `agent_message`): [`Event::LlmComplete`].
+    Reply {
+        content: Cow<'a, str>,
+    },
+    Usage(Usage),
 }
 
 impl Delta<'_> {
     /// The canonical event, exactly as the general path decodes the frame.
-    pub fn into_sequenced(self) -> Sequenced {
-        let event = match self.body {
+    pub fn to_sequenced(&self) -> Sequenced {
+        let event = match &self.body {
             Body::Text {
                 content,
                 id,
                 reasoning: false,
             } => Event::MessageChunk {
-                content: content.into_owned(),
-                id: id.into_owned(),
+                content: String::from(content.as_ref()),
+                id: String::from(id.as_ref()),
             },
             Body::Text {
                 content,
                 id,
                 reasoning: true,
             } => Event::ReasoningChunk {
-                content: content.into_owned(),
-                id: id.into_owned(),
+                content: String::from(content.as_ref()),
+                id: String::from(id.as_ref()),
             },
             Body::Arguments {
                 call_id,
@@ -95,15 +108,21 @@ impl Delta<'_> {
             } => Event::ToolCallChunk {
                 call_id: owned(call_id),
                 name: owned(name),
-                arguments_delta: delta.into_owned(),
+                arguments_delta: String::from(delta.as_ref()),
             },
+            Body::Reply { content } => Event::LlmComplete {
+                content: String::from(content.as_ref()),
+                tool_calls: alloc::vec::Vec::new(),
+                finish_reason: FinishReason::Stop,
+            },
+            Body::Usage(usage) => Event::Usage(*usage),
         };
         Sequenced {
             envelope: Envelope {
-                session_id: owned(self.session_id),
-                node_id: owned(self.node_id),
+                session_id: owned(&self.session_id),
+                node_id: owned(&self.node_id),
                 event_id: self.event_id,
-                run_id: owned(self.run_id),
+                run_id: owned(&self.run_id),
             },
             event,
         }
@@ -123,6 +142,45 @@ struct Slots<'a> {
     call_id: Option<Cow<'a, str>>,
     name: Option<Cow<'a, str>>,
     arguments_delta: Option<Cow<'a, str>>,
+    prompt_tokens: Option<u64>,
+    completion_tokens: Option<u64>,
+    total_tokens: Option<u64>,
+}
+
+impl Slots<'_> {
+    /// Reads a member of the `usage` extension frame; `None` for any other key.
+    fn usage_member(&mut self, s: &mut Scan<'_>, key: &str) -> Option<()> {
+        match key {
+            "prompt_tokens" => put(&mut self.prompt_tokens, s.uint()?),
+            "completion_tokens" => put(&mut self.completion_tokens, s.uint()?),
+            "total_tokens" => put(&mut self.total_tokens, s.uint()?),
+            _ => None,
+        }
+    }
+
+    /// The usage counts, when all three were read and nothing of another shape was.
+    fn usage(&self) -> Option<Usage> {
+        if self.content.is_some()
+            || self.id.is_some()
+            || self.call_id.is_some()
+            || self.name.is_some()
+            || self.arguments_delta.is_some()
+        {
+            return None;
+        }
+        Some(Usage {
+            prompt_tokens: self.prompt_tokens?,
+            completion_tokens: self.completion_tokens?,
+            total_tokens: self.total_tokens?,
+        })
+    }
+
+    /// Whether a member of the usage frame was read (so the frame is no other shape).
+    fn has_usage(&self) -> bool {
+        self.prompt_tokens.is_some()
+            || self.completion_tokens.is_some()
+            || self.total_tokens.is_some()
+    }
 }
 
 /// Stores a value in an empty slot; a repeated key declines the frame (the general path decides
@@ -135,12 +193,12 @@ fn put<T>(slot: &mut Option<T>, value: T) -> Option<()> {
     Some(())
 }
 
-fn owned(s: Option<Cow<'_, str>>) -> Option<String> {
-    s.map(Cow::into_owned)
+fn owned(s: &Option<Cow<'_, str>>) -> Option<String> {
+    s.as_deref().map(String::from)
 }
 
 /// `{"type":"run_stream_event","id":…,"event":{"type":"message_chunk"|"reasoning_chunk"|
-/// "tool_call_chunk",…}}`.
+/// "tool_call_chunk"|"usage",…}}`.
 fn loom<'a>(s: &mut Scan<'a>) -> Option<Delta<'a>> {
     let mut kind = None;
     let mut run_id = None;
@@ -160,7 +218,7 @@ fn loom<'a>(s: &mut Scan<'a>) -> Option<Delta<'a>> {
                 "call_id" => put(&mut slots.call_id, s.string()?),
                 "name" => put(&mut slots.name, s.string()?),
                 "arguments_delta" => put(&mut slots.arguments_delta, s.string()?),
-                _ => None,
+                k => slots.usage_member(s, k),
             })?;
             put(&mut inner, slots)
         }
@@ -171,6 +229,8 @@ fn loom<'a>(s: &mut Scan<'a>) -> Option<Delta<'a>> {
     }
     let e = inner?;
     let body = match e.kind.as_deref()? {
+        "usage" => Body::Usage(e.usage()?),
+        _ if e.has_usage() => return None,
         k @ ("message_chunk" | "reasoning_chunk") => {
             if e.call_id.is_some() || e.name.is_some() || e.arguments_delta.is_some() {
                 return None;
@@ -228,8 +288,13 @@ fn cueso<'a>(s: &mut Scan<'a>) -> Option<Delta<'a>> {
             })?;
             put(&mut call, c)
         }
-        _ => None,
+        k => slots.usage_member(s, k),
     })?;
+    if slots.has_usage() {
+        return (slots.kind.as_deref()? == "usage" && role.is_none() && call.is_none())
+            .then(|| usage_frame(&slots))
+            .flatten();
+    }
     let body = match slots.kind.as_deref()? {
         "content_delta" if call.is_none() => Body::Text {
             content: slots.content?,
@@ -244,6 +309,133 @@ fn cueso<'a>(s: &mut Scan<'a>) -> Option<Delta<'a>> {
                 delta: c.arguments_delta.unwrap_or_default(),
             }
         }
+        _ => return None,
+    };
+    Some(Delta {
+        run_id: slots.run_id,
+        event_id: slots.event_id,
+        session_id: None,
+        node_id: None,
+        body,
+    })
+}
+
+/// The `usage` extension frame, `{"type":"usage","prompt_tokens":…,"completion_tokens":…,
+/// "total_tokens":…,"run_id":…,"event_id":…}`, from the slots its reader filled.
+fn usage_frame<'a>(slots: &Slots<'a>) -> Option<Delta<'a>> {
+    Some(Delta {
+        run_id: slots.run_id.clone(),
+        event_id: slots.event_id,
+        session_id: None,
+        node_id: None,
+        body: Body::Usage(slots.usage()?),
+    })
+}
+
+/// `{"id":…,"type":"response_item","payload":{"type":"message","id":…,"role":"assistant",
+/// "content":[{"type":…,"text":…},…]},"run_id":…,"event_id":…}`, a `reasoning` item the same
+/// without `role` (and with an optional `duration_ms`), and the `usage` extension frame.
+fn agentloop<'a>(s: &mut Scan<'a>) -> Option<Delta<'a>> {
+    let mut slots = Slots::default();
+    let mut frame_id = None;
+    let mut item = None;
+    s.object(|s, key| match key {
+        "type" => put(&mut slots.kind, s.string()?),
+        // Every agentloop frame has a unique id; nothing reads it back.
+        "id" => put(&mut frame_id, s.string()?),
+        "run_id" => put(&mut slots.run_id, s.string()?),
+        "event_id" => put(&mut slots.event_id, s.uint()?),
+        "payload" => put(&mut item, response_item(s)?),
+        k => slots.usage_member(s, k),
+    })?;
+    if slots.has_usage() {
+        return (slots.kind.as_deref()? == "usage" && item.is_none() && frame_id.is_none())
+            .then(|| usage_frame(&slots))
+            .flatten();
+    }
+    if slots.kind.as_deref()? != "response_item" {
+        return None;
+    }
+    let (reasoning, content) = item?;
+    Some(Delta {
+        run_id: slots.run_id,
+        event_id: slots.event_id,
+        session_id: None,
+        node_id: None,
+        body: Body::Text {
+            content,
+            id: Cow::Borrowed(""),
+            reasoning,
+        },
+    })
+}
+
+/// The payload of an assistant `message` or a `reasoning` item: whether it is reasoning, and
+/// its text (the `text` of every content part, joined, as the general path reads it).
+fn response_item<'a>(s: &mut Scan<'a>) -> Option<(bool, Cow<'a, str>)> {
+    let mut kind = None;
+    let mut id = None;
+    let mut role = None;
+    let mut duration = None;
+    let mut content: Option<Cow<'a, str>> = None;
+    s.object(|s, key| match key {
+        "type" => put(&mut kind, s.string()?),
+        "id" => put(&mut id, s.string()?),
+        "role" => put(&mut role, s.string()?),
+        "duration_ms" => put(&mut duration, s.uint()?),
+        "content" => {
+            let mut text: Option<Cow<'a, str>> = None;
+            s.array(|s| {
+                let mut part_type = None;
+                let mut part_text = None;
+                s.object(|s, key| match key {
+                    "type" => put(&mut part_type, s.string()?),
+                    "text" => put(&mut part_text, s.string()?),
+                    _ => None,
+                })?;
+                if let Some(t) = part_text {
+                    text = Some(match text.take() {
+                        None => t,
+                        Some(before) => Cow::Owned(before.into_owned() + &t),
+                    });
+                }
+                Some(())
+            })?;
+            put(&mut content, text.unwrap_or_default())
+        }
+        _ => None,
+    })?;
+    let reasoning = match (kind.as_deref()?, role.as_deref()) {
+        ("message", Some("assistant") | None) if duration.is_none() => false,
+        ("reasoning", None) => true,
+        _ => return None,
+    };
+    Some((reasoning, content.unwrap_or_default()))
+}
+
+/// `{"type":"agent_message","message":…}`, `{"type":"agent_thinking","reasoning":…}` and the
+/// `usage` extension frame, each with `run_id` and `event_id`.
+fn agentchat<'a>(s: &mut Scan<'a>) -> Option<Delta<'a>> {
+    let mut slots = Slots::default();
+    let mut message = None;
+    let mut reasoning = None;
+    s.object(|s, key| match key {
+        "type" => put(&mut slots.kind, s.string()?),
+        "message" => put(&mut message, s.string()?),
+        "reasoning" => put(&mut reasoning, s.string()?),
+        "run_id" => put(&mut slots.run_id, s.string()?),
+        "event_id" => put(&mut slots.event_id, s.uint()?),
+        k => slots.usage_member(s, k),
+    })?;
+    let body = match (slots.kind.as_deref()?, message, reasoning) {
+        ("usage", None, None) => return usage_frame(&slots),
+        _ if slots.has_usage() => return None,
+        ("agent_message", Some(content), None) => Body::Reply { content },
+        ("agent_thinking", None, Some(content)) => Body::Text {
+            content,
+            id: Cow::Borrowed(""),
+            reasoning: true,
+        },
         _ => return None,
     };
     Some(Delta {
@@ -302,6 +494,25 @@ impl<'a> Scan<'a> {
             }
             member(self, &key)?;
             if self.eat(b'}') {
+                return Some(());
+            }
+            if !self.eat(b',') {
+                return None;
+            }
+        }
+    }
+
+    /// An array whose every element `element` reads.
+    fn array(&mut self, mut element: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
+        if !self.eat(b'[') {
+            return None;
+        }
+        if self.eat(b']') {
+            return Some(());
+        }
+        loop {
+            element(self)?;
+            if self.eat(b']') {
                 return Some(());
             }
             if !self.eat(b',') {

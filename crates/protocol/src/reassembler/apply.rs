@@ -23,6 +23,7 @@ impl Reassembler {
                 name,
                 delta,
             } => self.append_arguments(run, call_id.as_deref(), name.as_deref(), delta),
+            Body::Reply { .. } | Body::Usage(_) => self.apply(delta.to_sequenced()),
         }
     }
 

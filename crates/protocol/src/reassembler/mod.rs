@@ -195,7 +195,7 @@ impl Reassembler {
                 pushed.applied += 1;
                 pushed
             }
-            Err(not) => self.set_aside(not, || alloc::vec![delta.into_sequenced()]),
+            Err(not) => self.set_aside(not, || alloc::vec![delta.to_sequenced()]),
         }
     }
 
