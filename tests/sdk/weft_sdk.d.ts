@@ -468,6 +468,30 @@ export interface ApprovalAnswer {
 }
 
 /**
+ * What differs by dialect, for an app that shows it or offers only what the dialect serves:
+ * `dialectInfo(dialect)`. The SDK's own rules read the same methods of the protocol's
+ * `Dialect`, so an app that asks here never copies them.
+ */
+export interface DialectInfo {
+    /**
+     * The path of its endpoint on a weft server (`/`, `/agentloop`, `/ws`, `/ws/chat`): what
+     * a `url` without a path gets.
+     */
+    endpoint: string;
+    /**
+     * The `Client` requests a weft server serves on its sockets (`"ping"`, `"toolsList"`,
+     * `"toolShow"`, `"userMessages"`, `"contextInfo"`, `"compact"`); the others reject with
+     * `unsupported`.
+     */
+    requests: string[];
+    /**
+     * Whether its runs report the context window as they go (`context_info` events); where
+     * they do not, `contextInfo()` on a socket of a dialect that serves it asks.
+     */
+    reportsContext: boolean;
+}
+
+/**
  * Where a tool call is in its life.
  */
 export type ToolStatus = "streaming" | "pending" | "awaiting_approval" | "approved" | "denied" | "running" | "done" | "error";
@@ -905,6 +929,13 @@ export class RunEvents {
     return(): Promise<IteratorResult<RunEvent, undefined>>;
 }
 
+/**
+ * What differs by dialect: its endpoint path, the requests a weft server serves on it, and
+ * whether its runs report the context window. Throws `invalid_argument` for an unknown
+ * dialect.
+ */
+export function dialectInfo(dialect: Dialect): DialectInfo;
+
 export type InitInput = RequestInfo | URL | Response | BufferSource | WebAssembly.Module;
 
 export interface InitOutput {
@@ -933,6 +964,7 @@ export interface InitOutput {
     readonly client_toolsList: (a: number) => any;
     readonly client_transcript: (a: number) => [number, number, number];
     readonly client_userMessages: (a: number, b: number, c: number, d: number) => any;
+    readonly dialectInfo: (a: number, b: number) => [number, number, number];
     readonly reassembler_dialect: (a: number) => [number, number];
     readonly reassembler_lastEventId: (a: number, b: number, c: number) => number;
     readonly reassembler_new: (a: number, b: number) => [number, number, number];
@@ -952,7 +984,7 @@ export interface InitOutput {
     readonly wasm_bindgen__convert__closures_____invoke__h01c668c2fdc2cd34: (a: number, b: number, c: any, d: any) => void;
     readonly wasm_bindgen__convert__closures_____invoke__h0512c4bedd76366e: (a: number, b: number, c: any) => [number, number];
     readonly wasm_bindgen__convert__closures_____invoke__h9b069d7d700c6f55: (a: number, b: number, c: any) => void;
-    readonly wasm_bindgen__convert__closures_____invoke__h9b069d7d700c6f55_40: (a: number, b: number, c: any) => void;
+    readonly wasm_bindgen__convert__closures_____invoke__h9b069d7d700c6f55_41: (a: number, b: number, c: any) => void;
     readonly wasm_bindgen__convert__closures_____invoke__ha5635277c73c5276: (a: number, b: number, c: any) => void;
     readonly wasm_bindgen__convert__closures_____invoke__h753767bcfd33c547: (a: number, b: number) => void;
     readonly __wbindgen_malloc: (a: number, b: number) => number;

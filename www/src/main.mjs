@@ -7,7 +7,7 @@
 //
 // No provider key is ever here: the server holds the keys and runs the model.
 
-import init, { Client } from 'weft-sdk';
+import init, { Client, dialectInfo } from 'weft-sdk';
 
 import { Approvals } from './approval.mjs';
 import { AGENT_NAME, RunView, assistantBubble, note, userBubble } from './chat.mjs';
@@ -19,7 +19,11 @@ import { renderTot } from './tot.mjs';
 const $ = (id) => document.getElementById(id);
 const DIALECTS = ['loom', 'agentloop', 'agentchat', 'cueso'];
 const AGENTS = ['react', 'dup', 'tot', 'got'];
-const ENDPOINT = { loom: '/', agentloop: '/agentloop', agentchat: '/ws', cueso: '/ws/chat' };
+
+/** What differs by dialect, from the SDK (after `init()`): endpoint, requests served, context. */
+const serves = (dialect, request) => dialectInfo(dialect).requests.includes(request);
+/** The dialect that serves `request` (`userMessages`: loom; `contextInfo`: agentloop). */
+const servedBy = (request) => DIALECTS.find((d) => serves(d, request));
 
 const SUGGESTIONS = [
   { text: 'What time is it?', agent: 'react', tip: 'calls a tool' },
@@ -212,10 +216,10 @@ function closeClient() {
 /** `fn` with an agentloop client of this session: the page's own, or a short-lived one. */
 async function withAgentloop(fn) {
   const main = state.client;
-  if (main?.dialect === 'agentloop') return fn(main);
+  if (main && serves(main.dialect, 'contextInfo')) return fn(main);
   const side = new Client({
     url: state.server,
-    dialect: 'agentloop',
+    dialect: servedBy('contextInfo'),
     sessionId: state.session.id,
     token: state.token || undefined,
     reconnect: false,
@@ -330,7 +334,7 @@ function watch(run, view) {
       if (state.active?.run === run) setActive(null);
       renderUsage();
       // loom and agentloop runs report the context as they go; the others do not.
-      if (!['loom', 'agentloop'].includes(view.dialect) && view.dialect === state.session?.dialect) refreshContext();
+      if (!dialectInfo(view.dialect).reportsContext && view.dialect === state.session?.dialect) refreshContext();
     });
 }
 
@@ -353,14 +357,15 @@ function setActive(active) {
 
 async function loadHistory(client) {
   const { session } = state;
-  if (session.dialect !== 'loom') {
+  if (!serves(session.dialect, 'userMessages')) {
+    const loom = servedBy('userMessages');
     els.history.replaceChildren(
       h(
         'div',
         { class: 'history-note' },
-        h('strong', { text: 'History needs loom. ' }),
-        `This session speaks ${session.dialect}; its stored messages come from loom’s user_messages request, which ${session.dialect} has no message for. `,
-        h('button', { class: 'btn small', type: 'button', onclick: () => switchDialect('loom') }, 'Switch to loom'),
+        h('strong', { text: `History needs ${loom}. ` }),
+        `This session speaks ${session.dialect}; its stored messages come from ${loom}’s user_messages request, which ${session.dialect} has no message for. `,
+        h('button', { class: 'btn small', type: 'button', onclick: () => switchDialect(loom) }, `Switch to ${loom}`),
       ),
     );
     return;
@@ -453,7 +458,7 @@ function switchDialect(dialect) {
   state.session.dialect = dialect;
   prefs.set('dialect', dialect);
   if (sessions.get(state.session.id)) sessions.save(state.session);
-  if (dialect === 'loom') {
+  if (serves(dialect, 'userMessages')) {
     // loom can read the stored history: show the session whole.
     openSession(state.session);
     return;
@@ -635,7 +640,7 @@ function setContext(info) {
 
 function renderContext() {
   const c = state.context;
-  const agentloop = state.session?.dialect === 'agentloop';
+  const agentloop = state.session ? serves(state.session.dialect, 'compact') : false;
   els.compact.title = agentloop
     ? 'Summarise the older turns now (manual_compact)'
     : `Summarise the older turns now: manual_compact is an agentloop message, so the page sends it on a short-lived agentloop socket to this session`;
@@ -738,7 +743,7 @@ function renderConnDetails() {
   let endpoint = state.server;
   try {
     const u = new URL(state.server);
-    endpoint = `${u.protocol}//${u.host}${ENDPOINT[s.dialect]}`;
+    endpoint = `${u.protocol}//${u.host}${dialectInfo(s.dialect).endpoint}`;
   } catch {
     /* shown as given */
   }

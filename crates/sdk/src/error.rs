@@ -11,7 +11,7 @@
 use core::fmt;
 
 use wasm_bindgen::{JsCast, JsValue};
-use weft_protocol::Dialect;
+use weft_protocol::{Command, Dialect};
 
 /// What went wrong, as the app will see it: a stable `code` to branch on and a message to show.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,8 +78,21 @@ impl Error {
         self
     }
 
-    /// A method only some dialects serve, called on another.
-    pub fn unsupported(method: &str, dialect: Dialect, served_by: &str) -> Self {
+    /// A method only some dialects serve, called on another: the message names those that
+    /// serve `command` ([`Dialect::serves`]).
+    pub fn unsupported(method: &str, dialect: Dialect, command: &Command) -> Self {
+        let served: Vec<&str> = Dialect::ALL
+            .into_iter()
+            .filter(|d| d.serves(command))
+            .map(Dialect::as_str)
+            .collect();
+        let served_by = match served.as_slice() {
+            [] => String::from("no dialect serves it"),
+            [one] => format!("only the {one} dialect serves it"),
+            [first @ .., last] => {
+                format!("only the {} and {last} dialects serve it", first.join(", "))
+            }
+        };
         Error::new(
             "unsupported",
             format!("{method} is not available on the {dialect} dialect; {served_by}"),

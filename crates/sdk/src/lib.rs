@@ -15,6 +15,7 @@
 pub mod backoff;
 mod client;
 pub mod connection;
+mod dialect;
 pub mod error;
 mod listeners;
 pub mod marshal;
@@ -25,6 +26,7 @@ mod socket;
 pub mod types;
 
 pub use client::Client;
+pub use dialect::dialect_info;
 pub use reassembler::Reassembler;
 pub use run::{Run, RunEvents};
 

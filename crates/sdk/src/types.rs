@@ -302,3 +302,21 @@ pub struct ClientStatus {
     #[tsify(optional)]
     pub reason: Option<String>,
 }
+
+/// What differs by dialect, for an app that shows it or offers only what the dialect serves:
+/// `dialectInfo(dialect)`. The SDK's own rules read the same methods of the protocol's
+/// `Dialect`, so an app that asks here never copies them.
+#[derive(Debug, Clone, Serialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct DialectInfo {
+    /// The path of its endpoint on a weft server (`/`, `/agentloop`, `/ws`, `/ws/chat`): what
+    /// a `url` without a path gets.
+    pub endpoint: &'static str,
+    /// The `Client` requests a weft server serves on its sockets (`"ping"`, `"toolsList"`,
+    /// `"toolShow"`, `"userMessages"`, `"contextInfo"`, `"compact"`); the others reject with
+    /// `unsupported`.
+    pub requests: Vec<&'static str>,
+    /// Whether its runs report the context window as they go (`context_info` events); where
+    /// they do not, `contextInfo()` on a socket of a dialect that serves it asks.
+    pub reports_context: bool,
+}

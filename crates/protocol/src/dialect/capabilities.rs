@@ -12,7 +12,7 @@ use alloc::string::String;
 
 use crate::command::Command;
 use crate::dialect::{agentchat, Dialect};
-use crate::Error;
+use crate::{Error, Event};
 
 /// The frame with which an original server closes a turn, as the canonical event it decodes to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,6 +30,52 @@ pub enum TurnEnd {
 }
 
 impl Dialect {
+    /// Whether weft serves this request on a socket of this dialect: every request the
+    /// dialect's document has, plus weft's extensions (`ping`, `resume`, `cancel`,
+    /// `client_tools`, `tool_result`, an approval answer naming its call) everywhere. The rest
+    /// belongs to one document alone: the tool and history queries to loom's, the context
+    /// requests to agentloop's. The dialect's encoder refuses exactly what this refuses.
+    pub fn serves(self, command: &Command) -> bool {
+        match command {
+            Command::Run(_)
+            | Command::Ping { .. }
+            | Command::Resume(_)
+            | Command::Cancel { .. }
+            | Command::ClientTools(_)
+            | Command::ToolResult(_) => true,
+            // Only agentloop's own message answers "the pending request" without naming it.
+            Command::ApprovalResponse(d) => d.call_id.is_some() || self == Dialect::Agentloop,
+            Command::ToolsList(_) | Command::ToolShow(_) | Command::UserMessages(_) => {
+                self == Dialect::Loom
+            }
+            Command::ContextInfo { .. } | Command::Compact { .. } => self == Dialect::Agentloop,
+        }
+    }
+
+    /// Whether a run in this dialect reports the context window as it goes (`context_info`
+    /// frames). agentloop's document has them; loom carries every canonical event. agentchat
+    /// and cueso have no such frame, so a client there asks for it (`contextInfo()` on an
+    /// agentloop socket of the same session) when it wants it.
+    pub fn reports_context(self) -> bool {
+        matches!(self, Dialect::Loom | Dialect::Agentloop)
+    }
+
+    /// Whether every socket of this dialect is asked to approve tool calls. loom and agentloop
+    /// documents carry `tool_approval`, so their clients expect it; agentchat and cueso have no
+    /// approval frames, and a socket of theirs is asked only once it opts in with
+    /// `client_tools {approvals: true}`, which their original clients never send.
+    pub fn approves_without_opt_in(self) -> bool {
+        matches!(self, Dialect::Loom | Dialect::Agentloop)
+    }
+
+    /// Whether this event closes an LLM response: the step in which the server starts the
+    /// response's tool calls, so a client tool that needs no approval is due then. Every
+    /// dialect reports the response's usage in that step, and its completion when it has text;
+    /// agentchat sends no completion for a response without text, only the usage.
+    pub fn ends_response(self, event: &Event) -> bool {
+        matches!(event, Event::LlmComplete { .. } | Event::Usage(_))
+    }
+
     /// Whether the dialect's own documents let a client answer an approval request, so every
     /// socket of it can approve (agentloop's `approval_response`). loom documents
     /// `tool_approval` but no answer to it; agentchat and cueso have no approvals at all: their
@@ -152,6 +198,96 @@ mod tests {
         }
         assert!(Dialect::Agentloop.original_serves(&Command::Compact { id: None }));
         assert!(!Dialect::Cueso.original_serves(&Command::Compact { id: None }));
+    }
+
+    /// Every command, with an approval answer that names its call and one that does not.
+    fn every_command() -> alloc::vec::Vec<Command> {
+        use crate::command::{
+            ApprovalDecision, RunCommand, ToolFormat, ToolResult, ToolShowQuery, ToolsQuery,
+            UserMessagesQuery,
+        };
+        use crate::Review;
+        let answer = |call_id: Option<&str>| {
+            Command::ApprovalResponse(ApprovalDecision {
+                call_id: call_id.map(String::from),
+                review: Review::Yes,
+                custom_deny_message: None,
+                explanation: None,
+            })
+        };
+        alloc::vec![
+            Command::Run(RunCommand {
+                message: "hi".into(),
+                ..RunCommand::default()
+            }),
+            Command::Ping { id: "p".into() },
+            Command::Resume(Resume {
+                run_id: "r".into(),
+                after_event_id: 0,
+            }),
+            Command::Cancel { run_id: "r".into() },
+            Command::ClientTools(ClientTools {
+                tools: alloc::vec::Vec::new(),
+                approvals: true,
+            }),
+            Command::ToolResult(ToolResult {
+                call_id: "c".into(),
+                result: "ok".into(),
+                is_error: false,
+            }),
+            answer(Some("c")),
+            answer(None),
+            Command::ToolsList(ToolsQuery {
+                id: "t".into(),
+                working_folder: None,
+                thread_id: None,
+            }),
+            Command::ToolShow(ToolShowQuery {
+                id: "t".into(),
+                name: "clock".into(),
+                output: Some(ToolFormat::Json),
+                working_folder: None,
+                thread_id: None,
+            }),
+            Command::UserMessages(UserMessagesQuery {
+                id: "m".into(),
+                thread_id: "s".into(),
+                before: None,
+                limit: None,
+            }),
+            Command::ContextInfo { id: None },
+            Command::Compact { id: None },
+        ]
+    }
+
+    #[test]
+    fn serves_is_what_the_encoders_carry() {
+        for d in Dialect::ALL {
+            for c in every_command() {
+                let encoded = d.encode_request(&c, "f");
+                assert_eq!(
+                    d.serves(&c),
+                    encoded.is_ok(),
+                    "{d} {}: {encoded:?}",
+                    c.kind()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn reports_context_is_what_the_encoders_send() {
+        let info = crate::Sequenced::bare(Event::ContextInfo {
+            token_count: 10,
+            usage_percent: 1.0,
+            transcript_length: 2,
+            max_tokens: 8000,
+            strategy: "s".into(),
+        });
+        for d in Dialect::ALL {
+            let frames = crate::Encoder::new(d, 7).encode(&info);
+            assert_eq!(d.reports_context(), !frames.is_empty(), "{d}: {frames:?}");
+        }
     }
 
     #[test]

@@ -5,7 +5,7 @@ use serde_json::{Map, Value};
 use weft_protocol::command::{ApprovalDecision, ClientTools, ToolResult};
 use weft_protocol::event::{Sequenced, ToolSpec};
 use weft_protocol::reassembler::ToolStatus;
-use weft_protocol::{Command, Dialect, Event, Review};
+use weft_protocol::{Command, Event, Review};
 
 use super::{Connection, Output, Phase, Tag};
 use crate::error::Error;
@@ -96,10 +96,12 @@ impl Connection {
         self.redeclare();
     }
 
-    /// Whether the app answers approvals. agentchat and cueso sockets must say so with
-    /// `client_tools {approvals: true}` to be asked at all; loom and agentloop always are.
+    /// Whether the app answers approvals. A socket of a dialect whose every socket is asked
+    /// (loom, agentloop) has nothing to say; the others must opt in with
+    /// `client_tools {approvals: true}` to be asked at all
+    /// ([`weft_protocol::Dialect::approves_without_opt_in`]).
     pub fn set_approver(&mut self, on: bool) {
-        let approvals = on && matches!(self.cfg.dialect, Dialect::Agentchat | Dialect::Cueso);
+        let approvals = on && !self.cfg.dialect.approves_without_opt_in();
         if approvals != self.approvals {
             self.approvals = approvals;
             self.redeclare();
@@ -160,9 +162,8 @@ impl Connection {
                 }
                 due.push(c.clone());
             }
-            // The server reports a response's usage and its completion in the step that starts
-            // its calls; agentchat carries only the usage when the response has no text.
-            Event::LlmComplete { .. } | Event::Usage(_) if ev.envelope.run_id.is_some() => {
+            // The step that starts the response's calls ([`weft_protocol::Dialect::ends_response`]).
+            event if ev.envelope.run_id.is_some() && self.cfg.dialect.ends_response(event) => {
                 due.extend(
                     transcript
                         .tool_calls

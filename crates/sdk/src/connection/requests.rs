@@ -31,6 +31,50 @@ pub enum RequestKind {
 }
 
 impl RequestKind {
+    /// Every kind, in the order `dialectInfo()` lists them.
+    pub const ALL: [RequestKind; 6] = [
+        RequestKind::Ping,
+        RequestKind::ToolsList,
+        RequestKind::ToolShow,
+        RequestKind::UserMessages,
+        RequestKind::ContextInfo,
+        RequestKind::Compact,
+    ];
+
+    /// A request of this kind with no particular content, to ask a dialect whether it serves
+    /// such requests at all ([`Dialect::serves`]).
+    pub fn sample(self) -> Command {
+        match self {
+            RequestKind::Ping => Command::Ping { id: String::new() },
+            RequestKind::ToolsList => Command::ToolsList(ToolsQuery {
+                id: String::new(),
+                working_folder: None,
+                thread_id: None,
+            }),
+            RequestKind::ToolShow => Command::ToolShow(ToolShowQuery {
+                id: String::new(),
+                name: String::new(),
+                output: None,
+                working_folder: None,
+                thread_id: None,
+            }),
+            RequestKind::UserMessages => Command::UserMessages(UserMessagesQuery {
+                id: String::new(),
+                thread_id: String::new(),
+                before: None,
+                limit: None,
+            }),
+            RequestKind::ContextInfo => Command::ContextInfo { id: None },
+            RequestKind::Compact => Command::Compact { id: None },
+        }
+    }
+
+    /// The method's name, as `dialectInfo().requests` lists it.
+    pub fn name(self) -> &'static str {
+        let method = self.method();
+        method.strip_suffix("()").unwrap_or(method)
+    }
+
     /// The method that asks it, for errors.
     pub fn method(self) -> &'static str {
         match self {
@@ -192,13 +236,7 @@ impl Connection {
             .encode_request(&cmd, &id)
             .map_err(|e| match e {
                 weft_protocol::Error::Unsupported { .. } => {
-                    let only = match kind {
-                        RequestKind::ContextInfo | RequestKind::Compact => {
-                            "only the agentloop dialect serves it"
-                        }
-                        _ => "only the loom dialect serves it",
-                    };
-                    Error::unsupported(method, self.cfg.dialect, only)
+                    Error::unsupported(method, self.cfg.dialect, &cmd)
                 }
                 e => Error::from_protocol(&e, method),
             })?;

@@ -300,3 +300,29 @@ fn context_info_and_compact_are_agentloop_only() {
         assert!(drain(&mut c).is_empty(), "nothing was sent");
     }
 }
+
+#[test]
+fn each_dialect_serves_its_documents_requests_and_names_who_serves_the_rest() {
+    let served = |d: Dialect| -> Vec<&str> {
+        RequestKind::ALL
+            .into_iter()
+            .filter(|k| d.serves(&k.sample()))
+            .map(RequestKind::name)
+            .collect()
+    };
+    assert_eq!(
+        served(Dialect::Loom),
+        ["ping", "toolsList", "toolShow", "userMessages"]
+    );
+    assert_eq!(
+        served(Dialect::Agentloop),
+        ["ping", "contextInfo", "compact"]
+    );
+    assert_eq!(served(Dialect::Agentchat), ["ping"]);
+    assert_eq!(served(Dialect::Cueso), ["ping"]);
+    let e = connected(Dialect::Cueso).tools_list(0.0).unwrap_err();
+    assert_eq!(
+        e.message(),
+        "toolsList() is not available on the cueso dialect; only the loom dialect serves it"
+    );
+}
