@@ -334,6 +334,12 @@ export interface ToolCall {
 }
 
 /**
+ * The `code` of a `WeftError`: what went wrong, to branch on. A server may send a code of its
+ * own that is not listed here; it reaches the app as the server wrote it.
+ */
+export type ErrorCode = "invalid_argument" | "connect_failed" | "disconnected" | "closed" | "timeout" | "callback_failed" | "run_failed" | "server_error" | "busy" | "internal" | "unsupported" | "resume_unsupported" | "cancelled" | "unknown_run" | "stale" | "empty_transcript" | "frame_too_large" | "invalid_utf8" | "invalid_json" | "not_an_object" | "missing_type" | "unknown_type" | "invalid_field" | "invalid_request";
+
+/**
  * The user's answer to an approval request (agentloop's review options).
  *
  * Closed: a decision this version does not understand must not be taken for a "yes".
@@ -744,7 +750,7 @@ export class Client {
      * decode, an approval callback that failed. Without a listener they go to the console.
      * Returns the function that unsubscribes.
      */
-    onError(callback: (error: Error & { code: string }) => void): () => void;
+    onError(callback: (error: Error & { code: ErrorCode }) => void): () => void;
     /**
      * Calls `callback` with every event this client applies, of any run (its own, and those
      * other sockets of the session started). Returns the function that unsubscribes.

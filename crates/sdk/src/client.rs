@@ -24,7 +24,7 @@ use crate::backoff::Backoff;
 use crate::connection::{
     endpoint_url, original_url, subprotocols, Config, Connection, RunHandle, ServerChoice,
 };
-use crate::error::Error;
+use crate::error::{Error, ErrorCode};
 use crate::listeners::{Listeners, Slot};
 use crate::marshal;
 use crate::reassembler::parse_dialect;
@@ -392,7 +392,7 @@ impl Client {
             .shared
             .core
             .try_borrow()
-            .map_err(|_| Error::new("busy", "transcript() was called re-entrantly"))?;
+            .map_err(|_| Error::new(ErrorCode::Busy, "transcript() was called re-entrantly"))?;
         Ok(marshal::to_ts(core.transcript())?)
     }
 
@@ -499,7 +499,7 @@ impl Client {
     #[wasm_bindgen(js_name = onError, unchecked_return_type = "() => void")]
     pub fn on_error(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "(error: Error & { code: string }) => void")]
+        #[wasm_bindgen(unchecked_param_type = "(error: Error & { code: ErrorCode }) => void")]
         callback: Function,
     ) -> Function {
         self.shared.errors.subscribe(callback)

@@ -1,49 +1,189 @@
 //! The SDK's one error type, and the one place errors become JavaScript values.
 //!
 //! Every failure the app can see is a JS `Error` named `WeftError` whose `code` is a short
-//! stable string — the protocol's own codes (`invalid_json`, `invalid_field`, `unsupported`, …),
-//! the SDK's (`invalid_argument`, `connect_failed`, `disconnected`, `closed`, `timeout`,
-//! `callback_failed`, `run_failed` and `server_error` when the server gave no code, `busy` for a
-//! re-entrant call), or the server's own (`cancelled`, `busy`, `stale`, …) — and whose message
-//! says what to change. Nothing else in the crate builds a
-//! `js_sys::Error` (STYLE 3), so the shape cannot drift between methods.
+//! stable string, one [`ErrorCode`] — the protocol's own codes (`invalid_json`, `invalid_field`,
+//! `unsupported`, …), the SDK's (`invalid_argument`, `connect_failed`, `disconnected`, `closed`,
+//! `timeout`, `callback_failed`, `run_failed` and `server_error` when the server gave no code,
+//! `busy` for a re-entrant call), or the server's own (`cancelled`, `busy`, `stale`, …) — and
+//! whose message says what to change. Nothing else in the crate builds a `js_sys::Error`
+//! (STYLE 3), so the shape cannot drift between methods.
 
 use core::fmt;
 
+use tsify::Tsify;
 use wasm_bindgen::{JsCast, JsValue};
 use weft_protocol::{Command, Dialect};
+
+/// The `code` of a `WeftError`: what went wrong, to branch on. A server may send a code of its
+/// own that is not listed here; it reaches the app as the server wrote it.
+#[derive(Debug, Clone, PartialEq, Eq, Tsify)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ErrorCode {
+    /// The app passed an option or value the SDK cannot use; the message names it.
+    InvalidArgument,
+    /// The first connect failed (wrong URL, server down, token refused).
+    ConnectFailed,
+    /// The socket dropped before the reply came, or the client gave up reconnecting.
+    Disconnected,
+    /// The client was closed before this finished, or called after `close()`.
+    Closed,
+    /// No reply within `requestTimeoutMs`.
+    Timeout,
+    /// One of the app's callbacks threw or rejected.
+    CallbackFailed,
+    /// The run failed and the server gave no code.
+    RunFailed,
+    /// A request failed and the server gave no code.
+    ServerError,
+    /// A re-entrant call, or the server is busy with another run or compaction.
+    Busy,
+    /// The SDK could not turn a value into JavaScript: a bug to report.
+    Internal,
+    /// This dialect, or the original server found, does not serve what was asked.
+    Unsupported,
+    /// A run on an original server was cut by a drop, and nothing can resume it there.
+    ResumeUnsupported,
+    /// The run was cancelled.
+    Cancelled,
+    /// `follow()` named a run the server does not know.
+    UnknownRun,
+    /// An answer to an approval that was settled meanwhile.
+    Stale,
+    /// `compact()` with nothing to compact.
+    EmptyTranscript,
+    /// A frame over the size limit.
+    FrameTooLarge,
+    /// A binary frame that is not UTF-8.
+    InvalidUtf8,
+    /// A frame that is not JSON.
+    InvalidJson,
+    /// A frame that is JSON but not an object.
+    NotAnObject,
+    /// A frame without its `type`.
+    MissingType,
+    /// A frame of a type the dialect does not have.
+    UnknownType,
+    /// A field of a known frame type is missing or malformed.
+    InvalidField,
+    /// A request that decodes but cannot be carried out as given.
+    InvalidRequest,
+    /// A code of the server's own not listed above, as it sent it.
+    #[serde(skip)]
+    Other(String),
+}
+
+impl ErrorCode {
+    const KNOWN: [ErrorCode; 24] = [
+        ErrorCode::InvalidArgument,
+        ErrorCode::ConnectFailed,
+        ErrorCode::Disconnected,
+        ErrorCode::Closed,
+        ErrorCode::Timeout,
+        ErrorCode::CallbackFailed,
+        ErrorCode::RunFailed,
+        ErrorCode::ServerError,
+        ErrorCode::Busy,
+        ErrorCode::Internal,
+        ErrorCode::Unsupported,
+        ErrorCode::ResumeUnsupported,
+        ErrorCode::Cancelled,
+        ErrorCode::UnknownRun,
+        ErrorCode::Stale,
+        ErrorCode::EmptyTranscript,
+        ErrorCode::FrameTooLarge,
+        ErrorCode::InvalidUtf8,
+        ErrorCode::InvalidJson,
+        ErrorCode::NotAnObject,
+        ErrorCode::MissingType,
+        ErrorCode::UnknownType,
+        ErrorCode::InvalidField,
+        ErrorCode::InvalidRequest,
+    ];
+
+    /// A code as the protocol or a server writes it; one not listed stays as it came.
+    pub fn parse(code: &str) -> ErrorCode {
+        ErrorCode::KNOWN
+            .into_iter()
+            .find(|c| c.as_str() == code)
+            .unwrap_or_else(|| ErrorCode::Other(code.into()))
+    }
+
+    /// The code as the app sees it.
+    pub fn as_str(&self) -> &str {
+        match self {
+            ErrorCode::InvalidArgument => "invalid_argument",
+            ErrorCode::ConnectFailed => "connect_failed",
+            ErrorCode::Disconnected => "disconnected",
+            ErrorCode::Closed => "closed",
+            ErrorCode::Timeout => "timeout",
+            ErrorCode::CallbackFailed => "callback_failed",
+            ErrorCode::RunFailed => "run_failed",
+            ErrorCode::ServerError => "server_error",
+            ErrorCode::Busy => "busy",
+            ErrorCode::Internal => "internal",
+            ErrorCode::Unsupported => "unsupported",
+            ErrorCode::ResumeUnsupported => "resume_unsupported",
+            ErrorCode::Cancelled => "cancelled",
+            ErrorCode::UnknownRun => "unknown_run",
+            ErrorCode::Stale => "stale",
+            ErrorCode::EmptyTranscript => "empty_transcript",
+            ErrorCode::FrameTooLarge => "frame_too_large",
+            ErrorCode::InvalidUtf8 => "invalid_utf8",
+            ErrorCode::InvalidJson => "invalid_json",
+            ErrorCode::NotAnObject => "not_an_object",
+            ErrorCode::MissingType => "missing_type",
+            ErrorCode::UnknownType => "unknown_type",
+            ErrorCode::InvalidField => "invalid_field",
+            ErrorCode::InvalidRequest => "invalid_request",
+            ErrorCode::Other(code) => code,
+        }
+    }
+}
+
+impl PartialEq<str> for ErrorCode {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 /// What went wrong, as the app will see it: a stable `code` to branch on and a message to show.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Error {
-    code: String,
+    code: ErrorCode,
     message: String,
 }
 
 impl Error {
     /// An error with this code and message.
-    pub fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         Error {
-            code: code.into(),
+            code,
             message: message.into(),
         }
     }
 
     /// The app passed a value the SDK cannot use; `message` names the value and what it takes.
     pub fn argument(message: impl Into<String>) -> Self {
-        Error::new("invalid_argument", message)
+        Error::new(ErrorCode::InvalidArgument, message)
     }
 
     /// The app called a method of a client it has closed.
     pub fn closed(method: &str) -> Self {
         Error::new(
-            "closed",
+            ErrorCode::Closed,
             format!("{method} was called after close(); create a new Client to talk to the server again"),
         )
     }
 
     /// The machine-readable code.
-    pub fn code(&self) -> &str {
+    pub fn code(&self) -> &ErrorCode {
         &self.code
     }
 
@@ -63,12 +203,12 @@ impl Error {
     pub fn from_protocol(e: &weft_protocol::Error, method: &str) -> Self {
         match e {
             weft_protocol::Error::Unsupported { dialect, what } => Error::new(
-                e.code(),
+                ErrorCode::parse(e.code()),
                 format!(
                     "{method} is not available on the {dialect} dialect: it cannot carry {what}"
                 ),
             ),
-            _ => Error::new(e.code(), format!("{method}: {e}")),
+            _ => Error::new(ErrorCode::parse(e.code()), format!("{method}: {e}")),
         }
     }
 
@@ -94,7 +234,7 @@ impl Error {
             }
         };
         Error::new(
-            "unsupported",
+            ErrorCode::Unsupported,
             format!("{method} is not available on the {dialect} dialect; {served_by}"),
         )
     }
@@ -102,7 +242,7 @@ impl Error {
     /// An exception thrown (or a rejection raised) by one of the app's callbacks.
     pub fn from_callback(what: &str, thrown: &JsValue) -> Self {
         Error::new(
-            "callback_failed",
+            ErrorCode::CallbackFailed,
             format!("{what} threw: {}", describe(thrown)),
         )
     }
@@ -126,7 +266,7 @@ impl From<Error> for JsValue {
 
 impl From<weft_protocol::Error> for Error {
     fn from(e: weft_protocol::Error) -> Self {
-        Error::new(e.code(), e.to_string())
+        Error::new(ErrorCode::parse(e.code()), e.to_string())
     }
 }
 
@@ -165,4 +305,21 @@ extern "C" {
     fn report_error(e: &JsValue) -> Result<(), JsValue>;
     #[wasm_bindgen(js_namespace = console, js_name = error)]
     fn console_error(e: &JsValue);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_read_back_as_written_and_a_servers_own_stays_as_sent() {
+        for code in ErrorCode::KNOWN {
+            assert_eq!(ErrorCode::parse(code.as_str()), code);
+        }
+        let own = ErrorCode::parse("model_not_configured");
+        assert_eq!(own, ErrorCode::Other("model_not_configured".into()));
+        assert_eq!(own.as_str(), "model_not_configured");
+        let e = Error::from(weft_protocol::Error::MissingType);
+        assert_eq!(*e.code(), ErrorCode::MissingType);
+    }
 }

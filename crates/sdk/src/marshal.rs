@@ -13,16 +13,20 @@ use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
 use weft_protocol::event::Sequenced;
 
-use crate::error::Error;
+use crate::error::{Error, ErrorCode};
 use crate::read::FromJs;
 
 /// Any serializable value as a plain JS value.
 pub fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, Error> {
-    let text = serde_json::to_string(value)
-        .map_err(|e| Error::new("internal", format!("could not serialize a value: {e}")))?;
+    let text = serde_json::to_string(value).map_err(|e| {
+        Error::new(
+            ErrorCode::Internal,
+            format!("could not serialize a value: {e}"),
+        )
+    })?;
     js_sys::JSON::parse(&text).map_err(|e| {
         Error::new(
-            "internal",
+            ErrorCode::Internal,
             format!("JSON.parse failed: {}", crate::error::describe(&e)),
         )
     })
@@ -59,11 +63,15 @@ pub fn from_ts<T: Tsify + FromJs>(value: &Ts<T>, what: &str) -> Result<T, Error>
 /// Written straight to JSON text and parsed once, `run_id` set in the same call: no
 /// `serde_json::Value` tree is built per event.
 pub fn event(seq: &Sequenced) -> Result<JsValue, Error> {
-    let json = serde_json::to_string(seq)
-        .map_err(|e| Error::new("internal", format!("could not serialize an event: {e}")))?;
+    let json = serde_json::to_string(seq).map_err(|e| {
+        Error::new(
+            ErrorCode::Internal,
+            format!("could not serialize an event: {e}"),
+        )
+    })?;
     event_object(&json, seq.envelope.run_id.as_deref()).map_err(|e| {
         Error::new(
-            "internal",
+            ErrorCode::Internal,
             format!("JSON.parse failed: {}", crate::error::describe(&e)),
         )
     })

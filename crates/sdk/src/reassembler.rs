@@ -16,7 +16,7 @@ use weft_protocol::event::Sequenced;
 use weft_protocol::reassembler::Pushed;
 use weft_protocol::{Dialect, Transcript};
 
-use crate::error::Error;
+use crate::error::{Error, ErrorCode};
 use crate::listeners::Listeners;
 use crate::marshal;
 use crate::types::PushResult;
@@ -248,7 +248,7 @@ fn push_result(p: Pushed) -> Result<Ts<PushResult>, Error> {
     let object = push_result_object(p.applied as f64, p.duplicate);
     if let Some(gap) = &p.gap {
         Reflect::set(&object, &JsValue::from_str("gap"), &marshal::to_js(gap)?)
-            .map_err(|e| Error::new("internal", crate::error::describe(&e)))?;
+            .map_err(|e| Error::new(ErrorCode::Internal, crate::error::describe(&e)))?;
     }
     Ok(Ts::new_unchecked(object.into()))
 }
@@ -266,7 +266,7 @@ pub fn parse_dialect(name: &str) -> Result<Dialect, Error> {
 /// lets happen; an error rather than a panic all the same.
 fn busy() -> Error {
     Error::new(
-        "busy",
+        ErrorCode::Busy,
         "the reassembler is in use by a call further up the stack; call it again after that returns",
     )
 }

@@ -13,7 +13,7 @@ use weft_protocol::event::ToolSpec;
 
 use super::{clear_timeout, fresh_token, now, random, set_timeout, Deferred, Shared};
 use crate::connection::{with_token, Connection, Output, Reply, RunHandle};
-use crate::error::{describe, report, Error};
+use crate::error::{describe, report, Error, ErrorCode};
 use crate::marshal;
 use crate::run::{Run, RunState};
 use crate::socket::Socket;
@@ -26,10 +26,12 @@ impl Shared {
         &self,
         f: impl FnOnce(&mut Connection) -> Result<T, Error>,
     ) -> Result<T, Error> {
-        let mut core = self
-            .core
-            .try_borrow_mut()
-            .map_err(|_| Error::new("busy", "the client was called re-entrantly; call it again"))?;
+        let mut core = self.core.try_borrow_mut().map_err(|_| {
+            Error::new(
+                ErrorCode::Busy,
+                "the client was called re-entrantly; call it again",
+            )
+        })?;
         f(&mut core)
     }
 

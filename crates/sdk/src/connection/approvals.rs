@@ -8,7 +8,7 @@ use weft_protocol::reassembler::ToolStatus;
 use weft_protocol::{Command, Event, Review};
 
 use super::{Connection, Output, Phase, Tag};
-use crate::error::Error;
+use crate::error::{Error, ErrorCode};
 use crate::types::ApprovalAnswer;
 
 impl Connection {
@@ -47,7 +47,10 @@ impl Connection {
         }
         let peer = self.peer();
         if !peer.serves(&cmd) {
-            return Err(Error::new("unsupported", peer.why_not("onApproval")));
+            return Err(Error::new(
+                ErrorCode::Unsupported,
+                peer.why_not("onApproval"),
+            ));
         }
         let frame_id = self.new_id("approval");
         let frame = self.encode(&cmd, &frame_id, "onApproval")?;
@@ -78,7 +81,10 @@ impl Connection {
         });
         let peer = self.peer();
         if !peer.serves(&cmd) {
-            return Err(Error::new("unsupported", peer.why_not("registerTool()")));
+            return Err(Error::new(
+                ErrorCode::Unsupported,
+                peer.why_not("registerTool()"),
+            ));
         }
         let frame = self.encode(&cmd, &call_id, "registerTool")?;
         self.unacked_results.insert(call_id, frame.clone());

@@ -7,7 +7,7 @@ use weft_protocol::reassembler::{Gap, RunStatus};
 use weft_protocol::{Command, Limits};
 
 use super::{Connection, Output, Phase, ServerKind, CLOSE_DEAD, CLOSE_NORMAL};
-use crate::error::Error;
+use crate::error::{Error, ErrorCode};
 
 impl Connection {
     /// `connect()`: opens the first socket (or reports that one is open).
@@ -169,7 +169,7 @@ impl Connection {
                 self.try_original = false;
                 self.phase = Phase::Idle;
                 let e = Error::new(
-                    "connect_failed",
+                    ErrorCode::ConnectFailed,
                     format!(
                         "could not connect to {} ({why}); check the URL, that the server is \
                          running, and the token",
@@ -185,7 +185,7 @@ impl Connection {
             self.cut_runs(&why);
         }
         self.fail_sent_requests(&Error::new(
-            "disconnected",
+            ErrorCode::Disconnected,
             format!("the connection dropped ({why}) before the reply arrived; ask again"),
         ));
         // 1008 and 4000-4999 are the server refusing this client (auth, origin, policy):
@@ -211,7 +211,7 @@ impl Connection {
                     "reconnect is off"
                 };
                 let e = Error::new(
-                    "disconnected",
+                    ErrorCode::Disconnected,
                     format!(
                         "the connection to {} closed ({why}); {advice}",
                         self.cfg.url
@@ -268,7 +268,7 @@ impl Connection {
         for id in expired {
             if let Some(r) = self.requests.remove(&id) {
                 let e = Error::new(
-                    "timeout",
+                    ErrorCode::Timeout,
                     format!(
                         "no reply from the server within {} ms; ask again, or raise requestTimeoutMs",
                         crate::marshal::number(self.cfg.request_timeout_ms)
@@ -357,7 +357,10 @@ impl Connection {
                 reason: "client closed".into(),
             });
         }
-        let e = Error::new("closed", "the client was closed before this finished");
+        let e = Error::new(
+            ErrorCode::Closed,
+            "the client was closed before this finished",
+        );
         self.fail_all(&e);
         self.out.push_back(Output::ConnectFailed(e));
         self.status("closed", None, None, Some("client closed".into()));

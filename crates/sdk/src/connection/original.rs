@@ -15,7 +15,7 @@ use weft_protocol::reassembler::RunStatus;
 use weft_protocol::{Event, Limits, Role, Sequenced};
 
 use super::{Connection, Output, RunHandle, ServerKind};
-use crate::error::Error;
+use crate::error::{Error, ErrorCode};
 
 impl Connection {
     /// A frame while the probe `ping` waits for its answer (see `peer.rs`). weft's
@@ -69,7 +69,10 @@ impl Connection {
                 self.out.push_back(Output::Reply {
                     id,
                     kind: r.kind,
-                    result: Err(Error::new("unsupported", peer.why_not(r.kind.method()))),
+                    result: Err(Error::new(
+                        ErrorCode::Unsupported,
+                        peer.why_not(r.kind.method()),
+                    )),
                 });
             }
         }
@@ -84,7 +87,7 @@ impl Connection {
                 self.runs.remove(&run);
                 self.out.push_back(Output::RunDone {
                     run,
-                    result: Err(Error::new("unsupported", peer.why_not("follow()"))),
+                    result: Err(Error::new(ErrorCode::Unsupported, peer.why_not("follow()"))),
                 });
             }
         }
@@ -97,7 +100,7 @@ impl Connection {
         let peer = self.peer();
         if !peer.takes_client_tools() && !self.tools.is_empty() {
             self.out.push_back(Output::Error(Error::new(
-                "unsupported",
+                ErrorCode::Unsupported,
                 peer.why_not("registerTool()"),
             )));
         }
@@ -149,7 +152,7 @@ impl Connection {
             self.runs.remove(&run);
             self.out.push_back(Output::RunDone {
                 run,
-                result: Err(Error::new("resume_unsupported", message.clone())),
+                result: Err(Error::new(ErrorCode::ResumeUnsupported, message.clone())),
             });
         }
     }

@@ -8,7 +8,7 @@ use weft_protocol::event::Sequenced;
 use weft_protocol::{Command, Event};
 
 use super::{Connection, Output, Request, RunHandle, Tag};
-use crate::error::Error;
+use crate::error::{Error, ErrorCode};
 use crate::types::{
     CompactResult, ContextInfo, ToolDefinition, UserMessagesOptions, UserMessagesPage,
 };
@@ -242,7 +242,7 @@ impl Connection {
             })?;
         let peer = self.peer();
         if !peer.serves(&cmd) {
-            return Err(Error::new("unsupported", peer.why_not(method)));
+            return Err(Error::new(ErrorCode::Unsupported, peer.why_not(method)));
         }
         self.requests.insert(
             id.clone(),
@@ -320,7 +320,8 @@ impl Connection {
                 id: None,
                 ..
             } if first => Err(Error::new(
-                code.as_deref().unwrap_or("server_error"),
+                code.as_deref()
+                    .map_or(ErrorCode::ServerError, ErrorCode::parse),
                 message.clone(),
             )),
             _ => return,
@@ -361,7 +362,11 @@ impl Connection {
             if let (Some(run), Event::Error { message, code, .. }) =
                 (self.unstarted_run(&id), &ev.event)
             {
-                let e = Error::new(code.as_deref().unwrap_or("run_failed"), message.clone());
+                let e = Error::new(
+                    code.as_deref()
+                        .map_or(ErrorCode::RunFailed, ErrorCode::parse),
+                    message.clone(),
+                );
                 self.runs.remove(&run);
                 self.out.push_back(Output::Event {
                     run: Some(run),
@@ -376,7 +381,8 @@ impl Connection {
         };
         let result = match ev.event {
             Event::Error { message, code, .. } => Err(Error::new(
-                code.unwrap_or_else(|| "server_error".into()),
+                code.as_deref()
+                    .map_or(ErrorCode::ServerError, ErrorCode::parse),
                 message,
             )),
             Event::Pong { .. } => Ok(Reply::Pong((now - req.sent_at).max(0.0))),

@@ -7,7 +7,7 @@ use weft_protocol::reassembler::RunStatus;
 use weft_protocol::{Agent, Command, Event, Role};
 
 use super::{Connection, Output, Phase, RunHandle, RunSlot, ServerKind, Tag};
-use crate::error::Error;
+use crate::error::{Error, ErrorCode};
 use crate::types::{ApprovalRequest, RunOptions, RunResult};
 
 impl Connection {
@@ -58,7 +58,7 @@ impl Connection {
         }
         let peer = self.peer();
         if !peer.resumes() {
-            return Err(Error::new("unsupported", peer.why_not("follow()")));
+            return Err(Error::new(ErrorCode::Unsupported, peer.why_not("follow()")));
         }
         if let Some((h, _)) = self.runs.iter().find(|(_, r)| r.run_id == run_id) {
             return Ok(*h);
@@ -75,9 +75,9 @@ impl Connection {
                 }),
                 status => Err(Error::new(
                     if status == RunStatus::Cancelled {
-                        "cancelled"
+                        ErrorCode::Cancelled
                     } else {
-                        "run_failed"
+                        ErrorCode::RunFailed
                     },
                     r.error.clone().unwrap_or_else(|| "the run failed".into()),
                 )),
@@ -134,7 +134,7 @@ impl Connection {
             self.out.push_back(Output::RunDone {
                 run,
                 result: Err(Error::new(
-                    "cancelled",
+                    ErrorCode::Cancelled,
                     "the run was cancelled before it started",
                 )),
             });
@@ -146,7 +146,7 @@ impl Connection {
         };
         let peer = self.peer();
         if !peer.serves(&cmd) {
-            return Err(Error::new("unsupported", peer.why_not("cancel()")));
+            return Err(Error::new(ErrorCode::Unsupported, peer.why_not("cancel()")));
         }
         let frame = self.encode(&cmd, &run_id, "cancel()")?;
         self.send(frame, Tag::None, now);
@@ -319,10 +319,14 @@ impl Connection {
                 })
             }
             Event::Error { message, code, .. } => Err(Error::new(
-                code.as_deref().unwrap_or("run_failed"),
+                code.as_deref()
+                    .map_or(ErrorCode::RunFailed, ErrorCode::parse),
                 message.clone(),
             )),
-            _ => Err(Error::new("run_failed", "the run ended without a reply")),
+            _ => Err(Error::new(
+                ErrorCode::RunFailed,
+                "the run ended without a reply",
+            )),
         }
     }
 }

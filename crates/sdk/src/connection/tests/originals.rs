@@ -45,7 +45,7 @@ fn statuses(out: &[Output]) -> Vec<&'static str> {
 fn errors(out: &[Output]) -> Vec<&str> {
     out.iter()
         .filter_map(|o| match o {
-            Output::Error(e) => Some(e.code()),
+            Output::Error(e) => Some(e.code().as_str()),
             _ => None,
         })
         .collect()
