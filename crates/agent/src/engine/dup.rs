@@ -17,6 +17,7 @@
 use weft_protocol::event::NodeResult;
 use weft_protocol::Event;
 
+use super::agent_state::AgentState;
 use super::{prompts, Phase, Run};
 use crate::provider::{ChatMessage, ChatRequest, ToolResult};
 
@@ -34,7 +35,9 @@ impl Run {
     pub(super) fn understood_it(&mut self) {
         let record = !self.response.text.trim().is_empty();
         self.complete_response(record, true);
-        self.understood = true;
+        if let AgentState::Dup { understood } = &mut self.agent {
+            *understood = true;
+        }
         self.emit(Event::NodeExit {
             id: "understand".into(),
             result: NodeResult::Ok,

@@ -37,6 +37,14 @@ use weft_protocol::Event;
 use super::{clip, prompts, Phase, Response, Run};
 use crate::provider::{ChatMessage, ChatRequest, ToolResult};
 
+/// What [`Run::tree`] reads in a run of another agent.
+static NO_TREE: Tree = Tree {
+    levels: Vec::new(),
+    abandoned: Vec::new(),
+    current: None,
+    final_step: false,
+};
+
 /// The tree, as far as it matters: the levels of the current path, each with its candidates.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub(super) struct Tree {
@@ -191,13 +199,14 @@ pub(super) fn parse_scores(text: &str, n: usize, neutral: f64) -> Vec<f64> {
 }
 
 impl Run {
-    fn tree(&mut self) -> &mut Tree {
-        self.tot.get_or_insert_with(Tree::default)
+    /// The tree, read: a run of another agent has an empty one.
+    fn tree(&self) -> &Tree {
+        self.agent.tree().unwrap_or(&NO_TREE)
     }
 
     /// Whether the current `act` is the final answer (no tools).
     pub(super) fn tot_final(&self) -> bool {
-        self.tot.as_ref().is_some_and(|t| t.final_step)
+        self.tree().final_step
     }
 
     fn k(&self) -> usize {
@@ -227,7 +236,9 @@ impl Run {
             scores: Vec::new(),
             candidates,
         };
-        self.tree().levels.push(level);
+        if let Some(tree) = self.agent.tree_mut() {
+            tree.levels.push(level);
+        }
         self.emit(Event::NodeExit {
             id: "think_expand".into(),
             result: NodeResult::Ok,
@@ -262,7 +273,7 @@ impl Run {
                 chosen = i;
             }
         }
-        if let Some(level) = self.tree().levels.last_mut() {
+        if let Some(level) = self.agent.tree_mut().and_then(|t| t.levels.last_mut()) {
             level.scores.clone_from(&scores);
         }
         self.emit(Event::TotEvaluate {
@@ -296,7 +307,9 @@ impl Run {
     /// Cuts the path back to level `d`: deeper levels go, the history returns to where `d` was
     /// expanded.
     fn back_to(&mut self, d: usize) {
-        let tree = self.tree();
+        let Some(tree) = self.agent.tree_mut() else {
+            return;
+        };
         tree.levels.truncate(d + 1);
         let len = tree.levels.get(d).map(|l| l.history_len);
         if let Some(len) = len {
@@ -309,27 +322,28 @@ impl Run {
         if self.iteration >= self.config.max_iterations {
             return self.tot_final_step();
         }
-        let tree = self.tree();
-        let step = tree
-            .levels
-            .get_mut(d)
-            .and_then(|l| {
+        let mut step = String::new();
+        if let Some(tree) = self.agent.tree_mut() {
+            if let Some(s) = tree.levels.get_mut(d).and_then(|l| {
                 if let Some(e) = l.explored.get_mut(i) {
                     *e = true;
                 }
                 l.candidates.get(i).cloned()
-            })
-            .unwrap_or_default();
-        tree.current = Some((d, i));
-        tree.final_step = false;
+            }) {
+                step = s;
+            }
+            tree.current = Some((d, i));
+            tree.final_step = false;
+        }
         self.tot_call(prompts::tot_act(&step), true);
     }
 
     /// The last `act`: the final answer, no tools.
     fn tot_final_step(&mut self) {
-        let tree = self.tree();
-        tree.final_step = true;
-        tree.current = None;
+        if let Some(tree) = self.agent.tree_mut() {
+            tree.final_step = true;
+            tree.current = None;
+        }
         self.tot_call(prompts::TOT_FINAL.into(), false);
     }
 
@@ -409,14 +423,15 @@ impl Run {
                     id: "act".into(),
                     result,
                 });
-                let tree = self.tree();
-                let step = tree
-                    .levels
-                    .get(d)
-                    .and_then(|l| l.candidates.get(i))
-                    .cloned()
-                    .unwrap_or_default();
-                tree.abandoned.push(step);
+                if let Some(tree) = self.agent.tree_mut() {
+                    let step = tree
+                        .levels
+                        .get(d)
+                        .and_then(|l| l.candidates.get(i))
+                        .cloned()
+                        .unwrap_or_default();
+                    tree.abandoned.push(step);
+                }
                 self.back_to(to);
                 return self.act_on(to, j);
             }

@@ -1,0 +1,109 @@
+//! What a run is set up with: its settings ([`Config`]), its tools ([`ToolInfo`]), the session
+//! it continues ([`Session`]) and how it starts ([`Start`]).
+
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Serialize};
+use weft_protocol::Agent;
+
+use crate::provider::{ChatMessage, ToolDef};
+
+/// How a run behaves. Serialized into every checkpoint, so a restored run keeps its settings;
+/// a field missing from an older checkpoint takes its default.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Config {
+    /// Model name passed to the provider (empty: the provider config's model).
+    pub model: String,
+    /// The system prompt.
+    pub system_prompt: String,
+    /// LLM round trips allowed per run before it ends with what it has (default 10): `think`
+    /// steps for react, `understand` + `plan` for dup, `act` steps for tot, and the steps of
+    /// each sub-task for got.
+    pub max_iterations: u32,
+    /// The model's context window, in tokens.
+    pub context_window: u64,
+    /// Compact the history before a model call once the estimate passes this fraction of the
+    /// window (default 0.8).
+    pub compact_at: f64,
+    /// Cap on generated tokens per call.
+    pub max_tokens: Option<u32>,
+    /// Tools after which the run pauses (cueso `pause_after`).
+    pub pause_after: Vec<String>,
+    /// tot: candidate next steps asked for at each depth, `k` (default 3, at most 8).
+    pub tot_candidates: u32,
+    /// tot: how deep the tree goes before the final answer (default 3).
+    pub tot_max_depth: u32,
+    /// tot: a best score (0 to 1) under this backtracks (default 0.5).
+    pub tot_threshold: f64,
+    /// got: most sub-tasks in a plan, and in each adaptive expansion (default 8).
+    pub got_max_nodes: u32,
+    /// got: most sub-tasks with a model call outstanding at once (default 3). Each is an open
+    /// connection for the host, and a Worker has only six.
+    pub got_max_parallel: u32,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            model: String::new(),
+            system_prompt: "You are a helpful assistant. Use the tools when they help; \
+                            keep answers short."
+                .into(),
+            max_iterations: 10,
+            context_window: 128_000,
+            compact_at: 0.8,
+            max_tokens: None,
+            pause_after: Vec::new(),
+            tot_candidates: 3,
+            tot_max_depth: 3,
+            tot_threshold: 0.5,
+            got_max_nodes: 8,
+            got_max_parallel: 3,
+        }
+    }
+}
+
+/// A tool the run may call, and how.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolInfo {
+    /// What the model sees.
+    pub def: ToolDef,
+    /// Whether a call waits for the user's approval.
+    pub needs_approval: bool,
+    /// Whether a client socket runs it (the host forwards the call) rather than the host.
+    pub client: bool,
+}
+
+/// What survives a run: the session's history, its remembered approvals and its LLM round trips.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Session {
+    /// The conversation, oldest first (a summary first, after a compaction).
+    pub history: Vec<ChatMessage>,
+    /// Tools approved with `always`: never asked again in this session.
+    pub always_allowed: BTreeSet<String>,
+    /// LLM round trips over the session's life (cueso `iteration_count`).
+    pub iterations: u64,
+}
+
+/// How a run starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Start {
+    /// The run id.
+    pub run_id: String,
+    /// The session.
+    pub session_id: String,
+    /// The user message.
+    pub message: String,
+    /// The agent; one this engine does not know runs as `react`.
+    pub agent: Agent,
+    /// The client's thread id, when it gave one: a `checkpoint` event then closes the run.
+    pub thread_id: Option<String>,
+    /// Send `values` and `updates` snapshots after every node (loom `verbose`).
+    pub verbose: bool,
+    /// The workspace folder the run's tools work in (loom `working_folder`), kept with the run
+    /// so the host runs every tool of it there, restarts included.
+    pub working_folder: Option<String>,
+    /// got: expand a sub-task judged too complex into a sub-graph (loom `got_adaptive`).
+    pub got_adaptive: bool,
+}

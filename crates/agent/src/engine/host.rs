@@ -1,0 +1,142 @@
+//! What passes between a run and its host: the [`Input`]s the host feeds, the [`Output`]s it
+//! takes ([`Effect`]s among them), and the [`EngineError`] for an input the run cannot take.
+
+use std::fmt;
+
+use serde_json::Value;
+use weft_protocol::command::ApprovalDecision;
+use weft_protocol::Sequenced;
+
+use crate::provider::{ChatRequest, Delta, ProviderError};
+
+/// Something for the run to take in.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Input {
+    /// A decoded piece of the streamed response of model call `call`.
+    Llm {
+        /// The call, as [`Effect::CallLlm`] named it.
+        call: u64,
+        /// The piece.
+        delta: Delta,
+    },
+    /// The response body of model call `call` ended normally.
+    LlmEnd {
+        /// The call.
+        call: u64,
+    },
+    /// Model call `call` failed (HTTP error, cut stream, malformed stream).
+    LlmFailed {
+        /// The call.
+        call: u64,
+        /// What went wrong.
+        error: ProviderError,
+    },
+    /// A tool finished.
+    ToolResult {
+        /// The call.
+        call_id: String,
+        /// Its result text.
+        result: String,
+        /// Whether it failed.
+        is_error: bool,
+    },
+    /// The user answered an approval request.
+    Approval(ApprovalDecision),
+    /// Nobody can answer this call's approval request (no client connected that could, or
+    /// nobody answered in time): it is not run, and the model and the clients are told
+    /// `reason` as its result — not "denied by the user", since nobody denied it.
+    Refuse {
+        /// The call.
+        call_id: String,
+        /// Why it is refused.
+        reason: String,
+    },
+    /// Stop the run.
+    Cancel,
+    /// The host cannot carry the run on (its event log or checkpoint cannot be written): it
+    /// ends with an `error` of this code and message, rather than going on in a state a
+    /// restart or a resume could not find again.
+    HostFailed {
+        /// The error code the clients see (e.g. `storage`).
+        code: String,
+        /// What failed, for the clients.
+        message: String,
+    },
+}
+
+/// Work for the host.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    /// Send this request to the LLM and feed back its deltas, then [`Input::LlmEnd`] or
+    /// [`Input::LlmFailed`], each with this `call`. Several calls may be outstanding at once
+    /// (got runs independent sub-tasks side by side); their inputs may be fed in any
+    /// interleaving. An input for a call the run no longer waits for is refused
+    /// ([`EngineError::NoSuchLlmCall`]): stop reading that stream.
+    CallLlm {
+        /// Names this call in the inputs that answer it; unique within the run.
+        call: u64,
+        /// What to send.
+        request: ChatRequest,
+    },
+    /// Run this tool and feed back [`Input::ToolResult`]. Client tools go to the socket that
+    /// declared them. Calls of one step may run concurrently.
+    RunTool {
+        /// The call.
+        call_id: String,
+        /// The tool.
+        name: String,
+        /// Its arguments (a JSON object).
+        arguments: Value,
+        /// Whether a client runs it.
+        client: bool,
+    },
+    /// Wait for the user's decision on this call ([`Input::Approval`]). Nothing needs to stay
+    /// awake meanwhile: persist the checkpoint and stop.
+    AwaitApproval {
+        /// The call.
+        call_id: String,
+    },
+    /// Persist [`Run::checkpoint`](super::Run::checkpoint) now: a step is complete.
+    Checkpoint,
+    /// The run is over; store [`Run::session`](super::Run::session) as the session's new state.
+    Finished,
+}
+
+/// One thing out of the run, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Output {
+    /// A canonical event, stamped: log it, then send it.
+    Event(Sequenced),
+    /// Work for the host.
+    Effect(Effect),
+}
+
+/// An input the run cannot take: the host should tell whoever sent it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum EngineError {
+    /// The run has ended.
+    Finished,
+    /// No tool call of this run has that id, or it is not waiting for that input.
+    NoSuchCall(String),
+    /// No approval is pending.
+    NoPendingApproval,
+    /// No model call with this id is outstanding (it ended, failed, or was never made).
+    NoSuchLlmCall(u64),
+    /// The input does not fit the run's state (e.g. LLM deltas while tools run).
+    Unexpected(&'static str),
+}
+
+impl fmt::Display for EngineError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            EngineError::Finished => f.write_str("the run has already ended"),
+            EngineError::NoSuchCall(id) => write!(f, "no tool call {id} is waiting for that"),
+            EngineError::NoPendingApproval => f.write_str("no approval is pending"),
+            EngineError::NoSuchLlmCall(id) => write!(f, "no model call {id} is outstanding"),
+            EngineError::Unexpected(what) => write!(f, "unexpected input: {what}"),
+        }
+    }
+}
+
+impl std::error::Error for EngineError {}
