@@ -19,11 +19,15 @@ use std::collections::VecDeque;
 use std::rc::Rc;
 use std::task::{Poll, Waker};
 
+use weft_agent::engine::Input;
+use weft_protocol::command::RunCommand;
 use weft_protocol::dialect::aisdk::{self, DONE};
-use weft_protocol::{Command, Limits};
+use weft_protocol::event::ToolSpec;
+use weft_protocol::{Command, Event, Limits, Sequenced};
 use worker::{Headers, Request, Response, Result};
 
-use super::*;
+use super::fanout::decode_logged;
+use super::Session;
 
 /// What the client's request may hold at most: the whole conversation comes with every turn.
 pub const AISDK_MAX_BODY_BYTES: usize = 16 * 1024 * 1024;

@@ -1,10 +1,18 @@
 //! What a client asks of its session: each command, a new run and its checks, approvals,
 //! tool results, cancel and resume — and the active run loaded back from its checkpoint.
 
+use weft_agent::engine::{self, Input, Run, Start};
+use weft_agent::provider::ToolDef;
+use weft_agent::tools::{self, Workspace};
+use weft_protocol::command::{ApprovalDecision, RunCommand};
+use weft_protocol::{Agent, Command, Envelope, Event, Sequenced};
+use worker::WebSocket;
+
 use super::publish::MAX_UNLOGGED;
-use super::*;
+use super::socket::SocketInfo;
+use super::{error_event, fanout, toolbox, uuid, Session};
 use crate::settings::Model;
-use weft_protocol::Envelope;
+use crate::store::{SqlWorkspace, Store};
 
 impl Session {
     /// Carries out one decoded command of a socket in this session (relay.rs routed it here).
@@ -32,26 +40,7 @@ impl Session {
                 self.reply(ws, info, Event::ToolsList { id: q.id, tools });
             }
             Command::ToolShow(q) => {
-                let spec = self.tool_specs().into_iter().find(|t| t.name == q.name);
-                let event = match spec {
-                    None => error_event(
-                        &format!("tool not found: {}", q.name),
-                        "tool_not_found",
-                        Some(q.id),
-                    ),
-                    Some(spec) => match q.output {
-                        Some(weft_protocol::command::ToolFormat::Json) => Event::ToolShow {
-                            id: q.id,
-                            tool: Some(tools::spec_json(&spec)),
-                            tool_yaml: None,
-                        },
-                        _ => Event::ToolShow {
-                            id: q.id,
-                            tool: None,
-                            tool_yaml: Some(tools::spec_yaml(&spec)),
-                        },
-                    },
-                };
+                let event = toolbox::tool_show(self.tool_specs(), q);
                 self.reply(ws, info, event);
             }
             Command::UserMessages(q) => {
@@ -343,7 +332,7 @@ impl Session {
                 .as_ref()
                 .is_some_and(|r| r.waiting_approvals().next().is_some());
         if !pending {
-            let msg = info.dialect().no_pending_approval_text();
+            let msg = info.dialect.no_pending_approval_text();
             return self.reply(ws, info, error_event(msg, "no_pending_approval", None));
         }
         self.feed(ws, info, Input::Approval(decision)).await;
@@ -412,19 +401,12 @@ impl Session {
             );
             return self.reply(ws, info, error_event(&msg, "expired", Some(run_id.into())));
         }
-        let mut encoder = info.encoder();
-        for json in self.run_events(&store, run_id) {
-            let Some(ev) = decode_logged(run_id, &json) else {
-                continue;
-            };
-            for frame in encoder.encode(&ev) {
-                if encoder.frames_sent() > after {
-                    if let Err(e) = ws.send_with_str(frame) {
-                        // The socket closed mid-replay: it resumes again when it returns.
-                        worker::console_warn!("resume of {run_id} cut short: {e}");
-                        return;
-                    }
-                }
+        let logged = self.run_events(&store, run_id);
+        for frame in fanout::replay(info, run_id, &logged, after) {
+            if let Err(e) = ws.send_with_str(frame) {
+                // The socket closed mid-replay: it resumes again when it returns.
+                worker::console_warn!("resume of {run_id} cut short: {e}");
+                return;
             }
         }
     }

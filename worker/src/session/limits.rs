@@ -3,7 +3,10 @@
 //! its client's allowance of new sessions (limiter.rs). Each refusal says which limit and its
 //! setting; other sessions are untouched, since each counts only its own.
 
-use super::*;
+use worker::WebSocket;
+
+use super::socket::SocketInfo;
+use super::{error_event, Session};
 
 /// The close code of a socket a limit refused: 1013, "try again later" (RFC 6455 §7.4.1).
 pub(super) const CLOSE_LIMITED: u16 = 1013;
@@ -13,7 +16,7 @@ impl Session {
     /// `SESSIONS_PER_MINUTE`; then under `SOCKETS_PER_SESSION`, checked last, with no await
     /// between it and the caller's accept, so that sockets connecting at once cannot all pass
     /// it. `Err` is the reason, short enough for a close frame (at most 123 bytes).
-    pub(super) async fn admit(&self, client: &str) -> std::result::Result<(), String> {
+    pub(super) async fn admit(&self, client: &str) -> Result<(), String> {
         self.admit_new(client).await?;
         let max = self.settings.sockets_per_session;
         let open = self.state.get_websockets().len();
@@ -25,7 +28,7 @@ impl Session {
         Ok(())
     }
 
-    async fn admit_new(&self, client: &str) -> std::result::Result<(), String> {
+    async fn admit_new(&self, client: &str) -> Result<(), String> {
         let store = self.store();
         if store.meta("created").ok().flatten().is_some() {
             return Ok(());
@@ -62,7 +65,7 @@ impl Session {
     }
 
     /// Counts a run against `SESSION_RUNS_PER_MINUTE`; `Err` is the refusal to send.
-    pub(super) fn take_run(&self) -> std::result::Result<(), String> {
+    pub(super) fn take_run(&self) -> Result<(), String> {
         let limit = self.settings.session_runs_per_minute;
         let mut window = self.runs.get();
         let fits = window.take(js_sys::Date::now(), limit);

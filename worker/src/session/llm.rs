@@ -1,4 +1,4 @@
-//! A model call: its response streamed into the run, read by read, published in batches
+//! A model call (opened by `crate::llm`): its response streamed into the run, read by read, published in batches
 //! (batch.rs), with the idle timeout, cancel and the stream's failures.
 
 use std::task::Poll;

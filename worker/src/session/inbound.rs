@@ -1,0 +1,231 @@
+//! A socket's frame on its way in: decoded in the socket's dialect, held to what an original
+//! client may ask, routed (relay.rs) and held to the token's sessions; `client_tools` is taken
+//! into the socket's attachment. What is left is a command for this session or another one.
+//!
+//! Plain data, no runtime: the object stores the attachment and carries out the verdict
+//! (`mod.rs`, `commands.rs`).
+
+use weft_protocol::{Command, Event, Limits};
+
+use super::error_event;
+use super::socket::{ClientTool, SocketInfo};
+use crate::relay::{self, Route};
+
+/// What becomes of a frame.
+#[derive(Debug, PartialEq)]
+pub(super) enum Inbound {
+    /// Refused: the socket is answered with this error, and nothing else happens.
+    Refuse(Event),
+    /// The socket declared its tools (taken into its attachment): the frame goes on to every
+    /// session it reaches through a link, as it came (a link opened later declares them first).
+    Declared,
+    /// A command for this session.
+    Here(Command),
+    /// A command for the session named, carried there over the socket's link as it came.
+    There(String),
+}
+
+/// Reads one frame of a socket whose own session is `home`. `info` is updated with what the
+/// frame changes (the session it names, the tools it declares); the bool says whether it was,
+/// so the attachment is stored again.
+pub(super) fn read(
+    info: &mut SocketInfo,
+    home: &str,
+    bytes: &[u8],
+    limits: Limits,
+) -> (Inbound, bool) {
+    let dialect = info.dialect;
+    let command = match dialect.decode_request(bytes, limits) {
+        Ok(command) => command,
+        Err(e) => {
+            let message = dialect.error_text(&e);
+            return (
+                Inbound::Refuse(error_event(&message, e.code(), None)),
+                false,
+            );
+        }
+    };
+    if !info.weft && matches!(command, Command::Ping { .. }) && !dialect.original_serves(&command) {
+        // ping is a weft extension outside loom, and its pong an extension frame: a client
+        // of the original protocol gets what the original server says to an unknown type.
+        let unknown = weft_protocol::Error::UnknownType {
+            dialect,
+            kind: "ping".into(),
+        };
+        let message = dialect.error_text(&unknown);
+        let refusal = error_event(&message, unknown.code(), None);
+        return (Inbound::Refuse(refusal), false);
+    }
+    let route = match relay::route(home, info.current.as_deref(), &command) {
+        Ok(route) => route,
+        Err(message) => {
+            let refusal = error_event(&message, "invalid_request", None);
+            return (Inbound::Refuse(refusal), false);
+        }
+    };
+    if let (Route::There(named), Some(grant)) = (&route, &info.grant) {
+        if !grant.allows(named) {
+            let message = format!("this token ({}) may not use session {named}", grant.sub);
+            return (
+                Inbound::Refuse(error_event(&message, "forbidden", None)),
+                false,
+            );
+        }
+    }
+    let mut changed = false;
+    if let Some(named) = command.session() {
+        let current = (named != home).then(|| named.to_string());
+        if info.current != current {
+            info.current = current;
+            changed = true;
+        }
+    }
+    if let Command::ClientTools(tools) = command {
+        info.approvals |= tools.approvals;
+        info.tools = tools.tools.into_iter().map(ClientTool::from).collect();
+        return (Inbound::Declared, true);
+    }
+    let inbound = match route {
+        Route::Here => Inbound::Here(command),
+        Route::There(session) => Inbound::There(session),
+    };
+    (inbound, changed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::access::Grant;
+    use weft_protocol::command::{ClientTools, RunCommand};
+    use weft_protocol::event::ToolSpec;
+    use weft_protocol::Dialect;
+
+    const LIMITS: Limits = Limits {
+        max_frame_bytes: 1 << 20,
+    };
+
+    fn frame(dialect: Dialect, command: &Command) -> Vec<u8> {
+        dialect.encode_request(command, "1").unwrap().into_bytes()
+    }
+
+    fn run_in(thread: Option<&str>) -> Command {
+        Command::Run(RunCommand {
+            message: "hi".into(),
+            thread_id: thread.map(String::from),
+            ..RunCommand::default()
+        })
+    }
+
+    fn refusal_code(inbound: &Inbound) -> (&str, &str) {
+        match inbound {
+            Inbound::Refuse(Event::Error { message, code, .. }) => {
+                (code.as_deref().unwrap_or(""), message.as_str())
+            }
+            other => panic!("not refused: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_frame_that_does_not_decode_is_answered_in_the_dialects_words() {
+        let mut info = SocketInfo::new(Dialect::Agentloop, "s".into(), false);
+        let (inbound, changed) = read(&mut info, "s", b"{not json", LIMITS);
+        assert_eq!(refusal_code(&inbound).1, "Invalid message format");
+        assert!(!changed);
+        let mut info = SocketInfo::new(Dialect::Agentchat, "s".into(), false);
+        let (inbound, _) = read(&mut info, "s", br#"{"type":"dance"}"#, LIMITS);
+        assert_eq!(refusal_code(&inbound).1, "Unknown message type: dance");
+    }
+
+    #[test]
+    fn ping_is_for_weft_clients_and_loom_only() {
+        let ping = Command::Ping { id: "p".into() };
+        for dialect in Dialect::ALL {
+            let bytes = frame(dialect, &ping);
+            let mut weft = SocketInfo::new(dialect, "s".into(), true);
+            assert_eq!(
+                read(&mut weft, "s", &bytes, LIMITS).0,
+                Inbound::Here(ping.clone())
+            );
+            let mut original = SocketInfo::new(dialect, "s".into(), false);
+            let (inbound, _) = read(&mut original, "s", &bytes, LIMITS);
+            if dialect == Dialect::Loom {
+                assert_eq!(inbound, Inbound::Here(ping.clone()));
+            } else {
+                assert_eq!(refusal_code(&inbound).0, "unknown_type", "{dialect}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_message_naming_another_session_goes_there_and_the_next_follows_it() {
+        let mut info = SocketInfo::new(Dialect::Loom, "a".into(), true);
+        let (inbound, changed) = read(
+            &mut info,
+            "a",
+            &frame(Dialect::Loom, &run_in(Some("b"))),
+            LIMITS,
+        );
+        assert_eq!((inbound, changed), (Inbound::There("b".into()), true));
+        assert_eq!(info.current.as_deref(), Some("b"));
+        let cancel = Command::Cancel {
+            run_id: "run-1".into(),
+        };
+        let (inbound, changed) = read(&mut info, "a", &frame(Dialect::Loom, &cancel), LIMITS);
+        assert_eq!((inbound, changed), (Inbound::There("b".into()), false));
+        // Naming its own session again brings it home.
+        let (inbound, changed) = read(
+            &mut info,
+            "a",
+            &frame(Dialect::Loom, &run_in(Some("a"))),
+            LIMITS,
+        );
+        assert!(matches!(inbound, Inbound::Here(Command::Run(_))));
+        assert!(changed);
+        assert_eq!(info.current, None);
+    }
+
+    #[test]
+    fn a_token_reaches_only_its_sessions() {
+        let mut info = SocketInfo::new(Dialect::Loom, "user-1/a".into(), true);
+        info.grant = Some(Grant {
+            sub: "ann".into(),
+            sessions: vec!["user-1/*".into()],
+        });
+        let bytes = frame(Dialect::Loom, &run_in(Some("user-2/x")));
+        let (inbound, changed) = read(&mut info, "user-1/a", &bytes, LIMITS);
+        assert_eq!(
+            refusal_code(&inbound),
+            ("forbidden", "this token (ann) may not use session user-2/x")
+        );
+        assert!(!changed);
+        assert_eq!(info.current, None, "a refused message names nothing");
+        let bytes = frame(Dialect::Loom, &run_in(Some("user-1/b")));
+        let (inbound, _) = read(&mut info, "user-1/a", &bytes, LIMITS);
+        assert_eq!(inbound, Inbound::There("user-1/b".into()));
+    }
+
+    #[test]
+    fn client_tools_are_taken_into_the_attachment() {
+        let mut info = SocketInfo::new(Dialect::Cueso, "s".into(), true);
+        let declare = Command::ClientTools(ClientTools {
+            tools: vec![ToolSpec {
+                name: "pick_color".into(),
+                description: Some("asks the user".into()),
+                input_schema: serde_json::json!({"type": "object"}),
+                read_only: false,
+            }],
+            approvals: true,
+        });
+        let (inbound, changed) = read(&mut info, "s", &frame(Dialect::Cueso, &declare), LIMITS);
+        assert_eq!((inbound, changed), (Inbound::Declared, true));
+        assert!(info.approvals);
+        assert!(info.runs_tool("pick_color"));
+        // Declaring again replaces the tools; approvals, once said, stay.
+        let again = Command::ClientTools(ClientTools {
+            tools: Vec::new(),
+            approvals: false,
+        });
+        read(&mut info, "s", &frame(Dialect::Cueso, &again), LIMITS);
+        assert!(info.approvals && info.tools.is_empty());
+    }
+}
