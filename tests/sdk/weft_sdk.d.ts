@@ -114,9 +114,6 @@ export interface ReconnectOptions {
  * Frames of a run that were skipped: resume after `after_event_id` to get them.
  */
 export interface Gap {
-    /**
-     * The run.
-     */
     run_id: string;
     /**
      * The last event id received without a hole before it.
@@ -319,9 +316,6 @@ export interface ToolCall {
      * Output streamed while it ran.
      */
     output?: string;
-    /**
-     * Its result.
-     */
     result: string | null;
     /**
      * Whether the result is an error.
