@@ -1,0 +1,280 @@
+//! The conversation, stored once: `history` holds one row per message, written when the message
+//! is new; a run's checkpoint, the session state and a logged state snapshot hold
+//! `history_rows` (or `messages_rows`), ranges of those rows, in place of the messages.
+
+use serde_json::Value;
+use weft_agent::engine::{Run, Session as SessionState};
+
+use super::{i, int, json_error, rows, s, text, Store};
+
+/// A stored history message: its row and a hash of its JSON.
+pub(super) type HistoryRow = (i64, u64);
+
+impl Store {
+    /// The session's engine state (history, iterations), with the remembered approvals.
+    pub fn session_state(&self) -> worker::Result<SessionState> {
+        let mut state: SessionState = match self.meta("session")? {
+            Some(json) => {
+                let value = serde_json::from_str(&json).unwrap_or(Value::Null);
+                serde_json::from_value(self.with_history(value)?).unwrap_or_default()
+            }
+            None => SessionState::default(),
+        };
+        let rows = rows(&self.sql, "SELECT tool FROM approvals", None)?;
+        state.always_allowed = rows
+            .into_iter()
+            .filter_map(|mut r| text(&mut r, 0))
+            .collect();
+        Ok(state)
+    }
+
+    /// Stores the session's engine state after a run: its history as rows (the new messages
+    /// only), the rest with a pointer to them. Rows no state points at any more (a compaction
+    /// replaced them) are deleted.
+    pub fn save_session_state(&self, state: &SessionState) -> worker::Result<()> {
+        let value = serde_json::to_value(state).map_err(json_error)?;
+        let value = self.without_history(value)?;
+        self.set_meta("session", &value.to_string())?;
+        if let Some(first) = self
+            .history
+            .borrow()
+            .as_ref()
+            .and_then(|rows| rows.first().map(|(seq, _)| *seq))
+        {
+            self.keep_listed_text(first)?;
+            self.exec("DELETE FROM history WHERE seq < ?", vec![i(first)])?;
+        }
+        for tool in &state.always_allowed {
+            self.exec(
+                "INSERT OR IGNORE INTO approvals (tool) VALUES (?)",
+                vec![s(tool)],
+            )?;
+        }
+        Ok(())
+    }
+
+    /// A run's checkpoint as stored: the run without its session's history, which
+    /// [`Store::save_session_state`]'s rows hold (only the messages new since the last save
+    /// are written).
+    pub fn run_checkpoint(&self, run: &Run) -> worker::Result<String> {
+        let value = serde_json::to_value(run).map_err(json_error)?;
+        Ok(self.without_history(value)?.to_string())
+    }
+
+    /// A run from its stored checkpoint (with or without its history inline: checkpoints of
+    /// builds before 2026-11-24 hold it).
+    pub fn restore_run(&self, checkpoint: &str) -> Result<Run, String> {
+        let value: Value = serde_json::from_str(checkpoint).map_err(|e| e.to_string())?;
+        let value = self.with_history(value).map_err(|e| e.to_string())?;
+        serde_json::from_value(value).map_err(|e| e.to_string())
+    }
+
+    /// Replaces `session.history` (in a run) or `history` (in a session state) with
+    /// `history_rows`, the ranges of history rows holding it, writing the messages that are
+    /// not stored yet.
+    fn without_history(&self, mut value: Value) -> worker::Result<Value> {
+        let Some(holder) = history_holder(&mut value) else {
+            return Ok(value);
+        };
+        if let Some(Value::Array(messages)) = holder.remove("history") {
+            holder.insert("history_rows".into(), self.store_messages(&messages)?);
+        }
+        Ok(value)
+    }
+
+    /// The inverse of [`Store::without_history`]: `history_rows` read back into `history`.
+    fn with_history(&self, mut value: Value) -> worker::Result<Value> {
+        let Some(holder) = history_holder(&mut value) else {
+            return Ok(value);
+        };
+        if let Some(pointer) = holder.remove("history_rows") {
+            let messages = self.load_messages(&pointer, true)?;
+            holder.insert("history".into(), Value::Array(messages));
+        }
+        Ok(value)
+    }
+
+    /// Writes the messages of a history that are not stored yet; returns the ranges of rows
+    /// that hold it, in order.
+    fn store_messages(&self, messages: &[Value]) -> worker::Result<Value> {
+        let jsons: Vec<String> = messages.iter().map(Value::to_string).collect();
+        let stored = self.history_rows_in_memory()?;
+        let common = stored
+            .iter()
+            .zip(&jsons)
+            .take_while(|((_, hash), json)| *hash == fnv(json))
+            .count();
+        let mut rows: Vec<HistoryRow> = stored[..common].to_vec();
+        for (seq, json) in (self.next_history_seq()?..).zip(&jsons[common..]) {
+            let message = self.pack(&format!("history:{seq}"), json)?;
+            self.exec(
+                "INSERT OR REPLACE INTO history (seq, message) VALUES (?, ?)",
+                vec![i(seq), s(&message)],
+            )?;
+            rows.push((seq, fnv(json)));
+        }
+        let pointer = ranges(&rows);
+        *self.history.borrow_mut() = Some(rows);
+        Ok(pointer)
+    }
+
+    /// The messages of [`Store::store_messages`]' ranges. `state`: the pointer is a saved
+    /// state's, which stays the reference for the next save if none is yet.
+    fn load_messages(&self, pointer: &Value, state: bool) -> worker::Result<Vec<Value>> {
+        let mut messages = Vec::new();
+        let mut rows_seen = Vec::new();
+        for seq in seqs(pointer) {
+            let json = self.history_row(seq)?;
+            rows_seen.push((seq, fnv(&json)));
+            messages.push(serde_json::from_str::<Value>(&json).map_err(json_error)?);
+        }
+        if state {
+            // What was saved last stays the reference: a read of an older state (the
+            // session's, while a run has added to it) must not make the next save write rows
+            // twice.
+            self.history.borrow_mut().get_or_insert(rows_seen);
+        }
+        Ok(messages)
+    }
+
+    /// An event as logged: a state snapshot's messages (loom `checkpoint`, and `values` /
+    /// `updates` with `verbose`) become a pointer to the history rows, so a run that sends
+    /// the whole conversation does not store it again.
+    pub fn event_for_log(&self, mut event: Value) -> worker::Result<Value> {
+        if let Some(state) = event.get_mut("state").and_then(Value::as_object_mut) {
+            if let Some(Value::Array(messages)) = state.remove("messages") {
+                state.insert("messages_rows".into(), self.store_messages(&messages)?);
+            }
+        }
+        Ok(event)
+    }
+
+    /// The inverse of [`Store::event_for_log`]. A snapshot whose rows a later compaction
+    /// deleted keeps what is left: `messages` empty and `messages_compacted: true`.
+    pub(super) fn event_from_log(&self, line: &str) -> worker::Result<String> {
+        if !line.contains("\"messages_rows\"") {
+            return Ok(line.to_string());
+        }
+        let mut event: Value = serde_json::from_str(line).map_err(json_error)?;
+        if let Some(state) = event.get_mut("state").and_then(Value::as_object_mut) {
+            if let Some(pointer) = state.remove("messages_rows") {
+                let messages = self.load_messages(&pointer, false).unwrap_or_else(|_| {
+                    state.insert("messages_compacted".into(), Value::Bool(true));
+                    Vec::new()
+                });
+                state.insert("messages".into(), Value::Array(messages));
+            }
+        }
+        Ok(event.to_string())
+    }
+
+    /// The rows the last saved state points at; after a wake-up, those of the first state
+    /// read back, else the session's.
+    fn history_rows_in_memory(&self) -> worker::Result<Vec<HistoryRow>> {
+        if let Some(rows) = self.history.borrow().as_ref() {
+            return Ok(rows.clone());
+        }
+        if let Some(json) = self.meta("session")? {
+            let value = serde_json::from_str(&json).unwrap_or(Value::Null);
+            self.with_history(value)?;
+        }
+        Ok(self.history.borrow().clone().unwrap_or_default())
+    }
+
+    fn next_history_seq(&self) -> worker::Result<i64> {
+        let found = rows(&self.sql, "SELECT MAX(seq) FROM history", None)?;
+        Ok(found.first().and_then(|r| int(r, 0)).unwrap_or(0) + 1)
+    }
+
+    /// History row `seq`'s message JSON.
+    pub(super) fn history_row(&self, seq: i64) -> worker::Result<String> {
+        let found = rows(
+            &self.sql,
+            "SELECT message FROM history WHERE seq = ?",
+            vec![i(seq)],
+        )?;
+        let Some(json) = found.into_iter().next().and_then(|mut r| text(&mut r, 0)) else {
+            return Err(worker::Error::RustError(format!(
+                "history row {seq} is missing"
+            )));
+        };
+        self.unpack(json)
+    }
+}
+
+/// The object holding the history: a run's `session`, or a session state itself.
+fn history_holder(value: &mut Value) -> Option<&mut serde_json::Map<String, Value>> {
+    let object = value.as_object_mut()?;
+    if object.contains_key("session") {
+        object.get_mut("session")?.as_object_mut()
+    } else {
+        Some(object)
+    }
+}
+
+/// Row seqs as `[[first, last], …]` ranges: a history is mostly one run of consecutive rows.
+fn ranges(rows: &[HistoryRow]) -> Value {
+    let mut out: Vec<(i64, i64)> = Vec::new();
+    for &(seq, _) in rows {
+        match out.last_mut() {
+            Some((_, last)) if *last + 1 == seq => *last = seq,
+            _ => out.push((seq, seq)),
+        }
+    }
+    Value::Array(
+        out.into_iter()
+            .map(|(a, b)| Value::Array(vec![a.into(), b.into()]))
+            .collect(),
+    )
+}
+
+/// The seqs of [`ranges`]' output, in order.
+fn seqs(pointer: &Value) -> Vec<i64> {
+    let mut out = Vec::new();
+    for range in pointer.as_array().into_iter().flatten() {
+        let first = range.get(0).and_then(Value::as_i64);
+        let last = range.get(1).and_then(Value::as_i64);
+        if let (Some(first), Some(last)) = (first, last) {
+            out.extend(first..=last.min(first.saturating_add(1_000_000)));
+        }
+    }
+    out
+}
+
+/// FNV-1a, to tell a stored message from a changed one without keeping its text.
+fn fnv(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_history_is_pointed_at_by_ranges_of_rows() {
+        let rows: Vec<HistoryRow> = [1, 2, 3, 7, 9, 10].iter().map(|&s| (s, 0)).collect();
+        let pointer = ranges(&rows);
+        assert_eq!(pointer, json!([[1, 3], [7, 7], [9, 10]]));
+        assert_eq!(seqs(&pointer), [1, 2, 3, 7, 9, 10]);
+        assert_eq!(ranges(&[]), json!([]));
+        // What a pointer cannot mean is passed over, and a range is bounded.
+        assert_eq!(seqs(&json!([[5], "x", [4, 3], [2, 2]])), [2]);
+        assert_eq!(seqs(&json!([[0, i64::MAX]])).len(), 1_000_001);
+    }
+
+    #[test]
+    fn the_history_is_a_runs_sessions_or_a_states_own() {
+        let mut run = json!({"run_id": "r", "session": {"history": [], "iterations": 1}});
+        assert!(history_holder(&mut run).unwrap().contains_key("iterations"));
+        let mut state = json!({"history": [], "iterations": 2});
+        assert_eq!(history_holder(&mut state).unwrap()["iterations"], 2);
+        assert!(history_holder(&mut json!("text")).is_none());
+        assert_ne!(
+            fnv(r#"{"role":"user","content":"a"}"#),
+            fnv(r#"{"role":"user","content":"b"}"#)
+        );
+    }
+}
