@@ -79,6 +79,59 @@ impl Grant {
     }
 }
 
+/// How a request names the session it uses: a socket's `?session_id=`, or an AI SDK chat's id
+/// (`POST /api/chat`, `GET /api/chat/{id}/stream`). The refusals say it the way the request did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Naming {
+    SessionId,
+    Chat,
+}
+
+/// A request refused before it reaches a session: the HTTP status and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub status: u16,
+    pub message: String,
+}
+
+impl Access {
+    /// The session a request may use, checked the same way on every route: the one it names
+    /// must be a valid session id (relay.rs); one that names none (a socket) gets a new one
+    /// from `fresh`, under the grant's first pattern when there is a grant; and a grant must
+    /// allow the session either way.
+    pub fn session_for(
+        &self,
+        named: Option<&str>,
+        naming: Naming,
+        fresh: impl Fn() -> String,
+    ) -> Result<String, Refusal> {
+        let (label, noun) = match naming {
+            Naming::SessionId => ("session_id", "session"),
+            Naming::Chat => ("chat id", "chat"),
+        };
+        let session = match named {
+            Some(named) => {
+                check_session_id(named).map_err(|why| Refusal {
+                    status: 400,
+                    message: format!("invalid {label}: {why}"),
+                })?;
+                named.to_string()
+            }
+            None => self
+                .grant()
+                .and_then(|grant| grant.default_session(&fresh()))
+                .unwrap_or_else(&fresh),
+        };
+        if let Some(grant) = self.grant().filter(|g| !g.allows(&session)) {
+            return Err(Refusal {
+                status: 403,
+                message: format!("this token ({}) may not use {noun} {session}", grant.sub),
+            });
+        }
+        Ok(session)
+    }
+}
+
 /// A `sessions` pattern is a valid session id, or a prefix of one followed by `*`.
 pub fn check_pattern(pattern: &str) -> Result<(), String> {
     match pattern.strip_suffix('*') {
@@ -253,6 +306,60 @@ fn base64url(text: &str) -> Result<Vec<u8>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_route_checks_the_session_it_names_alike() {
+        let scoped = Access::Scoped(Grant {
+            sub: "ann".into(),
+            sessions: vec!["user-1/*".into(), "shared".into()],
+        });
+        let fresh = || "f".to_string();
+        let refused = |status: u16, message: &str| {
+            Err(Refusal {
+                status,
+                message: message.into(),
+            })
+        };
+        for naming in [Naming::SessionId, Naming::Chat] {
+            assert_eq!(
+                scoped.session_for(Some("shared"), naming, fresh),
+                Ok("shared".into())
+            );
+            assert_eq!(
+                Access::Full.session_for(Some("any"), naming, fresh),
+                Ok("any".into())
+            );
+        }
+        assert_eq!(
+            scoped.session_for(Some("user-2/x"), Naming::SessionId, fresh),
+            refused(403, "this token (ann) may not use session user-2/x")
+        );
+        assert_eq!(
+            scoped.session_for(Some("user-2/x"), Naming::Chat, fresh),
+            refused(403, "this token (ann) may not use chat user-2/x")
+        );
+        // An invalid id is refused as such, before the grant is asked, even with full access.
+        assert_eq!(
+            Access::Full.session_for(Some("a b"), Naming::Chat, fresh),
+            refused(
+                400,
+                "invalid chat id: a session id may contain only A-Z, a-z, 0-9 and -_.:/@+=~ (not ' ')"
+            )
+        );
+        assert_eq!(
+            scoped.session_for(Some(""), Naming::SessionId, fresh),
+            refused(400, "invalid session_id: a session id cannot be empty")
+        );
+        // A socket that names none: a new session, under the grant's first pattern.
+        assert_eq!(
+            scoped.session_for(None, Naming::SessionId, fresh),
+            Ok("user-1/f".into())
+        );
+        assert_eq!(
+            Access::Full.session_for(None, Naming::SessionId, fresh),
+            Ok("f".into())
+        );
+    }
 
     fn b64(bytes: &[u8]) -> String {
         const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";

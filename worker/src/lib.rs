@@ -44,7 +44,7 @@ pub mod store;
 use weft_protocol::Dialect;
 use worker::{event, Context, Env, Headers, Method, Request, Response, Result, WebSocketPair};
 
-use access::Access;
+use access::{Access, Naming};
 use settings::Settings;
 
 const DEMO_PAGE: &str = include_str!("demo.html");
@@ -154,27 +154,11 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
     }
 
     // An empty `?session_id=` asks for a new session, as no parameter does.
-    let session_id = match query::get(&url, "session_id").filter(|s| !s.is_empty()) {
-        Some(named) => match relay::check_session_id(&named) {
-            Ok(()) => named,
-            Err(why) => return Response::error(format!("invalid session_id: {why}"), 400),
-        },
-        None => match access.grant() {
-            Some(grant) => grant
-                .default_session(&session::uuid())
-                .unwrap_or_else(session::uuid),
-            None => session::uuid(),
-        },
+    let named = query::get(&url, "session_id").filter(|s| !s.is_empty());
+    let session_id = match access.session_for(named.as_deref(), Naming::SessionId, session::uuid) {
+        Ok(session_id) => session_id,
+        Err(refusal) => return Response::error(refusal.message, refusal.status),
     };
-    if let Some(grant) = access.grant().filter(|g| !g.allows(&session_id)) {
-        return Response::error(
-            format!(
-                "this token ({}) may not use session {session_id}",
-                grant.sub
-            ),
-            403,
-        );
-    }
     // Whether the client asked for weft's extensions (specs/README, "Original clients see only
     // their own protocol").
     let weft = protocols
@@ -222,8 +206,9 @@ fn client_of(access: &Access, req: &Request) -> Result<String> {
     })
 }
 
-/// The checks every AI SDK request passes before it reaches its session: auth, origin, the
-/// session id's rules and the token's sessions. The refusal, or who is asking.
+/// The checks every AI SDK request passes before it reaches its session: auth, origin, and
+/// the chat's id held to the rules a socket's session id is (`Access::session_for`). The
+/// refusal, or who is asking.
 async fn aisdk_access(
     req: &Request,
     settings: &Settings,
@@ -237,12 +222,8 @@ async fn aisdk_access(
     if origin_forbidden(settings, req)? {
         return Response::error("origin not allowed", 403).map(Err);
     }
-    if let Err(why) = relay::check_session_id(chat) {
-        return Response::error(format!("invalid chat id: {why}"), 400).map(Err);
-    }
-    if let Some(grant) = access.grant().filter(|g| !g.allows(chat)) {
-        let msg = format!("this token ({}) may not use chat {chat}", grant.sub);
-        return Response::error(msg, 403).map(Err);
+    if let Err(refusal) = access.session_for(Some(chat), Naming::Chat, String::new) {
+        return Response::error(refusal.message, refusal.status).map(Err);
     }
     client_of(&access, req).map(Ok)
 }
