@@ -53,7 +53,6 @@ impl Access {
 /// attachment, so it outlives hibernation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Grant {
-    /// The token's `sub`.
     pub sub: String,
     /// Its `sessions` patterns, each checked by [`check_pattern`].
     pub sessions: Vec<String>,

@@ -129,9 +129,7 @@ pub struct Links {
 /// declared.
 #[derive(Debug)]
 pub struct Client<'a> {
-    /// The client's socket.
     pub socket: &'a WebSocket,
-    /// Its dialect.
     pub dialect: Dialect,
     /// Whether it offered `weft.<dialect>`.
     pub weft: bool,

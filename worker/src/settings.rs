@@ -141,7 +141,6 @@ fn number<T: std::str::FromStr>(env: &Env, name: &str, default: T) -> T {
 }
 
 impl Settings {
-    /// Reads the settings.
     pub fn from_env(env: &Env) -> Settings {
         let model = choose_model(env);
         Settings {
@@ -171,7 +170,6 @@ impl Settings {
         }
     }
 
-    /// The engine configuration for a run.
     pub fn engine_config(&self) -> Config {
         Config {
             model: self

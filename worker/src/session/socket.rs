@@ -85,7 +85,6 @@ pub(super) enum Allowance {
 }
 
 impl SocketInfo {
-    /// A socket that just connected.
     pub(super) fn new(dialect: Dialect, session_id: String, weft: bool) -> Self {
         SocketInfo {
             dialect,

@@ -83,7 +83,6 @@ const PART_MAX: usize = 1_000_000;
 /// starts with a NUL is spilled too, so a stored value starting like this is always a marker.
 const SPILLED: &str = "\0spill:";
 
-/// The session's storage.
 #[derive(Debug, Clone)]
 pub struct Store {
     sql: SqlStorage,
@@ -252,12 +251,10 @@ impl Store {
         Ok(self.meta("touched")?.and_then(|v| v.parse().ok()))
     }
 
-    /// Records a use of the session at `now_ms`.
     pub fn touch(&self, now_ms: i64) -> worker::Result<()> {
         self.set_meta("touched", &now_ms.to_string())
     }
 
-    /// A value of the session's own key/value metadata.
     pub fn meta(&self, key: &str) -> worker::Result<Option<String>> {
         let rows = rows(
             &self.sql,
@@ -271,7 +268,6 @@ impl Store {
             .transpose()
     }
 
-    /// Sets a metadata value.
     pub fn set_meta(&self, key: &str, value: &str) -> worker::Result<()> {
         let value = self.pack(&format!("meta:{key}"), value)?;
         self.exec(

@@ -5,10 +5,8 @@ use worker::SqlStorageValue;
 
 use super::{i, int, rows, s, text, Store, INLINE_MAX};
 
-/// A run as stored.
 #[derive(Debug, Clone)]
 pub struct RunRow {
-    /// The run id.
     pub run_id: String,
     /// `running` or `done`.
     pub status: String,
@@ -180,7 +178,6 @@ impl Store {
         Ok(())
     }
 
-    /// A run's row.
     pub fn run(&self, run_id: &str) -> worker::Result<Option<RunRow>> {
         let rows = rows(
             &self.sql,

@@ -8,7 +8,6 @@ use super::{int, rows, s, text, Store};
 /// possibly empty) is the folder the tools see as their top.
 #[derive(Debug)]
 pub struct SqlWorkspace<'a> {
-    /// The storage.
     pub store: &'a Store,
     /// Folder prefix, without a trailing slash ("" for the workspace root).
     pub root: String,
