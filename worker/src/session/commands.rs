@@ -5,14 +5,14 @@ use weft_agent::engine::{self, Input, Run, Start};
 use weft_agent::provider::ToolDef;
 use weft_agent::tools::{self, Workspace};
 use weft_protocol::command::{ApprovalDecision, RunCommand};
-use weft_protocol::{Agent, Command, Envelope, Event, Sequenced};
+use weft_protocol::{Agent, Command, Envelope, Event, Role, Sequenced};
 use worker::WebSocket;
 
 use super::publish::MAX_UNLOGGED;
 use super::socket::SocketInfo;
 use super::{error_event, fanout, toolbox, uuid, Session};
 use crate::settings::Model;
-use crate::store::{SqlWorkspace, Store};
+use crate::store::{RunStatus, SqlWorkspace, Store};
 
 impl Session {
     /// Carries out one decoded command of a socket in this session (relay.rs routed it here).
@@ -214,9 +214,14 @@ impl Session {
             .map_err(|e| e.to_string())
             .and_then(|checkpoint| {
                 store
-                    .add_message("user", &run.message, &run_id)
+                    .add_message(&Role::User, &run.message, &run_id)
                     .and_then(|()| {
-                        store.save_run(&run_id, "running", &checkpoint, js_sys::Date::now() as i64)
+                        store.save_run(
+                            &run_id,
+                            RunStatus::Running,
+                            &checkpoint,
+                            js_sys::Date::now() as i64,
+                        )
                     })
                     .map_err(|e| e.to_string())
             });
@@ -285,7 +290,7 @@ impl Session {
     /// resume see how it ended.
     fn fail_unrestorable(&self, store: &Store, run_id: &str, last: u64, why: &str) {
         worker::console_error!("run {run_id}: checkpoint unreadable, run failed: {why}");
-        if let Err(e) = store.set_run_status(run_id, "failed") {
+        if let Err(e) = store.set_run_status(run_id, RunStatus::Failed) {
             worker::console_error!("run {run_id}: not marked failed: {e}");
         }
         // Whether it was streaming is unknowable here: pass over what it may have sent.

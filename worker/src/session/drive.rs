@@ -9,11 +9,12 @@ use futures_util::stream::FuturesUnordered;
 use futures_util::{FutureExt, StreamExt};
 use weft_agent::engine::{Effect, Input, Output, Run};
 use weft_agent::tools::{self, ToolRun};
+use weft_protocol::Role;
 
 use super::host::{web_fetch, Host};
 use super::socket::someone_can_approve;
 use super::{last_reply, Session};
-use crate::store::SqlWorkspace;
+use crate::store::{RunStatus, SqlWorkspace};
 
 impl Session {
     /// Carries out the active run's events and effects until it waits for something outside.
@@ -199,9 +200,9 @@ impl Session {
                     self.arm_alarm().await;
                 }
             }
-            Effect::Checkpoint => self.checkpoint("running"),
+            Effect::Checkpoint => self.checkpoint(RunStatus::Running),
             Effect::Finished => {
-                self.checkpoint("done");
+                self.checkpoint(RunStatus::Done);
                 let run = self.run.borrow_mut().take();
                 if let Some(run) = run {
                     let store = self.store();
@@ -214,7 +215,7 @@ impl Session {
                         );
                     }
                     if let Some(reply) = last_reply(run.session()) {
-                        if let Err(e) = store.add_message("assistant", &reply, run.run_id()) {
+                        if let Err(e) = store.add_message(&Role::Assistant, &reply, run.run_id()) {
                             worker::console_error!(
                                 "run {}: reply not added to the history: {e}",
                                 run.run_id()
@@ -238,13 +239,17 @@ impl Session {
     /// `storage` error: going on would leave a restart to resume it from an older step, which
     /// could run a tool twice. A finished run whose last checkpoint fails is still marked done,
     /// so it never holds the session busy.
-    fn checkpoint(&self, status: &str) {
+    fn checkpoint(&self, status: RunStatus) {
         let saved = {
             let cell = self.run.borrow();
             let Some(run) = cell.as_ref() else {
                 return;
             };
-            let status = if run.is_finished() { "done" } else { status };
+            let status = if run.is_finished() {
+                RunStatus::Done
+            } else {
+                status
+            };
             let store = self.store();
             let stored = store
                 .run_checkpoint(run)
@@ -267,7 +272,7 @@ impl Session {
         let (run_id, finished, error) = saved;
         worker::console_error!("run {run_id}: checkpoint not saved: {error}");
         if finished {
-            if let Err(e) = self.store().set_run_status(&run_id, "done") {
+            if let Err(e) = self.store().set_run_status(&run_id, RunStatus::Done) {
                 worker::console_error!("run {run_id}: not marked done either: {e}");
             }
             return;

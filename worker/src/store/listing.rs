@@ -16,7 +16,7 @@ impl Store {
     /// Appends a message to the thread's listing (`user_messages`). The engine's history row
     /// of the same message holds its text already (it is written first, with the run's
     /// checkpoint), so the listing's row points at it instead of holding the text again.
-    pub fn add_message(&self, role: &str, content: &str, run_id: &str) -> worker::Result<()> {
+    pub fn add_message(&self, role: &Role, content: &str, run_id: &str) -> worker::Result<()> {
         let content = match self.history_row_of(role, content)? {
             Some(seq) => format!("{IN_HISTORY}{seq}"),
             // A run adds one message per role, so the pair names it.
@@ -24,18 +24,18 @@ impl Store {
         };
         self.exec(
             "INSERT INTO messages (role, content, run_id) VALUES (?, ?, ?)",
-            vec![s(role), s(&content), s(run_id)],
+            vec![s(role.as_str()), s(&content), s(run_id)],
         )?;
         Ok(())
     }
 
     /// The newest history row holding exactly this message, if any.
-    fn history_row_of(&self, role: &str, content: &str) -> worker::Result<Option<i64>> {
-        if !matches!(role, "user" | "assistant") {
+    fn history_row_of(&self, role: &Role, content: &str) -> worker::Result<Option<i64>> {
+        if !matches!(role, Role::User | Role::Assistant) {
             return Ok(None);
         }
         // As the engine's message serializes: its role and its text, nothing else.
-        let json = serde_json::json!({ "role": role, "content": content }).to_string();
+        let json = serde_json::json!({ "role": role.as_str(), "content": content }).to_string();
         let found = rows(
             &self.sql,
             "SELECT seq FROM history WHERE message = ? ORDER BY seq DESC LIMIT 1",

@@ -36,7 +36,7 @@ mod listing;
 mod runs;
 mod workspace;
 
-pub use runs::RunRow;
+pub use runs::{RunRow, RunStatus};
 pub use workspace::SqlWorkspace;
 
 use history::HistoryRow;

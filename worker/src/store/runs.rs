@@ -8,10 +8,28 @@ use super::{i, int, rows, s, text, Store, INLINE_MAX};
 #[derive(Debug, Clone)]
 pub struct RunRow {
     pub run_id: String,
-    /// `running` or `done`.
-    pub status: String,
     /// The engine checkpoint (JSON).
     pub checkpoint: String,
+}
+
+/// A run's `status` column. A session has at most one `running` run, the active one; the end
+/// of any other starts its retention clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunStatus {
+    Running,
+    Done,
+    /// Ended without a checkpoint to resume from (it could not be read back).
+    Failed,
+}
+
+impl RunStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Done => "done",
+            RunStatus::Failed => "failed",
+        }
+    }
 }
 
 impl Store {
@@ -140,7 +158,7 @@ impl Store {
     pub fn save_run(
         &self,
         run_id: &str,
-        status: &str,
+        status: RunStatus,
         checkpoint: &str,
         now_ms: i64,
     ) -> worker::Result<()> {
@@ -148,9 +166,9 @@ impl Store {
         self.exec(
             "INSERT INTO runs (run_id, status, checkpoint, created) VALUES (?, ?, ?, ?)
              ON CONFLICT(run_id) DO UPDATE SET status = excluded.status, checkpoint = excluded.checkpoint",
-            vec![s(run_id), s(status), s(&checkpoint), i(now_ms)],
+            vec![s(run_id), s(status.as_str()), s(&checkpoint), i(now_ms)],
         )?;
-        if status != "running" {
+        if status != RunStatus::Running {
             self.mark_ended(run_id, now_ms)?;
         }
         Ok(())
@@ -158,12 +176,12 @@ impl Store {
 
     /// Sets a run's status and nothing else: a small write that still works when its
     /// checkpoint cannot be stored.
-    pub fn set_run_status(&self, run_id: &str, status: &str) -> worker::Result<()> {
+    pub fn set_run_status(&self, run_id: &str, status: RunStatus) -> worker::Result<()> {
         self.exec(
             "UPDATE runs SET status = ? WHERE run_id = ?",
-            vec![s(status), s(run_id)],
+            vec![s(status.as_str()), s(run_id)],
         )?;
-        if status != "running" {
+        if status != RunStatus::Running {
             self.mark_ended(run_id, js_sys::Date::now() as i64)?;
         }
         Ok(())
@@ -181,7 +199,7 @@ impl Store {
     pub fn run(&self, run_id: &str) -> worker::Result<Option<RunRow>> {
         let rows = rows(
             &self.sql,
-            "SELECT run_id, status, checkpoint FROM runs WHERE run_id = ?",
+            "SELECT run_id, checkpoint FROM runs WHERE run_id = ?",
             vec![s(run_id)],
         )?;
         rows.into_iter()
@@ -194,7 +212,7 @@ impl Store {
     pub fn active_run(&self) -> worker::Result<Option<RunRow>> {
         let rows = rows(
             &self.sql,
-            "SELECT run_id, status, checkpoint FROM runs WHERE status = 'running' ORDER BY created DESC LIMIT 1",
+            "SELECT run_id, checkpoint FROM runs WHERE status = 'running' ORDER BY created DESC LIMIT 1",
             None,
         )?;
         rows.into_iter()
@@ -203,12 +221,11 @@ impl Store {
             .transpose()
     }
 
-    /// A `SELECT run_id, status, checkpoint` row.
+    /// A `SELECT run_id, checkpoint` row.
     fn run_row(&self, mut row: Vec<SqlStorageValue>) -> worker::Result<RunRow> {
         Ok(RunRow {
             run_id: text(&mut row, 0).unwrap_or_default(),
-            status: text(&mut row, 1).unwrap_or_default(),
-            checkpoint: self.unpack(text(&mut row, 2).unwrap_or_default())?,
+            checkpoint: self.unpack(text(&mut row, 1).unwrap_or_default())?,
         })
     }
 }
