@@ -11,7 +11,7 @@ use crate::names::{Agent, Review, Role};
 
 impl Reassembler {
     /// Applies a delta read in place, as [`Reassembler::apply`] applies its event.
-    pub(super) fn apply_delta(&mut self, delta: &Delta<'_>) {
+    pub(super) fn apply_delta(&mut self, delta: Delta<'_>) {
         let mut running = None;
         let run = self.run_or_running(delta.run_id.as_deref(), &mut running);
         match &delta.body {
@@ -23,7 +23,7 @@ impl Reassembler {
                 name,
                 delta,
             } => self.append_arguments(run, call_id.as_deref(), name.as_deref(), delta),
-            Body::Reply { .. } | Body::Usage(_) => self.apply(delta.to_sequenced()),
+            Body::Event(_) => self.apply(delta.into_sequenced()),
         }
     }
 

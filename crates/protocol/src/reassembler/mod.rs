@@ -182,7 +182,7 @@ impl Reassembler {
     /// it is applied without becoming one).
     fn push_delta(&mut self, delta: Delta<'_>) -> Pushed {
         let (Some(run_id), Some(id)) = (delta.run_id.as_deref(), delta.event_id) else {
-            self.apply_delta(&delta);
+            self.apply_delta(delta);
             return Pushed {
                 applied: 1,
                 ..Pushed::default()
@@ -190,12 +190,12 @@ impl Reassembler {
         };
         match self.admit(run_id, id, id) {
             Ok(released) => {
-                self.apply_delta(&delta);
+                self.apply_delta(delta);
                 let mut pushed = self.apply_all(Vec::new(), released);
                 pushed.applied += 1;
                 pushed
             }
-            Err(not) => self.set_aside(not, || alloc::vec![delta.to_sequenced()]),
+            Err(not) => self.set_aside(not, || alloc::vec![delta.into_sequenced()]),
         }
     }
 

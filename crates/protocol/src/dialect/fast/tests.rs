@@ -43,6 +43,21 @@ fn golden_frames(dialect: Dialect) -> Vec<String> {
     frames
 }
 
+/// The other frames of a stream the fast path reads (dialect::fast::events).
+const OTHER_SHAPES: &[&str] = &[
+    "\"node_enter\"",
+    "\"node_exit\"",
+    "\"tool_start\"",
+    "\"tool_end\"",
+    "{\"type\":\"tool_call\"",
+    "\"llm_complete\"",
+    "{\"type\":\"tool_result\"",
+    "\"message_complete\"",
+    "\"function_call\"",
+    "\"function_call_output\"",
+    "\"agent_finished\"",
+];
+
 #[test]
 fn every_golden_frame_agrees_and_the_stream_takes_the_fast_path() {
     for dialect in Dialect::ALL {
@@ -64,7 +79,8 @@ fn every_golden_frame_agrees_and_the_stream_takes_the_fast_path() {
             .any(|t| frame.contains(t))
                 || (frame.contains("\"response_item\"")
                     && (frame.contains("\"role\":\"assistant\"")
-                        || frame.contains("{\"type\":\"reasoning\"")));
+                        || frame.contains("{\"type\":\"reasoning\"")))
+                || OTHER_SHAPES.iter().any(|t| frame.contains(t));
             if is_stream {
                 streamed += 1;
                 assert!(
@@ -137,6 +153,23 @@ const LOOM: &[&str] = &[
     r#"{"type":"run_stream_event","id":S,"event":{"type":"usage","prompt_tokens":1,"completion_tokens":2,"total_tokens":3,"session_id":"s","node_id":"n","event_id":N}}"#,
     r#"{"type":"run_stream_event","id":"run-1","event":{"type":"usage","prompt_tokens":1,"completion_tokens":2,"id":S,"total_tokens":3,"event_id":N}}"#,
     r#"{"type":"run_stream_event","id":"run-1","event":{"type":"message_chunk","content":S,"id":"t","total_tokens":3,"event_id":N}}"#,
+    r#"{"type":"run_stream_event","id":"run-1","event":{"type":"node_enter","id":S,"session_id":"s","node_id":"run-think-0","event_id":N}}"#,
+    r#"{"type":"run_stream_event","id":"run-1","event":{"type":"node_exit","id":"think","result":"Ok","event_id":N,"node_id":S}}"#,
+    r#"{"type":"run_stream_event","id":"run-1","event":{"type":"node_exit","id":"think","result":{"Err":S},"event_id":N}}"#,
+    r#"{"type":"run_stream_event","id":"run-1","event":{"type":"node_exit","id":"think","result":S,"event_id":N}}"#,
+    r#"{"type":"run_stream_event","id":"run-1","event":{"type":"node_exit","id":"think","result":{"Err":S,"more":1},"event_id":N}}"#,
+    r#"{"type":"run_stream_event","id":"run-1","event":{"type":"tool_start","call_id":S,"name":"read","event_id":N}}"#,
+    r#"{"type":"run_stream_event","id":"run-1","event":{"type":"tool_start","name":S,"event_id":N}}"#,
+    r#"{"type":"run_stream_event","id":"run-1","event":{"type":"tool_end","call_id":"c","name":"read","result":S,"is_error":false,"event_id":N}}"#,
+    r#"{"type":"run_stream_event","id":"run-1","event":{"type":"tool_end","name":"read","result":"r","is_error":S,"event_id":N}}"#,
+    r#"{"type":"run_stream_event","id":"run-1","event":{"type":"tool_call","call_id":"c","name":"read","arguments":{"path":S,"line":N,"flags":[true,S,{"x":N}]},"event_id":1}}"#,
+    r#"{"type":"run_stream_event","id":"run-1","event":{"type":"tool_call","name":"read","arguments":S,"event_id":N}}"#,
+    r#"{"type":"run_stream_event","id":"run-1","event":{"type":"tool_call","name":S,"arguments":N,"event_id":1}}"#,
+    r#"{"type":"run_stream_event","id":"run-1","event":{"type":"tool_call","name":S,"event_id":N}}"#,
+    r#"{"type":"run_stream_event","id":"run-1","event":{"type":"tool_call","name":"n","arguments":{"a":S,"a":N},"event_id":1}}"#,
+    r#"{"type":"run_stream_event","id":"run-1","event":{"type":"llm_complete","content":S,"tool_calls":[],"finish_reason":"stop","event_id":N}}"#,
+    r#"{"type":"run_stream_event","id":"run-1","event":{"type":"llm_complete","content":"x","tool_calls":[S,"b"],"finish_reason":"tool_calls","event_id":N}}"#,
+    r#"{"type":"run_stream_event","id":"run-1","event":{"type":"llm_complete","content":"x","finish_reason":S,"event_id":N}}"#,
 ];
 
 const CUESO: &[&str] = &[
@@ -178,6 +211,14 @@ const AGENTLOOP: &[&str] = &[
     r#"{"type":"usage","prompt_tokens":1,"completion_tokens":N,"run_id":S}"#,
     r#"{"id":S,"type":"usage","prompt_tokens":1,"completion_tokens":2,"total_tokens":3,"event_id":N}"#,
     r#"{"type":S,"prompt_tokens":1,"completion_tokens":2,"total_tokens":3,"event_id":N}"#,
+    r#"{"id":"f-3","type":"response_item","payload":{"type":"function_call","id":"call_1","call_id":"call_1","name":"read","arguments":S},"run_id":"run-1","event_id":N}"#,
+    r#"{"id":"f-3","type":"response_item","payload":{"type":"function_call","id":"call_1","name":S},"run_id":"run-1","event_id":N}"#,
+    r#"{"id":"f-3","type":"response_item","payload":{"type":"function_call","id":N,"name":"read","arguments":S},"run_id":"run-1"}"#,
+    r#"{"id":"f-4","type":"response_item","payload":{"type":"function_call_output","id":"output_1","call_id":"call_1","output":S},"run_id":"run-1","event_id":N,"tool":"read"}"#,
+    r#"{"id":"f-4","type":"response_item","payload":{"type":"function_call_output","id":"output_1","output":"o"},"run_id":S,"event_id":N,"tool":"read","is_error":true}"#,
+    r#"{"id":"f-4","type":"response_item","payload":{"type":"function_call_output","id":"output_1","output":"o"},"run_id":"run-1","is_error":S,"event_id":N}"#,
+    r#"{"id":"f-5","type":"agent_finished","payload":{"responseId":S},"run_id":"run-1","event_id":N}"#,
+    r#"{"id":"f-5","type":"agent_finished","payload":{"responseId":"m","other":S},"run_id":"run-1","event_id":N}"#,
 ];
 
 const AGENTCHAT: &[&str] = &[
@@ -192,12 +233,24 @@ const AGENTCHAT: &[&str] = &[
     r#"{"type":"agent_message","message":S,"total_tokens":3,"event_id":N}"#,
     r#"{"type":"usage","prompt_tokens":N,"completion_tokens":2,"total_tokens":3,"run_id":S,"event_id":4}"#,
     r#"{"type":"usage","prompt_tokens":1,"completion_tokens":2,"total_tokens":3,"message":S,"event_id":N}"#,
+    r#"{"type":"tool_call","tool_name":"read","tool_args":S,"run_id":"run-1","event_id":N,"call_id":"call_0"}"#,
+    r#"{"type":"tool_call","tool_name":S,"tool_args":"{\"a\":1}","event_id":N}"#,
+    r#"{"type":"tool_call","tool_name":"read","tool_args":N,"run_id":S}"#,
+    r#"{"type":"tool_result","tool_name":"read","result":S,"success":true,"run_id":"run-1","event_id":N,"call_id":"call_0"}"#,
+    r#"{"type":"tool_result","tool_name":"read","result":"r","success":S,"event_id":N}"#,
+    r#"{"type":"tool_result","tool_name":S,"result":"r","success":false,"call_id":N}"#,
 ];
 
 const CUESO_USAGE: &[&str] = &[
     r#"{"type":"usage","prompt_tokens":N,"completion_tokens":2,"total_tokens":3,"run_id":S,"event_id":4}"#,
     r#"{"type":"usage","prompt_tokens":1,"completion_tokens":2,"total_tokens":3,"content":S,"event_id":N}"#,
     r#"{"type":"content_delta","content":S,"prompt_tokens":1,"event_id":N}"#,
+    r#"{"type":"tool_result","tool_name":"read","tool_call_id":S,"result":"r","run_id":"run-1","event_id":N}"#,
+    r#"{"type":"tool_result","tool_name":"read","result":S,"error":true,"event_id":N}"#,
+    r#"{"type":"tool_result","tool_name":"read","result":"r","error":S,"event_id":N}"#,
+    r#"{"type":"message_complete","content":S,"finish_reason":"tool_use","tool_calls":["read"],"run_id":"run-1","event_id":N}"#,
+    r#"{"type":"message_complete","content":"c","finish_reason":S,"event_id":N}"#,
+    r#"{"type":"message_complete","content":"c","tool_calls":[S],"event_id":N}"#,
 ];
 
 #[test]

@@ -19,8 +19,13 @@
 //! frame of the golden transcripts and a corpus of variations to that, and so does the fuzz
 //! target `decode_reassemble`).
 
+mod events;
+mod scan;
+
 use alloc::borrow::Cow;
 use alloc::string::String;
+
+use scan::Scan;
 
 use super::Dialect;
 use crate::event::{Envelope, Event, Sequenced, Usage};
@@ -29,7 +34,7 @@ use crate::names::FinishReason;
 /// Decodes `frame` if it is one of the shapes this path knows; `None` sends it down the general
 /// path.
 pub(crate) fn decode_server(dialect: Dialect, frame: &[u8]) -> Option<Sequenced> {
-    read(dialect, frame).map(|d| d.to_sequenced())
+    read(dialect, frame).map(Delta::into_sequenced)
 }
 
 /// Reads `frame` in place if it is one of the shapes this path knows. The reassembler applies
@@ -39,13 +44,17 @@ pub(crate) fn read(dialect: Dialect, frame: &[u8]) -> Option<Delta<'_>> {
     let text = core::str::from_utf8(frame).ok()?;
     let mut s = Scan { t: text, at: 0 };
     let delta = match dialect {
-        Dialect::Loom => loom(&mut s)?,
-        Dialect::Cueso => cueso(&mut s)?,
-        Dialect::Agentloop => agentloop(&mut s)?,
-        Dialect::Agentchat => agentchat(&mut s)?,
+        Dialect::Loom => loom(&mut s),
+        Dialect::Cueso => cueso(&mut s),
+        Dialect::Agentloop => agentloop(&mut s),
+        Dialect::Agentchat => agentchat(&mut s),
     };
     s.ws();
-    (s.at == s.t.len()).then_some(delta)
+    match delta {
+        Some(delta) if s.at == s.t.len() => Some(delta),
+        // Not a delta: perhaps one of the other shapes, read again from the start.
+        _ => events::read(dialect, &mut Scan { t: text, at: 0 }),
+    }
 }
 
 /// One delta frame, its strings borrowed from the frame wherever they had no escapes.
@@ -59,8 +68,7 @@ pub(crate) struct Delta<'a> {
 }
 
 /// What a [`Delta`] adds: text (or reasoning) to the open message, or arguments to a call —
-/// applied in place — or a whole reply or a usage count, which the reassembler applies as
-/// their events.
+/// applied in place — or another event, which the reassembler applies as it is.
 #[derive(Debug)]
 pub(crate) enum Body<'a> {
     Text {
@@ -74,32 +82,29 @@ pub(crate) enum Body<'a> {
         name: Option<Cow<'a, str>>,
         delta: Cow<'a, str>,
     },
-    /// A whole model response (agentchat `agent_message`): [`Event::LlmComplete`].
-    Reply {
-        content: Cow<'a, str>,
-    },
-    Usage(Usage),
+    /// Any other event, built straight from the frame.
+    Event(Event),
 }
 
 impl Delta<'_> {
     /// The canonical event, exactly as the general path decodes the frame.
-    pub fn to_sequenced(&self) -> Sequenced {
-        let event = match &self.body {
+    pub fn into_sequenced(self) -> Sequenced {
+        let event = match self.body {
             Body::Text {
                 content,
                 id,
                 reasoning: false,
             } => Event::MessageChunk {
-                content: String::from(content.as_ref()),
-                id: String::from(id.as_ref()),
+                content: content.into_owned(),
+                id: id.into_owned(),
             },
             Body::Text {
                 content,
                 id,
                 reasoning: true,
             } => Event::ReasoningChunk {
-                content: String::from(content.as_ref()),
-                id: String::from(id.as_ref()),
+                content: content.into_owned(),
+                id: id.into_owned(),
             },
             Body::Arguments {
                 call_id,
@@ -108,21 +113,16 @@ impl Delta<'_> {
             } => Event::ToolCallChunk {
                 call_id: owned(call_id),
                 name: owned(name),
-                arguments_delta: String::from(delta.as_ref()),
+                arguments_delta: delta.into_owned(),
             },
-            Body::Reply { content } => Event::LlmComplete {
-                content: String::from(content.as_ref()),
-                tool_calls: alloc::vec::Vec::new(),
-                finish_reason: FinishReason::Stop,
-            },
-            Body::Usage(usage) => Event::Usage(*usage),
+            Body::Event(event) => event,
         };
         Sequenced {
             envelope: Envelope {
-                session_id: owned(&self.session_id),
-                node_id: owned(&self.node_id),
+                session_id: owned(self.session_id),
+                node_id: owned(self.node_id),
                 event_id: self.event_id,
-                run_id: owned(&self.run_id),
+                run_id: owned(self.run_id),
             },
             event,
         }
@@ -193,8 +193,8 @@ fn put<T>(slot: &mut Option<T>, value: T) -> Option<()> {
     Some(())
 }
 
-fn owned(s: &Option<Cow<'_, str>>) -> Option<String> {
-    s.as_deref().map(String::from)
+fn owned(s: Option<Cow<'_, str>>) -> Option<String> {
+    s.map(Cow::into_owned)
 }
 
 /// `{"type":"run_stream_event","id":…,"event":{"type":"message_chunk"|"reasoning_chunk"|
@@ -229,7 +229,7 @@ fn loom<'a>(s: &mut Scan<'a>) -> Option<Delta<'a>> {
     }
     let e = inner?;
     let body = match e.kind.as_deref()? {
-        "usage" => Body::Usage(e.usage()?),
+        "usage" => Body::Event(Event::Usage(e.usage()?)),
         _ if e.has_usage() => return None,
         k @ ("message_chunk" | "reasoning_chunk") => {
             if e.call_id.is_some() || e.name.is_some() || e.arguments_delta.is_some() {
@@ -328,7 +328,7 @@ fn usage_frame<'a>(slots: &Slots<'a>) -> Option<Delta<'a>> {
         event_id: slots.event_id,
         session_id: None,
         node_id: None,
-        body: Body::Usage(slots.usage()?),
+        body: Body::Event(Event::Usage(slots.usage()?)),
     })
 }
 
@@ -430,7 +430,11 @@ fn agentchat<'a>(s: &mut Scan<'a>) -> Option<Delta<'a>> {
     let body = match (slots.kind.as_deref()?, message, reasoning) {
         ("usage", None, None) => return usage_frame(&slots),
         _ if slots.has_usage() => return None,
-        ("agent_message", Some(content), None) => Body::Reply { content },
+        ("agent_message", Some(content), None) => Body::Event(Event::LlmComplete {
+            content: content.into_owned(),
+            tool_calls: alloc::vec::Vec::new(),
+            finish_reason: FinishReason::Stop,
+        }),
         ("agent_thinking", None, Some(content)) => Body::Text {
             content,
             id: Cow::Borrowed(""),
@@ -445,188 +449,6 @@ fn agentchat<'a>(s: &mut Scan<'a>) -> Option<Delta<'a>> {
         node_id: None,
         body,
     })
-}
-
-/// A cursor over JSON text that reads only what these shapes hold, strictly: whatever it does
-/// not accept ends the fast path with `None`. The text is valid UTF-8 and every cut falls on
-/// an ASCII byte, so slices of it are strings without a second check.
-struct Scan<'a> {
-    t: &'a str,
-    at: usize,
-}
-
-impl<'a> Scan<'a> {
-    /// The byte at `i`, if any.
-    fn byte(&self, i: usize) -> Option<u8> {
-        self.t.as_bytes().get(i).copied()
-    }
-
-    fn ws(&mut self) {
-        while let Some(b' ' | b'\n' | b'\r' | b'\t') = self.byte(self.at) {
-            self.at += 1;
-        }
-    }
-
-    /// Skips whitespace and consumes `c` if it comes next.
-    fn eat(&mut self, c: u8) -> bool {
-        self.ws();
-        if self.byte(self.at) == Some(c) {
-            self.at += 1;
-            true
-        } else {
-            false
-        }
-    }
-
-    /// An object whose every member `member` reads (it gets the key and reads the value).
-    fn object(&mut self, mut member: impl FnMut(&mut Self, &str) -> Option<()>) -> Option<()> {
-        if !self.eat(b'{') {
-            return None;
-        }
-        if self.eat(b'}') {
-            return Some(());
-        }
-        loop {
-            self.ws();
-            let key = self.string()?;
-            if !self.eat(b':') {
-                return None;
-            }
-            member(self, &key)?;
-            if self.eat(b'}') {
-                return Some(());
-            }
-            if !self.eat(b',') {
-                return None;
-            }
-        }
-    }
-
-    /// An array whose every element `element` reads.
-    fn array(&mut self, mut element: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
-        if !self.eat(b'[') {
-            return None;
-        }
-        if self.eat(b']') {
-            return Some(());
-        }
-        loop {
-            element(self)?;
-            if self.eat(b']') {
-                return Some(());
-            }
-            if !self.eat(b',') {
-                return None;
-            }
-        }
-    }
-
-    fn null(&mut self) -> Option<()> {
-        self.ws();
-        let rest = self.t.as_bytes().get(self.at..)?;
-        rest.starts_with(b"null").then(|| self.at += 4)
-    }
-
-    /// A whole number without sign, fraction, exponent or leading zero, that fits a u64.
-    fn uint(&mut self) -> Option<u64> {
-        self.ws();
-        let start = self.at;
-        let mut n: u64 = 0;
-        while let Some(d @ b'0'..=b'9') = self.byte(self.at) {
-            n = n.checked_mul(10)?.checked_add(u64::from(d - b'0'))?;
-            self.at += 1;
-        }
-        let len = self.at - start;
-        let leading_zero = len > 1 && self.byte(start) == Some(b'0');
-        let more = matches!(self.byte(self.at), Some(b'.' | b'e' | b'E'));
-        (len > 0 && !leading_zero && !more).then_some(n)
-    }
-
-    /// A string, borrowed when it has no escapes. Declines what JSON forbids in a string (raw
-    /// control characters, bad escapes, lone surrogates).
-    fn string(&mut self) -> Option<Cow<'a, str>> {
-        self.ws();
-        if self.byte(self.at) != Some(b'"') {
-            return None;
-        }
-        self.at += 1;
-        let start = self.at;
-        // The plain run up to the first quote or backslash.
-        loop {
-            match self.byte(self.at)? {
-                b'"' => {
-                    let s = self.t.get(start..self.at)?;
-                    self.at += 1;
-                    return Some(Cow::Borrowed(s));
-                }
-                b'\\' => break,
-                c if c < 0x20 => return None,
-                _ => self.at += 1,
-            }
-        }
-        let mut out = String::from(self.t.get(start..self.at)?);
-        loop {
-            let run = self.at;
-            while let Some(c) = self.byte(self.at) {
-                if c == b'"' || c == b'\\' || c < 0x20 {
-                    break;
-                }
-                self.at += 1;
-            }
-            out.push_str(self.t.get(run..self.at)?);
-            match self.byte(self.at)? {
-                b'"' => {
-                    self.at += 1;
-                    return Some(Cow::Owned(out));
-                }
-                b'\\' => {
-                    self.at += 1;
-                    let c = self.byte(self.at)?;
-                    self.at += 1;
-                    out.push(match c {
-                        b'"' => '"',
-                        b'\\' => '\\',
-                        b'/' => '/',
-                        b'b' => '\u{8}',
-                        b'f' => '\u{c}',
-                        b'n' => '\n',
-                        b'r' => '\r',
-                        b't' => '\t',
-                        b'u' => self.unicode_escape()?,
-                        _ => return None,
-                    });
-                }
-                _ => return None,
-            }
-        }
-    }
-
-    /// The character of a `\u` escape (its `\u` consumed), joining a surrogate pair.
-    fn unicode_escape(&mut self) -> Option<char> {
-        let hi = self.hex4()?;
-        if !(0xD800..0xDC00).contains(&hi) {
-            return char::from_u32(hi); // None for a lone low surrogate
-        }
-        if self.t.as_bytes().get(self.at..self.at + 2)? != b"\\u" {
-            return None;
-        }
-        self.at += 2;
-        let lo = self.hex4()?;
-        if !(0xDC00..0xE000).contains(&lo) {
-            return None;
-        }
-        char::from_u32(0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00))
-    }
-
-    fn hex4(&mut self) -> Option<u32> {
-        let digits = self.t.as_bytes().get(self.at..self.at + 4)?;
-        let mut n = 0;
-        for &d in digits {
-            n = n * 16 + char::from(d).to_digit(16)?;
-        }
-        self.at += 4;
-        Some(n)
-    }
 }
 
 #[cfg(test)]
