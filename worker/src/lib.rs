@@ -25,6 +25,12 @@
 //! ([`access`]); how much: limits per socket, per session and per client ([`limiter`],
 //! `session/limits.rs`).
 //!
+//! Its rooms: this file routes and checks; [`session`] is the Durable Object (a plain-data core
+//! with unit tests, and the object that carries it out: its module docs list them), [`store`] its
+//! SQLite storage, [`relay`] the links between sessions, [`access`] the tokens and the session a
+//! request may use, [`proxy`] `/v1/chat/completions`, [`llm`] the model calls, [`batch`] when a
+//! stream's reads are published, [`limiter`] and [`settings`] the limits and the environment.
+//!
 //! `wrangler.toml` routes every request to this code first (`run_worker_first`), so a WebSocket
 //! upgrade on `/` still reaches the session; what is not a route here goes to the assets. When
 //! the app is not built, `GET /` answers with a small page listing the endpoints.
