@@ -4,7 +4,6 @@
 //! all come back in the same millisecond, attempt after attempt. Randomness is passed in, so
 //! this stays a pure function the tests can pin.
 
-/// The reconnect policy.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Backoff {
     /// Delay before the first attempt, in ms.

@@ -55,7 +55,6 @@ pub const CLOSE_DEAD: u16 = 4000;
 /// Everything fixed for the life of a client.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
-    /// The wire protocol.
     pub dialect: Dialect,
     /// The endpoint URL (see [`endpoint_url`]).
     pub url: String,
@@ -84,19 +83,9 @@ pub struct Config {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Output {
     /// Open a new socket (dropping any previous one).
-    Open {
-        /// Endpoint URL.
-        url: String,
-        /// Subprotocols to offer.
-        protocols: Vec<String>,
-    },
+    Open { url: String, protocols: Vec<String> },
     /// Close the current socket and ignore anything more from it.
-    Close {
-        /// Close code.
-        code: u16,
-        /// Close reason.
-        reason: String,
-    },
+    Close { code: u16, reason: String },
     /// Send this frame on the current socket.
     Send(String),
     /// Tell `onStatus` listeners.
@@ -109,30 +98,19 @@ pub enum Output {
     Event {
         /// The app's run it belongs to, if the app started it.
         run: Option<RunHandle>,
-        /// The event.
         event: Sequenced,
     },
     /// New assistant text of a run, for `run.onText`.
-    Text {
-        /// The run.
-        run: RunHandle,
-        /// The text added.
-        delta: String,
-    },
+    Text { run: RunHandle, delta: String },
     /// A run ended: settle `run.result`, end its iterators.
     RunDone {
-        /// The run.
         run: RunHandle,
-        /// Its result, or why it failed.
         result: Result<RunResult, Error>,
     },
     /// Settle the promise of a request.
     Reply {
-        /// Request id.
         id: String,
-        /// What was asked.
         kind: RequestKind,
-        /// The reply or the failure.
         result: Result<Reply, Error>,
     },
     /// Ask the app's `onApproval` callback; answer with [`Connection::answer`].
@@ -140,17 +118,11 @@ pub enum Output {
     /// An approval asked for was settled without this client (another tab answered, or the
     /// request came from a replay of a run whose approval was answered long ago): abort the
     /// request's `signal`; the callback's answer, if it still comes, is not sent.
-    ApprovalWithdrawn {
-        /// The call.
-        call_id: String,
-    },
+    ApprovalWithdrawn { call_id: String },
     /// Run the app's handler of a client tool; answer with [`Connection::tool_result`].
     ClientTool {
-        /// The call to answer.
         call_id: String,
-        /// The tool.
         name: String,
-        /// Its arguments.
         arguments: Value,
     },
     /// A problem not tied to a call the app made (an undecodable frame, an error frame
@@ -164,12 +136,16 @@ enum Phase {
     /// giving up reconnecting.
     Idle,
     /// A socket is opening; `first` when no socket of this client has opened yet.
-    Connecting { first: bool },
-    /// A socket is open.
+    Connecting {
+        first: bool,
+    },
     Open,
     /// Waiting to reconnect; `first` when no socket of this client has opened yet (the second
     /// try of a first connect, without the subprotocol an original server refuses).
-    Waiting { until: f64, first: bool },
+    Waiting {
+        until: f64,
+        first: bool,
+    },
     /// `close()` was called: final.
     Closed,
 }
@@ -288,7 +264,6 @@ impl Connection {
         }
     }
 
-    /// The dialect spoken.
     pub fn dialect(&self) -> Dialect {
         self.cfg.dialect
     }
@@ -323,7 +298,9 @@ impl Connection {
         self.reassembler.last_event_id(run_id)
     }
 
-    /// The run id of a run the app started (until it ends).
+    /// The run id of a run the app started (until it ends). The shell learns it from
+    /// [`Output::Event`]s; only the tests ask.
+    #[cfg(test)]
     pub fn run_id(&self, run: RunHandle) -> Option<&str> {
         self.runs.get(&run).map(|r| r.run_id.as_str())
     }

@@ -12,9 +12,9 @@
 
 #![warn(missing_docs)]
 
-pub mod backoff;
+mod backoff;
 mod client;
-pub mod connection;
+mod connection;
 mod dialect;
 pub mod error;
 mod listeners;

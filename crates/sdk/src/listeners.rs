@@ -110,7 +110,6 @@ impl Slot {
         })
     }
 
-    /// The callback in the slot.
     pub fn get(&self) -> Option<Function> {
         self.current.borrow().as_ref().map(|(_, f)| f.clone())
     }

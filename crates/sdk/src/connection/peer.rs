@@ -31,7 +31,6 @@ pub enum ServerChoice {
 }
 
 impl ServerChoice {
-    /// Parses the option's value.
     pub fn parse(s: &str) -> Option<ServerChoice> {
         match s {
             "auto" => Some(ServerChoice::Auto),
@@ -51,7 +50,6 @@ impl ServerChoice {
     }
 }
 
-/// The kind of server found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ServerKind {
     /// weft: every request, resume, cancel, client tools, run ids on every frame.
@@ -73,9 +71,7 @@ impl ServerKind {
 /// The server on the other end: its dialect and kind, and every rule that follows from them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Peer {
-    /// The wire protocol.
     pub dialect: Dialect,
-    /// weft or the original.
     pub kind: ServerKind,
 }
 

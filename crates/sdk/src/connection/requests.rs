@@ -16,17 +16,11 @@ use crate::types::{
 /// What kind of reply a request waits for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RequestKind {
-    /// `ping()`.
     Ping,
-    /// `toolsList()`.
     ToolsList,
-    /// `toolShow()`.
     ToolShow,
-    /// `userMessages()`.
     UserMessages,
-    /// `contextInfo()`.
     ContextInfo,
-    /// `compact()`.
     Compact,
 }
 
@@ -93,15 +87,11 @@ impl RequestKind {
 pub enum Reply {
     /// `ping()`: the round trip in ms.
     Pong(f64),
-    /// `toolsList()`.
     Tools(Vec<ToolDefinition>),
     /// `toolShow()`: the JSON definition, or the YAML text as a string.
     Tool(Value),
-    /// `userMessages()`.
     Messages(UserMessagesPage),
-    /// `contextInfo()`.
     Context(ContextInfo),
-    /// `compact()`.
     Compacted(CompactResult),
 }
 
@@ -113,7 +103,6 @@ impl Connection {
         self.request(cmd, id, RequestKind::Ping, String::new(), "ping()", now)
     }
 
-    /// `toolsList()`.
     pub fn tools_list(&mut self, now: f64) -> Result<String, Error> {
         let id = self.new_id("tools");
         let cmd = Command::ToolsList(ToolsQuery {
@@ -131,7 +120,6 @@ impl Connection {
         )
     }
 
-    /// `toolShow()`.
     pub fn tool_show(&mut self, name: &str, json: bool, now: f64) -> Result<String, Error> {
         let id = self.new_id("tool");
         let cmd = Command::ToolShow(ToolShowQuery {
@@ -155,7 +143,6 @@ impl Connection {
         )
     }
 
-    /// `userMessages()`.
     pub fn user_messages(
         &mut self,
         thread_id: &str,
