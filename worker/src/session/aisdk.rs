@@ -122,6 +122,51 @@ where
     Ok(Response::from_stream(body)?.with_headers(headers))
 }
 
+/// A page's request, sorted: the tools it runs itself, the message that starts a run, and its
+/// answers to what the run waits for (the AI SDK sends every earlier answer again, too).
+#[derive(Debug, Default)]
+struct Turn {
+    tools: Vec<ToolSpec>,
+    run: Option<RunCommand>,
+    answers: Vec<Input>,
+}
+
+impl Turn {
+    fn of(commands: Vec<Command>) -> Turn {
+        let mut turn = Turn::default();
+        for command in commands {
+            match command {
+                Command::ClientTools(declared) => turn.tools = declared.tools,
+                Command::Run(r) => turn.run = Some(r),
+                Command::ApprovalResponse(d) => turn.answers.push(Input::Approval(d)),
+                Command::ToolResult(r) => turn.answers.push(Input::ToolResult {
+                    call_id: r.call_id,
+                    result: r.result,
+                    is_error: r.is_error,
+                }),
+                _ => {}
+            }
+        }
+        turn
+    }
+}
+
+/// A refused run as the page's HTTP answer: the error's message, and a status by its code.
+fn refusal_response(refusal: Event) -> (String, u16) {
+    let (message, code) = match refusal {
+        Event::Error { message, code, .. } => (message, code.unwrap_or_default()),
+        other => (other.kind().to_string(), String::new()),
+    };
+    let status = match code.as_str() {
+        "busy" | "duplicate_run_id" => 409,
+        "rate_limited" => 429,
+        "model_not_configured" => 503,
+        "storage" => 500,
+        _ => 400,
+    };
+    (message, status)
+}
+
 impl Session {
     /// `POST /api/chat`: the page's turn (a new message, or its answers to what the run asked).
     pub(super) async fn aisdk_post(&self, mut req: Request, client: &str) -> Result<Response> {
@@ -138,22 +183,11 @@ impl Session {
         }
         self.wake_orphan().await;
         self.touch().await;
-        let mut tools = Vec::new();
-        let mut run = None;
-        let mut answers = Vec::new();
-        for command in chat.commands {
-            match command {
-                Command::ClientTools(declared) => tools = declared.tools,
-                Command::Run(r) => run = Some(r),
-                Command::ApprovalResponse(d) => answers.push(Input::Approval(d)),
-                Command::ToolResult(r) => answers.push(Input::ToolResult {
-                    call_id: r.call_id,
-                    result: r.result,
-                    is_error: r.is_error,
-                }),
-                _ => {}
-            }
-        }
+        let Turn {
+            tools,
+            run,
+            answers,
+        } = Turn::of(chat.commands);
         if let Some(run) = run {
             return self.aisdk_run(&chat.chat_id, run, tools).await;
         }
@@ -206,19 +240,7 @@ impl Session {
             }
             Err(refusal) => {
                 self.streams.borrow_mut().pop();
-                let (message, code) = match &refusal {
-                    Event::Error { message, code, .. } => {
-                        (message.clone(), code.clone().unwrap_or_default())
-                    }
-                    other => (other.kind().to_string(), String::new()),
-                };
-                let status = match code.as_str() {
-                    "busy" | "duplicate_run_id" => 409,
-                    "rate_limited" => 429,
-                    "model_not_configured" => 503,
-                    "storage" => 500,
-                    _ => 400,
-                };
+                let (message, status) = refusal_response(refusal);
                 Response::error(message, status)
             }
         }
@@ -345,5 +367,64 @@ impl Session {
     /// Whether a page's request is open: it can answer approvals.
     pub(super) fn page_listening(&self) -> bool {
         !self.streams.borrow().is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use weft_protocol::command::{ApprovalDecision, ClientTools, ToolResult};
+    use weft_protocol::Review;
+
+    #[test]
+    fn a_pages_request_is_sorted_into_tools_a_run_and_answers() {
+        let tool = ToolSpec {
+            name: "pick_color".into(),
+            description: None,
+            input_schema: serde_json::json!({"type": "object"}),
+            read_only: true,
+        };
+        let turn = Turn::of(vec![
+            Command::ClientTools(ClientTools {
+                tools: vec![tool.clone()],
+                approvals: true,
+            }),
+            Command::ApprovalResponse(ApprovalDecision {
+                call_id: Some("c1".into()),
+                review: Review::Yes,
+                custom_deny_message: None,
+                explanation: None,
+            }),
+            Command::ToolResult(ToolResult {
+                call_id: "c2".into(),
+                result: "red".into(),
+                is_error: false,
+            }),
+            Command::Ping { id: "p".into() },
+        ]);
+        assert_eq!(turn.tools, [tool]);
+        assert!(turn.run.is_none());
+        assert!(matches!(
+            &turn.answers[..],
+            [Input::Approval(a), Input::ToolResult { call_id, .. }]
+                if a.call_id.as_deref() == Some("c1") && call_id == "c2"
+        ));
+        let turn = Turn::of(vec![Command::Run(RunCommand {
+            message: "hi".into(),
+            ..RunCommand::default()
+        })]);
+        assert_eq!(turn.run.map(|r| r.message).as_deref(), Some("hi"));
+    }
+
+    #[test]
+    fn a_refused_run_answers_with_the_status_its_code_means() {
+        let refused = |code: &str| refusal_response(super::super::error_event("why", code, None));
+        assert_eq!(refused("busy"), ("why".to_string(), 409));
+        assert_eq!(refused("duplicate_run_id").1, 409);
+        assert_eq!(refused("rate_limited").1, 429);
+        assert_eq!(refused("model_not_configured").1, 503);
+        assert_eq!(refused("storage").1, 500);
+        assert_eq!(refused("agent_unavailable").1, 400);
+        assert_eq!(refused("invalid_request").1, 400);
     }
 }

@@ -168,23 +168,9 @@ impl Session {
             return Err(error_event(&msg, "duplicate_run_id", Some(run_id)));
         }
         let state = store.session_state().unwrap_or_default();
-        let folder = match run
-            .working_folder
-            .as_deref()
-            .map(str::trim)
-            .filter(|f| !f.is_empty() && *f != "." && *f != "/")
-        {
-            None => None,
-            Some(f) => match tools::normalize_path(f) {
-                Ok(f) => Some(f),
-                Err(e) => {
-                    return Err(error_event(
-                        &format!("working_folder: {e}"),
-                        "invalid_request",
-                        run.id,
-                    ));
-                }
-            },
+        let folder = match working_folder(run.working_folder.as_deref()) {
+            Ok(folder) => folder,
+            Err(why) => return Err(error_event(&why, "invalid_request", run.id)),
         };
         let mut config = self.settings.engine_config();
         // loom: a SOUL.md in the working folder sets the persona; else the built-in one.
@@ -414,5 +400,38 @@ impl Session {
                 return;
             }
         }
+    }
+}
+
+/// The working folder a run asks for, as the tools see it: normalized, and none for the
+/// workspace's root however it is written (empty, `.` or `/`). `Err` says why it cannot be one.
+fn working_folder(asked: Option<&str>) -> Result<Option<String>, String> {
+    match asked
+        .map(str::trim)
+        .filter(|f| !f.is_empty() && *f != "." && *f != "/")
+    {
+        None => Ok(None),
+        Some(f) => tools::normalize_path(f)
+            .map(Some)
+            .map_err(|e| format!("working_folder: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_runs_working_folder_is_normalized_and_the_root_is_none() {
+        for root in [None, Some(""), Some("  "), Some("."), Some("/")] {
+            assert_eq!(working_folder(root), Ok(None), "{root:?}");
+        }
+        assert_eq!(
+            working_folder(Some(" notes/./a ")),
+            Ok(Some("notes/a".into()))
+        );
+        let outside = working_folder(Some("../etc")).unwrap_err();
+        assert!(outside.starts_with("working_folder: "), "{outside}");
+        assert!(working_folder(Some("/etc")).is_err());
     }
 }
