@@ -9,6 +9,11 @@
 //! - a streaming decoder, driven through [`StreamDecoder`]: the host pushes the response body's
 //!   bytes as they arrive, in pieces split anywhere, and polls provider-neutral [`Delta`]s.
 //!
+//! One module goes the other way: `completions` serves the OpenAI Chat Completions API to a
+//! client — its request body read with [`parse_completions_request`], the provider's deltas
+//! written back as OpenAI chunks by a [`CompletionsWriter`] (the worker's
+//! `POST /v1/chat/completions`).
+//!
 //! Nothing here does I/O: the worker sends the request with `fetch` and pumps the body, and the
 //! tests replay recorded provider streams. Non-2xx answers become a [`ProviderError`] through
 //! [`ProviderError::from_http`].
@@ -24,6 +29,7 @@
 //! ```
 
 mod anthropic;
+mod completions;
 mod decoder;
 mod delta;
 mod error;
@@ -39,6 +45,7 @@ use core::fmt;
 
 use serde::{Deserialize, Serialize};
 
+pub use completions::{parse_completions_request, CompletionsRequest, CompletionsWriter};
 pub use decoder::{fuzz_stream_decoder, StreamDecoder};
 pub use delta::{Delta, FinishReason, REDACTED_REASONING};
 pub use error::ProviderError;
