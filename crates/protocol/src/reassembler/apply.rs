@@ -170,10 +170,13 @@ impl Reassembler {
                     }
                     let ids = msg.tool_call_ids.clone();
                     for id in ids {
+                        // From the end, as `tool_call` looks a call up: the response's own
+                        // calls are the latest.
                         if let Some(call) = self
                             .transcript
                             .tool_calls
                             .iter_mut()
+                            .rev()
                             .find(|c| c.call_id == id)
                         {
                             call.finish_arguments();
