@@ -215,7 +215,7 @@ impl Run {
     }
 
     /// An answer to an approval request; `refusal` is the result the call gets when nobody
-    /// decided (see [`Input::Refuse`]) instead of a denial by the user.
+    /// decided (see [`Input::Refuse`](super::Input::Refuse)) instead of a denial by the user.
     pub(super) fn approval(
         &mut self,
         d: ApprovalDecision,

@@ -15,7 +15,8 @@ use crate::provider::{ChatMessage, ToolDef};
 pub struct Config {
     /// Model name passed to the provider (empty: the provider config's model).
     pub model: String,
-    /// The system prompt.
+    /// The persona every model call starts with; the agents add their step's instruction
+    /// after it.
     pub system_prompt: String,
     /// LLM round trips allowed per run before it ends with what it has (default 10): `think`
     /// steps for react, `understand` + `plan` for dup, `act` steps for tot, and the steps of
@@ -89,11 +90,11 @@ pub struct Session {
 /// How a run starts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Start {
-    /// The run id.
+    /// Stamped on every event of the run, and the prefix of its `checkpoint` ids.
     pub run_id: String,
-    /// The session.
+    /// Stamped on every event of the run (its envelope's `session_id`).
     pub session_id: String,
-    /// The user message.
+    /// Goes into the history as the run's user turn; the agents' prompts quote it.
     pub message: String,
     /// The agent; one this engine does not know runs as `react`.
     pub agent: Agent,

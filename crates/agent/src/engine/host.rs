@@ -14,30 +14,32 @@ use crate::provider::{ChatRequest, Delta, ProviderError};
 pub enum Input {
     /// A decoded piece of the streamed response of model call `call`.
     Llm {
-        /// The call, as [`Effect::CallLlm`] named it.
+        /// As [`Effect::CallLlm`] named it: several calls may stream at once.
         call: u64,
-        /// The piece.
+        /// As the provider's [`StreamDecoder`](crate::provider::StreamDecoder) gave it.
         delta: Delta,
     },
     /// The response body of model call `call` ended normally.
     LlmEnd {
-        /// The call.
+        /// As [`Effect::CallLlm`] named it; the run expects nothing more of it.
         call: u64,
     },
     /// Model call `call` failed (HTTP error, cut stream, malformed stream).
     LlmFailed {
-        /// The call.
+        /// As [`Effect::CallLlm`] named it; the run expects nothing more of it.
         call: u64,
         /// What went wrong.
         error: ProviderError,
     },
     /// A tool finished.
     ToolResult {
-        /// The call.
+        /// As [`Effect::RunTool`] gave it.
         call_id: String,
-        /// Its result text.
+        /// What the model reads as the tool's answer; over [`MAX_TOOL_RESULT_BYTES`] it is cut.
+        ///
+        /// [`MAX_TOOL_RESULT_BYTES`]: super::MAX_TOOL_RESULT_BYTES
         result: String,
-        /// Whether it failed.
+        /// The tool failed: `result` says why, and tot takes the step as failed.
         is_error: bool,
     },
     /// The user answered an approval request.
@@ -46,7 +48,7 @@ pub enum Input {
     /// nobody answered in time): it is not run, and the model and the clients are told
     /// `reason` as its result — not "denied by the user", since nobody denied it.
     Refuse {
-        /// The call.
+        /// As [`Effect::AwaitApproval`] gave it.
         call_id: String,
         /// Why it is refused.
         reason: String,
@@ -75,25 +77,27 @@ pub enum Effect {
     CallLlm {
         /// Names this call in the inputs that answer it; unique within the run.
         call: u64,
-        /// What to send.
+        /// Provider-neutral: the host builds the HTTP request with its provider's codec.
         request: ChatRequest,
     },
     /// Run this tool and feed back [`Input::ToolResult`]. Client tools go to the socket that
     /// declared them. Calls of one step may run concurrently.
     RunTool {
-        /// The call.
+        /// The model's id for the call, unique within the run; the result must carry it.
         call_id: String,
-        /// The tool.
+        /// One of the run's [`ToolInfo`](super::ToolInfo)s.
         name: String,
-        /// Its arguments (a JSON object).
+        /// A JSON object, already parsed from the model's text (a call whose arguments do not
+        /// parse never runs).
         arguments: Value,
-        /// Whether a client runs it.
+        /// A client socket runs it ([`ToolInfo::client`](super::ToolInfo::client)), not the
+        /// host.
         client: bool,
     },
     /// Wait for the user's decision on this call ([`Input::Approval`]). Nothing needs to stay
     /// awake meanwhile: persist the checkpoint and stop.
     AwaitApproval {
-        /// The call.
+        /// The one call asked about; the decision must name it (or name none).
         call_id: String,
     },
     /// Persist [`Run::checkpoint`](super::Run::checkpoint) now: a step is complete.
@@ -115,7 +119,7 @@ pub enum Output {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum EngineError {
-    /// The run has ended.
+    /// The run has ended: nothing more goes in.
     Finished,
     /// No tool call of this run has that id, or it is not waiting for that input.
     NoSuchCall(String),

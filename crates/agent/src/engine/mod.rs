@@ -332,12 +332,13 @@ impl Run {
         self.working_folder.as_deref()
     }
 
-    /// The run id.
+    /// As [`Start::run_id`] (or [`Run::compact`]) gave it.
     pub fn run_id(&self) -> &str {
         &self.outbox.seq.run_id
     }
 
-    /// The last event id stamped.
+    /// The `event_id` of the last event stamped. After a restart the host passes the last id
+    /// in its own log to [`Run::resume`], which goes on after the higher of the two.
     pub fn last_event_id(&self) -> u64 {
         self.outbox.seq.last_event_id
     }

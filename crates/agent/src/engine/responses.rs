@@ -410,7 +410,7 @@ impl Run {
 
     /// Closes the run's own response: counts it, `usage`, `llm_complete`, into the history
     /// when `record`, `context_info`. `count`: whether it is one of the round trips
-    /// [`Config::max_iterations`] caps.
+    /// [`Config::max_iterations`](super::Config::max_iterations) caps.
     pub(super) fn complete_response(&mut self, record: bool, count: bool) -> Response {
         if count {
             self.iteration += 1;

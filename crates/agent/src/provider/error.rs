@@ -22,7 +22,8 @@ pub enum ProviderError {
     Http {
         /// Who answered.
         provider: Provider,
-        /// The HTTP status.
+        /// Non-2xx; with `code` it decides whether a retry can help
+        /// ([`ProviderError::is_retryable`]).
         status: u16,
         /// The provider's machine-readable error code or type, e.g. `invalid_api_key`,
         /// `overloaded_error`, `RESOURCE_EXHAUSTED`.

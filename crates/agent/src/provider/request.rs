@@ -50,7 +50,7 @@ pub struct ChatRequest {
 pub enum ChatMessage {
     /// What the user said.
     User {
-        /// The user's text.
+        /// Text only: the codecs send no images or files.
         content: String,
     },
     /// What the model answered: text, tool calls, or both.
@@ -67,7 +67,7 @@ pub enum ChatMessage {
 }
 
 impl ChatMessage {
-    /// A user turn.
+    /// A [`ChatMessage::User`], the most common turn, spelled short.
     #[must_use]
     pub fn user(content: impl Into<String>) -> Self {
         Self::User {
@@ -91,7 +91,8 @@ pub struct ToolCall {
     /// The call id from [`Delta::ToolCallStart`](super::Delta::ToolCallStart); tool results refer
     /// to it.
     pub id: String,
-    /// The tool's name.
+    /// As declared in the request's [`ToolDef`]s: the host runs the tool, and the clients show
+    /// the call, by this name.
     pub name: String,
     /// The arguments exactly as the model streamed them: a JSON object in text. Kept as text so
     /// a model's invalid JSON can be shown and answered rather than lost.
@@ -151,7 +152,7 @@ pub struct HttpRequest {
     pub url: String,
     /// Header names (lower-case) and values, including the credential.
     pub headers: Vec<(String, String)>,
-    /// The JSON body.
+    /// JSON text, serialized already: the host sends it as is.
     pub body: String,
 }
 

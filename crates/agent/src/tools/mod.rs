@@ -124,7 +124,7 @@ pub enum ToolRun {
 }
 
 impl ToolRun {
-    /// A successful result.
+    /// Not an error: `result` is what the model reads as the tool's answer.
     pub fn ok(result: impl Into<String>) -> Self {
         ToolRun::Done {
             result: result.into(),

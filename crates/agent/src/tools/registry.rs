@@ -19,21 +19,21 @@ pub enum RegistryError {
     /// The name is a built-in tool's: a client may not replace what the server runs (the user
     /// would approve one thing and get another).
     ShadowsBuiltin {
-        /// The declared name.
+        /// As the client declared it, so the error says which declaration was refused.
         name: String,
     },
     /// The name is empty, too long, or has characters providers refuse (only ASCII letters,
     /// digits, `_` and `-` pass everywhere).
     InvalidName {
-        /// The declared name.
+        /// As the client declared it, so the error says which declaration was refused.
         name: String,
     },
     /// The input schema is not a JSON Schema object (`{"type": "object", ...}`), which every
     /// provider requires of a tool's parameters.
     InvalidSchema {
-        /// The tool's name.
+        /// As the client declared it, so the error says which declaration was refused.
         name: String,
-        /// What is wrong with it.
+        /// What is wrong with the schema.
         reason: String,
     },
 }
@@ -164,7 +164,7 @@ impl ToolRegistry {
             .map(|entry| &entry.spec)
     }
 
-    /// The tool called `name`.
+    /// A built-in or a client's tool, by the name the model calls it.
     pub fn get(&self, name: &str) -> Option<&ToolSpec> {
         self.tools.get(name).map(|entry| &entry.spec)
     }

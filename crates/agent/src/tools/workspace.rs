@@ -39,12 +39,12 @@ pub trait Workspace {
 /// A workspace in memory: for tests, and for hosts that keep no files between runs.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MemoryWorkspace {
-    /// The files by path.
+    /// Path → content, standing in for the session's stored files.
     pub files: BTreeMap<String, String>,
 }
 
 impl MemoryWorkspace {
-    /// An empty workspace.
+    /// With no files; tests fill [`MemoryWorkspace::files`] directly.
     pub fn new() -> Self {
         Self::default()
     }

@@ -54,7 +54,8 @@ use super::{prompts, Effect, Phase, Run};
 use crate::provider::ChatMessage;
 use plan::{parse_plan, Planned};
 
-/// The graph of a GoT run.
+/// The sub-tasks of a GoT run, and how its plan was arrived at (a bad plan is asked for again
+/// once).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub(super) struct Graph {
     pub(super) nodes: Vec<Node>,
