@@ -10,10 +10,14 @@
 //!
 //! - [`provider`]: the LLM provider codecs — one provider-neutral [`provider::ChatRequest`] turned
 //!   into each provider's HTTP request, and each provider's streamed response turned back into
-//!   provider-neutral [`provider::Delta`]s by a sans-IO [`provider::StreamDecoder`].
+//!   provider-neutral [`provider::Delta`]s by a sans-IO [`provider::StreamDecoder`]; and the
+//!   other way round, the OpenAI Chat Completions API served to a client
+//!   ([`provider::parse_completions_request`], [`provider::CompletionsWriter`]).
 //! - [`engine`]: a run as a resumable state machine — inputs (LLM deltas, tool results, approval
 //!   decisions, cancel) in, canonical events and effects for the host out, checkpointable as
-//!   JSON after every step.
+//!   JSON after every step. Its rooms: the run and its inputs, the outbox (the order events
+//!   leave in), acting (tools and approvals), responses, the lifecycle (resume, end, fail), the
+//!   agent's own state, and one module per agent (see the module docs).
 //! - [`tools`]: the built-in tools and the session workspace, a library the host calls when the
 //!   engine asks it to run a tool.
 
