@@ -11,8 +11,8 @@
 
 use std::collections::VecDeque;
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use serde_json::{json, Map, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
 use weft_protocol::{Event, Sequencer};
 
 use super::{Effect, LlmCall, Output, Phase, Run};
@@ -38,43 +38,11 @@ pub(super) struct Outbox {
 /// An event waiting for the live response to end, tagged with the model call whose input
 /// produced it (`None`: a tool result, an approval, a restart). `event: None` marks the end of
 /// that call's response.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct Held {
     call: Option<u64>,
-    event: Option<Event>,
-}
-
-/// [`Held`] as checkpointed: canonical events have a JSON form of their own ([`Event::to_json`])
-/// rather than a serde `Deserialize`.
-#[derive(Serialize, Deserialize)]
-struct HeldJson {
-    call: Option<u64>,
     #[serde(default)]
-    event: Option<Map<String, Value>>,
-}
-
-impl Serialize for Held {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        HeldJson {
-            call: self.call,
-            event: self.event.as_ref().map(Event::to_json),
-        }
-        .serialize(s)
-    }
-}
-
-impl<'de> Deserialize<'de> for Held {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let h = HeldJson::deserialize(d)?;
-        let event = match h.event {
-            Some(map) => Some(Event::from_json(&map).map_err(serde::de::Error::custom)?),
-            None => None,
-        };
-        Ok(Held {
-            call: h.call,
-            event,
-        })
-    }
+    event: Option<Event>,
 }
 
 impl Outbox {
