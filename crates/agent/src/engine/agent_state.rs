@@ -1,7 +1,6 @@
 //! Which agent a run is, with the state only that agent keeps: one value, so a react run
 //! cannot carry a tree and a tot run cannot lack one.
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use weft_protocol::Agent;
 
 use super::got::Graph;
@@ -27,6 +26,28 @@ impl AgentState {
             Agent::Got => AgentState::Got(Graph::new(got_adaptive)),
             _ => AgentState::React,
         }
+    }
+
+    /// The state a checkpoint wrote as `agent` (its name), `understood`, `tot` and `got`. A
+    /// tree or graph missing for its agent starts empty; an unknown agent (or a compaction's
+    /// run, which had no name) runs as react.
+    pub(super) fn restored(
+        agent: &str,
+        understood: bool,
+        tot: Option<Tree>,
+        got: Option<Graph>,
+    ) -> Self {
+        match Agent::from(agent) {
+            Agent::Dup => AgentState::Dup { understood },
+            Agent::Tot => AgentState::Tot(tot.unwrap_or_default()),
+            Agent::Got => AgentState::Got(got.unwrap_or_default()),
+            _ => AgentState::React,
+        }
+    }
+
+    /// dup's `understood`; every checkpoint writes it (false for the other agents).
+    pub(super) fn understood(&self) -> bool {
+        matches!(self, AgentState::Dup { understood: true })
     }
 
     pub(super) fn kind(&self) -> Agent {
@@ -67,104 +88,52 @@ impl AgentState {
     }
 }
 
-/// The checkpoint's fields for the agent, as runs have always written them (flattened into the
-/// run): `agent` by name, dup's `understood` for every run, the tree or graph only for its own.
-#[derive(Serialize)]
-struct AgentFields<'a> {
-    agent: &'a str,
-    understood: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    tot: Option<&'a Tree>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    got: Option<&'a Graph>,
-}
-
-/// [`AgentFields`] read back. A tree or graph missing for its agent starts empty.
-#[derive(Deserialize)]
-struct AgentFieldsOwned {
-    agent: String,
-    #[serde(default)]
-    understood: bool,
-    #[serde(default)]
-    tot: Option<Tree>,
-    #[serde(default)]
-    got: Option<Graph>,
-}
-
-impl Serialize for AgentState {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        AgentFields {
-            agent: self.kind().as_str(),
-            understood: matches!(self, AgentState::Dup { understood: true }),
-            tot: self.tree(),
-            got: self.graph(),
-        }
-        .serialize(s)
-    }
-}
-
-impl<'de> Deserialize<'de> for AgentState {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let f = AgentFieldsOwned::deserialize(d)?;
-        Ok(match Agent::from(f.agent.as_str()) {
-            Agent::Dup => AgentState::Dup {
-                understood: f.understood,
-            },
-            Agent::Tot => AgentState::Tot(f.tot.unwrap_or_default()),
-            Agent::Got => AgentState::Got(f.got.unwrap_or_default()),
-            _ => AgentState::React,
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
-    fn the_checkpoint_fields_keep_their_old_shape() {
-        let dup = AgentState::Dup { understood: true };
-        assert_eq!(
-            serde_json::to_value(&dup).unwrap(),
-            json!({"agent": "dup", "understood": true})
-        );
-        assert_eq!(
-            serde_json::to_value(AgentState::React).unwrap(),
-            json!({"agent": "react", "understood": false})
-        );
+    fn a_checkpoint_restores_each_agent() {
         let got = AgentState::Got(Graph::new(true));
-        let v = serde_json::to_value(&got).unwrap();
-        assert_eq!(v["agent"], "got");
-        assert!(v.get("tot").is_none());
         for state in [
-            dup,
+            AgentState::Dup { understood: true },
+            AgentState::Dup { understood: false },
             AgentState::React,
             got,
             AgentState::Tot(Tree::default()),
         ] {
-            let back: AgentState =
-                serde_json::from_value(serde_json::to_value(&state).unwrap()).unwrap();
+            let back = AgentState::restored(
+                state.kind().as_str(),
+                state.understood(),
+                state.tree().cloned(),
+                state.graph().cloned(),
+            );
             assert_eq!(back, state);
         }
     }
 
     #[test]
     fn old_checkpoints_read_back() {
-        let read = |v| serde_json::from_value::<AgentState>(v).unwrap();
         // A compaction's run had no agent name; an unknown agent runs as react.
         assert_eq!(
-            read(json!({"agent": "", "understood": false})),
+            AgentState::restored("", false, None, None),
             AgentState::React
         );
-        assert_eq!(read(json!({"agent": "plan-and-solve"})), AgentState::React);
         assert_eq!(
-            read(json!({"agent": "dup"})),
+            AgentState::restored("plan-and-solve", true, None, None),
+            AgentState::React
+        );
+        assert_eq!(
+            AgentState::restored("dup", false, None, None),
             AgentState::Dup { understood: false }
         );
         assert_eq!(
-            read(json!({"agent": "tot"})),
+            AgentState::restored("tot", false, None, None),
             AgentState::Tot(Tree::default())
+        );
+        assert_eq!(
+            AgentState::restored("got", false, None, None),
+            AgentState::Got(Graph::default())
         );
     }
 }

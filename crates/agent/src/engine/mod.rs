@@ -88,6 +88,7 @@ pub mod tot;
 
 mod acting;
 mod agent_state;
+mod checkpoint;
 mod config;
 mod host;
 mod lifecycle;
@@ -145,18 +146,14 @@ struct LlmCall {
 }
 
 /// One run. Serialize it (serde JSON) to checkpoint; deserialize and call [`Run::resume`] to
-/// continue.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// continue (the checkpoint's shape: `checkpoint.rs`).
+#[derive(Debug, Clone)]
 pub struct Run {
     config: Config,
     tools: Vec<ToolInfo>,
-    /// Stamps, holds and queues what goes out; its `seq`, `live` and `held` are checkpointed
-    /// at the top level, where they always were.
-    #[serde(flatten)]
+    /// Stamps, holds and queues what goes out.
     outbox: Outbox,
-    /// Which agent, with its own state; checkpointed at the top level as `agent`,
-    /// `understood`, `tot` and `got`, where they always were.
-    #[serde(flatten)]
+    /// Which agent, with its own state.
     agent: AgentState,
     session: Session,
     phase: Phase,
@@ -171,23 +168,16 @@ pub struct Run {
     paused: bool,
     exit: bool,
     compacted_this_step: bool,
-    #[serde(default)]
     thread_id: Option<String>,
-    #[serde(default)]
     verbose: bool,
-    #[serde(default)]
     working_folder: Option<String>,
     /// The host's clock, as last given ([`Run::set_clock`]).
-    #[serde(default)]
     now_ms: i64,
     /// The user message of this run (the agents' prompts quote it).
-    #[serde(default)]
     message: String,
     /// Model calls in flight.
-    #[serde(default)]
     llm: Vec<LlmCall>,
     /// The last model call id given out.
-    #[serde(default)]
     next_call: u64,
 }
 

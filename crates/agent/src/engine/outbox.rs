@@ -17,21 +17,17 @@ use weft_protocol::{Event, Sequencer};
 
 use super::{Effect, LlmCall, Output, Phase, Run};
 
-/// The stamping, holding and queueing of a run's events. Its fields go into the run's
-/// checkpoint as they always did (`seq`, `live`, `held`, at the top level).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// The stamping, holding and queueing of a run's events. `seq`, `live` and `held` go into the
+/// run's checkpoint (at its top level, as they always did: `checkpoint.rs`).
+#[derive(Debug, Clone)]
 pub(super) struct Outbox {
     pub(super) seq: Sequencer,
     /// The call whose response is streaming out.
-    #[serde(default)]
     live: Option<u64>,
     /// Events waiting for the live response to end.
-    #[serde(default)]
     held: VecDeque<Held>,
     /// The model call whose input is being taken (tags the events it causes).
-    #[serde(skip)]
     pub(super) ctx: Option<u64>,
-    #[serde(skip)]
     out: VecDeque<Output>,
 }
 
@@ -39,7 +35,7 @@ pub(super) struct Outbox {
 /// produced it (`None`: a tool result, an approval, a restart). `event: None` marks the end of
 /// that call's response.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-struct Held {
+pub(super) struct Held {
     call: Option<u64>,
     #[serde(default)]
     event: Option<Event>,
@@ -54,6 +50,20 @@ impl Outbox {
             ctx: None,
             out: VecDeque::new(),
         }
+    }
+
+    /// An outbox as a checkpoint left it: nothing queued, no input being taken.
+    pub(super) fn restored(seq: Sequencer, live: Option<u64>, held: VecDeque<Held>) -> Self {
+        Outbox {
+            live,
+            held,
+            ..Outbox::new(seq)
+        }
+    }
+
+    /// What a checkpoint keeps besides `seq`.
+    pub(super) fn checkpointed(&self) -> (Option<u64>, &VecDeque<Held>) {
+        (self.live, &self.held)
     }
 
     pub(super) fn pop(&mut self) -> Option<Output> {
@@ -430,8 +440,12 @@ mod tests {
         put_as(&mut o, Some(2), chunk("b"), &llm);
         assert!(o.settle(2, &[run_call(1)]));
         drain(&mut o);
-        let json = serde_json::to_string(&o).expect("an outbox serializes");
-        let mut back: Outbox = serde_json::from_str(&json).expect("and reads back");
+        // What the run's checkpoint writes of it, through JSON and back.
+        let (live, held) = o.checkpointed();
+        let json = serde_json::to_string(&(&o.seq, live, held)).expect("an outbox serializes");
+        let (seq, live, held): (Sequencer, Option<u64>, VecDeque<Held>) =
+            serde_json::from_str(&json).expect("and reads back");
+        let mut back = Outbox::restored(seq, live, held);
         assert_eq!(back.live(), Some(1));
         assert_eq!(back.held, o.held);
         assert!(back.settle(1, &[]));
