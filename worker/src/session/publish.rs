@@ -123,7 +123,10 @@ impl Session {
             ev.event,
             Event::Checkpoint { .. } | Event::Values { .. } | Event::Updates { .. }
         ) {
-            let value = serde_json::to_value(ev).map_err(|e| e.to_string())?;
+            // Through text rather than `to_value`: these events are rare, and a serializer of
+            // events into values of their own would be code the Worker carries for them alone.
+            let text = serde_json::to_string(ev).map_err(|e| e.to_string())?;
+            let value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
             let value = store.event_for_log(value).map_err(|e| e.to_string())?;
             Ok(value.to_string())
         } else {
