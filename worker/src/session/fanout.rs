@@ -6,7 +6,6 @@
 //!
 //! Plain data, no runtime: `publish.rs` logs the events and sends what this decides.
 
-use serde_json::Value;
 use weft_protocol::{Dialect, Encoder, Sequenced};
 
 use super::socket::SocketInfo;
@@ -22,8 +21,7 @@ pub(super) fn salt() -> u64 {
 
 /// An event as the log holds it (its JSON line), back as the run's event.
 pub(super) fn decode_logged(run_id: &str, json: &str) -> Option<Sequenced> {
-    let value: Value = serde_json::from_str(json).ok()?;
-    let mut ev = Sequenced::from_json(value.as_object()?).ok()?;
+    let mut ev: Sequenced = serde_json::from_str(json).ok()?;
     ev.envelope.run_id = Some(run_id.into());
     Some(ev)
 }
