@@ -30,13 +30,11 @@ pub(super) fn read<'a>(dialect: Dialect, s: &mut Scan<'a>) -> Option<Delta<'a>> 
 
 /// An event of a dialect that carries weft's `run_id` and `event_id` beside its own fields.
 fn stamped<'a>(top: &Obj<'_>, event: Event) -> Option<Delta<'a>> {
-    Some(Delta {
-        run_id: top.opt_string("run_id")?.map(Cow::Owned),
-        event_id: top.opt_uint("event_id")?,
-        session_id: None,
-        node_id: None,
-        body: Body::Event(event),
-    })
+    Some(Delta::stamped(
+        top.opt_string("run_id")?.map(Cow::Owned),
+        top.opt_uint("event_id")?,
+        Body::Event(event),
+    ))
 }
 
 /// `run_stream_event` frames of node spans, tools and whole responses. Their envelope sits in

@@ -86,6 +86,20 @@ pub(crate) enum Body<'a> {
     Event(Event),
 }
 
+impl<'a> Delta<'a> {
+    /// A frame of a dialect whose only envelope is weft's `run_id` and `event_id` beside its own
+    /// fields (all but loom).
+    fn stamped(run_id: Option<Cow<'a, str>>, event_id: Option<u64>, body: Body<'a>) -> Self {
+        Delta {
+            run_id,
+            event_id,
+            session_id: None,
+            node_id: None,
+            body,
+        }
+    }
+}
+
 impl Delta<'_> {
     /// The canonical event, exactly as the general path decodes the frame.
     pub fn into_sequenced(self) -> Sequenced {
@@ -311,25 +325,17 @@ fn cueso<'a>(s: &mut Scan<'a>) -> Option<Delta<'a>> {
         }
         _ => return None,
     };
-    Some(Delta {
-        run_id: slots.run_id,
-        event_id: slots.event_id,
-        session_id: None,
-        node_id: None,
-        body,
-    })
+    Some(Delta::stamped(slots.run_id, slots.event_id, body))
 }
 
 /// The `usage` extension frame, `{"type":"usage","prompt_tokens":…,"completion_tokens":…,
 /// "total_tokens":…,"run_id":…,"event_id":…}`, from the slots its reader filled.
 fn usage_frame<'a>(slots: &Slots<'a>) -> Option<Delta<'a>> {
-    Some(Delta {
-        run_id: slots.run_id.clone(),
-        event_id: slots.event_id,
-        session_id: None,
-        node_id: None,
-        body: Body::Event(Event::Usage(slots.usage()?)),
-    })
+    Some(Delta::stamped(
+        slots.run_id.clone(),
+        slots.event_id,
+        Body::Event(Event::Usage(slots.usage()?)),
+    ))
 }
 
 /// `{"id":…,"type":"response_item","payload":{"type":"message","id":…,"role":"assistant",
@@ -357,17 +363,15 @@ fn agentloop<'a>(s: &mut Scan<'a>) -> Option<Delta<'a>> {
         return None;
     }
     let (reasoning, content) = item?;
-    Some(Delta {
-        run_id: slots.run_id,
-        event_id: slots.event_id,
-        session_id: None,
-        node_id: None,
-        body: Body::Text {
+    Some(Delta::stamped(
+        slots.run_id,
+        slots.event_id,
+        Body::Text {
             content,
             id: Cow::Borrowed(""),
             reasoning,
         },
-    })
+    ))
 }
 
 /// The payload of an assistant `message` or a `reasoning` item: whether it is reasoning, and
@@ -442,13 +446,7 @@ fn agentchat<'a>(s: &mut Scan<'a>) -> Option<Delta<'a>> {
         },
         _ => return None,
     };
-    Some(Delta {
-        run_id: slots.run_id,
-        event_id: slots.event_id,
-        session_id: None,
-        node_id: None,
-        body,
-    })
+    Some(Delta::stamped(slots.run_id, slots.event_id, body))
 }
 
 #[cfg(test)]
