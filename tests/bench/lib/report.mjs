@@ -652,7 +652,7 @@ export function report(res) {
   lines.push('');
   lines.push('weft and its peers are measured in the same run on the same machine, the peers as published on npm (dev dependencies of tests/bench). The machine is shared (2 cores, other work running), so absolute figures drift between runs: the ratios, computed pair by pair between contestants measured back to back in the same repetition, are what to compare. Figures are medians with (min–max) over the runs.');
   lines.push('');
-  lines.push(`## Targets (issue 8${S.storage ? '; storage: section 5' : ''})`);
+  lines.push(`## Targets (issue 8; issue 21: the client's per-frame cost and the SDK's size${S.storage ? '; storage: section 5' : ''})`);
   lines.push('');
   lines.push(table(['target', 'measured', ''], targets));
   lines.push('');
