@@ -288,8 +288,15 @@ describe('limits per session and per client', () => {
     const count = (type) => conns.reduce((n, c) => n + c.frames.filter((f) => f.type === type).length, 0);
     const deadline = Date.now() + 90_000;
     while (count('pong') + count('error') < 600 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    assert.equal(count('pong'), 400);
-    assert.equal(count('error'), 200);
+    // Each socket's own answers, and how it closed if it did: a socket whose frames all went
+    // unanswered once failed this test on a loaded machine, and this says which and why.
+    const each = JSON.stringify(conns.map((c) => ({
+      pong: c.frames.filter((f) => f.type === 'pong').length,
+      error: c.frames.filter((f) => f.type === 'error').length,
+      closed: c.closed,
+    })));
+    assert.equal(count('pong'), 400, each);
+    assert.equal(count('error'), 200, each);
     const err = conns.flatMap((c) => c.frames).find((f) => f.type === 'error');
     assert.equal(err.code, 'rate_limited');
     assert.match(err.error, /SESSION_FRAMES_PER_MINUTE/);
