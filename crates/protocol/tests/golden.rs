@@ -129,3 +129,34 @@ fn scenarios_reassemble_to_what_they_say() {
     );
     assert_eq!(t.run("run-cancel").unwrap().status, RunStatus::Cancelled);
 }
+
+/// A call id names a call of its own run: a server that numbers calls per turn (`call_1` in
+/// every run) gets a call per run, in place and as events alike.
+#[test]
+fn a_call_id_reused_by_another_run_is_another_call() {
+    let frames = |run: &str, args: &str| {
+        [
+            format!(r#"{{"type":"user_message","message":"hi","run_id":"{run}","event_id":1}}"#),
+            format!(
+                r#"{{"type":"tool_call","tool_name":"read","tool_args":"{args}","run_id":"{run}","event_id":2,"call_id":"call_1"}}"#
+            ),
+            format!(
+                r#"{{"type":"tool_result","tool_name":"read","result":"ok {run}","success":true,"run_id":"{run}","event_id":3,"call_id":"call_1"}}"#
+            ),
+        ]
+    };
+    for events in [false, true] {
+        let mut r = Reassembler::new(Dialect::Agentchat);
+        r.set_events(events);
+        for frame in frames("run-a", "{}").iter().chain(&frames("run-b", "{\\\"x\\\":1}")) {
+            r.push_frame(frame.as_bytes()).expect("a valid frame");
+        }
+        let calls = &r.transcript().tool_calls;
+        assert_eq!(calls.len(), 2, "events: {events}");
+        assert_eq!(calls[0].run_id.as_deref(), Some("run-a"));
+        assert_eq!(calls[0].result.as_deref(), Some("ok run-a"));
+        assert_eq!(calls[1].run_id.as_deref(), Some("run-b"));
+        assert_eq!(calls[1].result.as_deref(), Some("ok run-b"));
+        assert_eq!(calls[1].arguments, Some(serde_json::json!({"x": 1})));
+    }
+}

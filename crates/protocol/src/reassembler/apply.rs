@@ -354,14 +354,23 @@ impl Reassembler {
         name: Option<&str>,
     ) -> usize {
         let calls = &self.transcript.tool_calls;
+        // A run's calls start at its first; a frame without a run (an original server's) may
+        // name any call.
+        let from = match run_id {
+            Some(run) => self.first_call.get(run).copied().unwrap_or(calls.len()),
+            None => 0,
+        };
         let found = match call_id {
-            Some(id) => calls.iter().rposition(|c| c.call_id == id),
-            None => calls.iter().rposition(|c| {
+            Some(id) => calls[from..].iter().rposition(|c| {
+                c.call_id == id && (run_id.is_none() || c.run_id.as_deref() == run_id)
+            }),
+            None => calls[from..].iter().rposition(|c| {
                 c.run_id.as_deref() == run_id
                     && name.is_none_or(|n| c.name == n)
                     && !matches!(c.status, ToolStatus::Done | ToolStatus::Error)
             }),
-        };
+        }
+        .map(|i| i + from);
         if let Some(i) = found {
             if let (Some(n), true) = (name, self.transcript.tool_calls[i].name.is_empty()) {
                 self.transcript.tool_calls[i].name = n.into();
@@ -376,6 +385,12 @@ impl Reassembler {
         self.transcript.messages[m]
             .tool_call_ids
             .push(call_id.clone());
+        if let Some(run) = run_id {
+            if !self.first_call.contains_key(run) {
+                self.first_call
+                    .insert(String::from(run), self.transcript.tool_calls.len());
+            }
+        }
         self.transcript.tool_calls.push(ToolCall {
             call_id,
             name: name.unwrap_or_default().into(),

@@ -77,6 +77,9 @@ pub struct Reassembler {
     /// Index in `messages` of each run's open assistant message (one per streaming run: a
     /// list is quicker to search than a map, and is searched by a borrowed run id).
     open: Vec<(Option<String>, usize)>,
+    /// Index in `tool_calls` of each run's first call: a call id is looked up among its own
+    /// run's calls, not the whole conversation's.
+    first_call: SortedMap<String, usize>,
     queue: Option<VecDeque<Sequenced>>,
 }
 
@@ -89,6 +92,7 @@ impl Reassembler {
             transcript: Transcript::default(),
             order: SortedMap::new(),
             open: Vec::new(),
+            first_call: SortedMap::new(),
             queue: None,
         }
     }
