@@ -41,12 +41,12 @@ fn stamped<'a>(top: &Obj<'_>, event: Event) -> Option<Delta<'a>> {
 /// the inner event, the run id outside it.
 fn loom<'a>(top: &Obj<'_>) -> Option<Delta<'a>> {
     const ENVELOPE: [&str; 4] = ["type", "session_id", "node_id", "event_id"];
-    if !top.keys_within(&["type", "id", "event"]) || top.string("type")? != "run_stream_event" {
+    if !top.keys_within(&["type", "id", "event"]) || top.str("type")? != "run_stream_event" {
         return None;
     }
     let e = top.object("event")?;
     let within = |keys: &[&str]| e.keys().all(|k| ENVELOPE.contains(&k) || keys.contains(&k));
-    let event = match e.string("type")?.as_str() {
+    let event = match e.str("type")? {
         "node_enter" if within(&["id"]) => Event::NodeEnter {
             id: e.string("id")?,
         },
@@ -79,7 +79,7 @@ fn loom<'a>(top: &Obj<'_>) -> Option<Delta<'a>> {
             Event::LlmComplete {
                 content: e.string("content")?,
                 tool_calls: tool_names(e)?,
-                finish_reason: FinishReason::from(e.string("finish_reason")?.as_str()),
+                finish_reason: FinishReason::from(e.str("finish_reason")?),
             }
         }
         _ => return None,
@@ -95,7 +95,7 @@ fn loom<'a>(top: &Obj<'_>) -> Option<Delta<'a>> {
 
 /// `response_item` function calls and their outputs, and `agent_finished`.
 fn agentloop<'a>(top: &Obj<'_>) -> Option<Delta<'a>> {
-    let event = match top.string("type")?.as_str() {
+    let event = match top.str("type")? {
         "agent_finished" => {
             let payload = top.object("payload")?;
             if !top.keys_within(&["id", "type", "payload", "run_id", "event_id"])
@@ -112,7 +112,7 @@ fn agentloop<'a>(top: &Obj<'_>) -> Option<Delta<'a>> {
         }
         "response_item" => {
             let p = top.object("payload")?;
-            match p.string("type")?.as_str() {
+            match p.str("type")? {
                 "function_call"
                     if top.keys_within(&["id", "type", "payload", "run_id", "event_id"])
                         && p.keys_within(&["type", "id", "call_id", "name", "arguments"])
@@ -152,11 +152,11 @@ fn agentloop<'a>(top: &Obj<'_>) -> Option<Delta<'a>> {
 fn agentchat<'a>(top: &Obj<'_>) -> Option<Delta<'a>> {
     const EXT: [&str; 4] = ["type", "run_id", "event_id", "call_id"];
     let within = |keys: &[&str]| top.keys().all(|k| EXT.contains(&k) || keys.contains(&k));
-    let event = match top.string("type")?.as_str() {
+    let event = match top.str("type")? {
         "tool_call" if within(&["tool_name", "tool_args"]) => Event::ToolCall {
             call_id: top.opt_string("call_id")?,
             name: top.string("tool_name")?,
-            arguments: parse_arguments(&top.string("tool_args")?),
+            arguments: parse_arguments(top.str("tool_args")?),
         },
         "tool_result" if within(&["tool_name", "result", "success"]) => Event::ToolEnd {
             call_id: top.opt_string("call_id")?,
@@ -173,7 +173,7 @@ fn agentchat<'a>(top: &Obj<'_>) -> Option<Delta<'a>> {
 fn cueso<'a>(top: &Obj<'_>) -> Option<Delta<'a>> {
     const EXT: [&str; 3] = ["type", "run_id", "event_id"];
     let within = |keys: &[&str]| top.keys().all(|k| EXT.contains(&k) || keys.contains(&k));
-    let event = match top.string("type")?.as_str() {
+    let event = match top.str("type")? {
         "tool_result" if within(&["tool_name", "tool_call_id", "result", "error"]) => {
             Event::ToolEnd {
                 call_id: top.opt_string("tool_call_id")?,

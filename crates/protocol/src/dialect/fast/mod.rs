@@ -217,12 +217,12 @@ fn loom<'a>(s: &mut Scan<'a>) -> Option<Delta<'a>> {
     let mut kind = None;
     let mut run_id = None;
     let mut inner = None;
-    s.object(|s, key| match key {
+    s.object(|s, key| match &*key {
         "type" => put(&mut kind, s.string()?),
         "id" => put(&mut run_id, s.string()?),
         "event" => {
             let mut slots = Slots::default();
-            s.object(|s, key| match key {
+            s.object(|s, key| match &*key {
                 "type" => put(&mut slots.kind, s.string()?),
                 "content" => put(&mut slots.content, s.string()?),
                 "id" => put(&mut slots.id, s.string()?),
@@ -283,7 +283,7 @@ fn cueso<'a>(s: &mut Scan<'a>) -> Option<Delta<'a>> {
     let mut slots = Slots::default();
     let mut role = None;
     let mut call = None;
-    s.object(|s, key| match key {
+    s.object(|s, key| match &*key {
         "type" => put(&mut slots.kind, s.string()?),
         "content" => put(&mut slots.content, s.string()?),
         "role" => put(&mut role, s.string()?),
@@ -292,7 +292,7 @@ fn cueso<'a>(s: &mut Scan<'a>) -> Option<Delta<'a>> {
         "tool_call" => {
             let mut c = Slots::default();
             let mut input_null = None;
-            s.object(|s, key| match key {
+            s.object(|s, key| match &*key {
                 "id" => put(&mut c.call_id, s.string()?),
                 "name" => put(&mut c.name, s.string()?),
                 "input_json" => put(&mut c.arguments_delta, s.string()?),
@@ -345,7 +345,7 @@ fn agentloop<'a>(s: &mut Scan<'a>) -> Option<Delta<'a>> {
     let mut slots = Slots::default();
     let mut frame_id = None;
     let mut item = None;
-    s.object(|s, key| match key {
+    s.object(|s, key| match &*key {
         "type" => put(&mut slots.kind, s.string()?),
         // Every agentloop frame has a unique id; nothing reads it back.
         "id" => put(&mut frame_id, s.string()?),
@@ -382,7 +382,7 @@ fn response_item<'a>(s: &mut Scan<'a>) -> Option<(bool, Cow<'a, str>)> {
     let mut role = None;
     let mut duration = None;
     let mut content: Option<Cow<'a, str>> = None;
-    s.object(|s, key| match key {
+    s.object(|s, key| match &*key {
         "type" => put(&mut kind, s.string()?),
         "id" => put(&mut id, s.string()?),
         "role" => put(&mut role, s.string()?),
@@ -392,7 +392,7 @@ fn response_item<'a>(s: &mut Scan<'a>) -> Option<(bool, Cow<'a, str>)> {
             s.array(|s| {
                 let mut part_type = None;
                 let mut part_text = None;
-                s.object(|s, key| match key {
+                s.object(|s, key| match &*key {
                     "type" => put(&mut part_type, s.string()?),
                     "text" => put(&mut part_text, s.string()?),
                     _ => None,
@@ -423,7 +423,7 @@ fn agentchat<'a>(s: &mut Scan<'a>) -> Option<Delta<'a>> {
     let mut slots = Slots::default();
     let mut message = None;
     let mut reasoning = None;
-    s.object(|s, key| match key {
+    s.object(|s, key| match &*key {
         "type" => put(&mut slots.kind, s.string()?),
         "message" => put(&mut message, s.string()?),
         "reasoning" => put(&mut reasoning, s.string()?),

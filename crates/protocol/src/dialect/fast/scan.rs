@@ -38,7 +38,7 @@ impl<'a> Scan<'a> {
     /// An object whose every member `member` reads (it gets the key and reads the value).
     pub(super) fn object(
         &mut self,
-        mut member: impl FnMut(&mut Self, &str) -> Option<()>,
+        mut member: impl FnMut(&mut Self, Cow<'a, str>) -> Option<()>,
     ) -> Option<()> {
         if !self.eat(b'{') {
             return None;
@@ -52,7 +52,7 @@ impl<'a> Scan<'a> {
             if !self.eat(b':') {
                 return None;
             }
-            member(self, &key)?;
+            member(self, key)?;
             if self.eat(b'}') {
                 return Some(());
             }
@@ -233,11 +233,11 @@ impl<'a> Scan<'a> {
             b'{' if depth < MAX_DEPTH => {
                 let mut obj = Obj::default();
                 self.object(|s, key| {
-                    if obj.get(key).is_some() {
+                    if obj.get(&key).is_some() {
                         return None;
                     }
                     let v = s.value(depth + 1)?;
-                    obj.0.push((Cow::Owned(String::from(key)), v));
+                    obj.0.push((key, v));
                     Some(())
                 })?;
                 Some(Val::Obj(obj))
@@ -278,6 +278,14 @@ impl<'a> Obj<'a> {
 
     pub(super) fn keys(&self) -> impl Iterator<Item = &str> {
         self.0.iter().map(|(k, _)| k.as_ref())
+    }
+
+    /// A required string, borrowed.
+    pub(super) fn str(&self, key: &str) -> Option<&str> {
+        match self.get(key)? {
+            Val::Str(s) => Some(s),
+            _ => None,
+        }
     }
 
     /// A required string.
