@@ -148,7 +148,10 @@ fn a_call_id_reused_by_another_run_is_another_call() {
     for events in [false, true] {
         let mut r = Reassembler::new(Dialect::Agentchat);
         r.set_events(events);
-        for frame in frames("run-a", "{}").iter().chain(&frames("run-b", "{\\\"x\\\":1}")) {
+        for frame in frames("run-a", "{}")
+            .iter()
+            .chain(&frames("run-b", "{\\\"x\\\":1}"))
+        {
             r.push_frame(frame.as_bytes()).expect("a valid frame");
         }
         let calls = &r.transcript().tool_calls;
