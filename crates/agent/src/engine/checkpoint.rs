@@ -1,7 +1,7 @@
 //! A [`Run`] as checkpointed: every field at the top level of one JSON object, as runs have
 //! always been written, though the run keeps its outbox and its agent's state in values of
 //! their own. Written out by hand rather than with serde's `flatten`, whose deserializer buffers
-//! the whole object and costs the Worker about 8 KB of compressed code.
+//! the whole object and cost the Worker 7 KB of compressed code (measured 2026-11-26).
 
 use std::collections::VecDeque;
 
@@ -22,7 +22,7 @@ impl Serialize for Run {
         let (live, held) = self.outbox.checkpointed();
         let tree = self.agent.tree();
         let graph = self.agent.graph();
-        let fields = 29 - usize::from(tree.is_none()) - usize::from(graph.is_none());
+        let fields = 28 - usize::from(tree.is_none()) - usize::from(graph.is_none());
         let mut st = s.serialize_struct("Run", fields)?;
         st.serialize_field("config", &self.config)?;
         st.serialize_field("tools", &self.tools)?;

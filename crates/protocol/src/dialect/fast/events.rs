@@ -100,7 +100,7 @@ fn agentloop<'a>(top: &Obj<'_>) -> Option<Delta<'a>> {
             let payload = top.object("payload")?;
             if !top.keys_within(&["id", "type", "payload", "run_id", "event_id"])
                 || !payload.keys_within(&["responseId"])
-                || payload.opt_string("responseId")?.is_none()
+                || !payload.has_str("responseId")
             {
                 return None;
             }
@@ -116,7 +116,7 @@ fn agentloop<'a>(top: &Obj<'_>) -> Option<Delta<'a>> {
                 "function_call"
                     if top.keys_within(&["id", "type", "payload", "run_id", "event_id"])
                         && p.keys_within(&["type", "id", "call_id", "name", "arguments"])
-                        && p.opt_string("id")?.is_some() =>
+                        && p.has_str("id") =>
                 {
                     Event::ToolCall {
                         call_id: p.opt_string("call_id")?,
@@ -128,7 +128,7 @@ fn agentloop<'a>(top: &Obj<'_>) -> Option<Delta<'a>> {
                     if top.keys_within(&[
                         "id", "type", "payload", "run_id", "event_id", "tool", "is_error",
                     ]) && p.keys_within(&["type", "id", "call_id", "output"])
-                        && p.opt_string("id")?.is_some() =>
+                        && p.has_str("id") =>
                 {
                     Event::ToolEnd {
                         call_id: p.opt_string("call_id")?,
@@ -144,7 +144,9 @@ fn agentloop<'a>(top: &Obj<'_>) -> Option<Delta<'a>> {
     };
     // Every agentloop frame has a unique id; nothing reads it back, but a frame without one is
     // left to the general path.
-    top.opt_string("id")??;
+    if !top.has_str("id") {
+        return None;
+    }
     stamped(top, event)
 }
 

@@ -280,6 +280,11 @@ impl<'a> Obj<'a> {
         self.0.iter().map(|(k, _)| k.as_ref())
     }
 
+    /// Whether `key` holds a string (one the shape requires but does not read).
+    pub(super) fn has_str(&self, key: &str) -> bool {
+        matches!(self.get(key), Some(Val::Str(_)))
+    }
+
     /// A required string, borrowed.
     pub(super) fn str(&self, key: &str) -> Option<&str> {
         match self.get(key)? {
