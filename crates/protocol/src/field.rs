@@ -8,9 +8,9 @@
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use crate::frame::json_type;
+use crate::json::{Json, Object};
 use crate::Error;
 
 /// A value that can be read from one JSON field.
@@ -18,16 +18,16 @@ pub(crate) trait FromJson: Sized {
     /// What the field must hold, for error messages ("a string", …).
     const EXPECTED: &'static str;
     /// Converts, or returns the problem (without the field name, which the caller adds).
-    fn from_json(v: &Value) -> Result<Self, String>;
+    fn from_json(v: &Json<'_>) -> Result<Self, String>;
 }
 
-fn mismatch<T: FromJson>(v: &Value) -> String {
-    format!("must be {}, found {}", T::EXPECTED, json_type(v))
+fn mismatch<T: FromJson>(v: &Json<'_>) -> String {
+    format!("must be {}, found {}", T::EXPECTED, v.type_name())
 }
 
 impl FromJson for String {
     const EXPECTED: &'static str = "a string";
-    fn from_json(v: &Value) -> Result<Self, String> {
+    fn from_json(v: &Json<'_>) -> Result<Self, String> {
         v.as_str()
             .map(ToString::to_string)
             .ok_or_else(|| mismatch::<Self>(v))
@@ -36,7 +36,7 @@ impl FromJson for String {
 
 impl FromJson for bool {
     const EXPECTED: &'static str = "a boolean";
-    fn from_json(v: &Value) -> Result<Self, String> {
+    fn from_json(v: &Json<'_>) -> Result<Self, String> {
         v.as_bool().ok_or_else(|| mismatch::<Self>(v))
     }
 }
@@ -46,7 +46,7 @@ const MAX_SAFE: f64 = 9_007_199_254_740_992.0;
 
 impl FromJson for u64 {
     const EXPECTED: &'static str = "a non-negative whole number";
-    fn from_json(v: &Value) -> Result<Self, String> {
+    fn from_json(v: &Json<'_>) -> Result<Self, String> {
         if let Some(n) = v.as_u64() {
             return Ok(n);
         }
@@ -60,7 +60,7 @@ impl FromJson for u64 {
 
 impl FromJson for i64 {
     const EXPECTED: &'static str = "a whole number";
-    fn from_json(v: &Value) -> Result<Self, String> {
+    fn from_json(v: &Json<'_>) -> Result<Self, String> {
         if let Some(n) = v.as_i64() {
             return Ok(n);
         }
@@ -75,21 +75,23 @@ impl FromJson for i64 {
 
 impl FromJson for f64 {
     const EXPECTED: &'static str = "a number";
-    fn from_json(v: &Value) -> Result<Self, String> {
+    fn from_json(v: &Json<'_>) -> Result<Self, String> {
         v.as_f64().ok_or_else(|| mismatch::<Self>(v))
     }
 }
 
+/// The fields that carry arbitrary JSON (tool arguments, agent state, …) keep serde_json's
+/// value, built from the tree only for them.
 impl FromJson for Value {
     const EXPECTED: &'static str = "any JSON value";
-    fn from_json(v: &Value) -> Result<Self, String> {
-        Ok(v.clone())
+    fn from_json(v: &Json<'_>) -> Result<Self, String> {
+        Ok(v.to_serde())
     }
 }
 
 impl<T: FromJson> FromJson for Vec<T> {
     const EXPECTED: &'static str = "an array";
-    fn from_json(v: &Value) -> Result<Self, String> {
+    fn from_json(v: &Json<'_>) -> Result<Self, String> {
         let items = v.as_array().ok_or_else(|| mismatch::<Self>(v))?;
         items
             .iter()
@@ -103,22 +105,22 @@ impl<T: FromJson> FromJson for Vec<T> {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Fields<'a> {
     kind: &'a str,
-    map: &'a Map<String, Value>,
+    map: &'a Object<'a>,
 }
 
 impl<'a> Fields<'a> {
-    pub(crate) fn new(kind: &'a str, map: &'a Map<String, Value>) -> Self {
+    pub(crate) fn new(kind: &'a str, map: &'a Object<'a>) -> Self {
         Fields { kind, map }
     }
 
-    pub(crate) fn map(&self) -> &'a Map<String, Value> {
+    pub(crate) fn map(&self) -> &'a Object<'a> {
         self.map
     }
 
     /// A field that must be present and non-null.
     pub(crate) fn req<T: FromJson>(&self, name: &str) -> Result<T, Error> {
         match self.map.get(name) {
-            None | Some(Value::Null) => Err(Error::field(
+            None | Some(Json::Null) => Err(Error::field(
                 self.kind,
                 name,
                 format!("is required ({})", T::EXPECTED),
@@ -130,7 +132,7 @@ impl<'a> Fields<'a> {
     /// A field that may be absent or `null` (loom §6: both mean "use the default").
     pub(crate) fn opt<T: FromJson>(&self, name: &str) -> Result<Option<T>, Error> {
         match self.map.get(name) {
-            None | Some(Value::Null) => Ok(None),
+            None | Some(Json::Null) => Ok(None),
             Some(v) => T::from_json(v).map(Some).map_err(|p| self.err(name, p)),
         }
     }
@@ -142,11 +144,11 @@ impl<'a> Fields<'a> {
         read: impl FnOnce(Fields<'_>) -> Result<T, Error>,
     ) -> Result<T, Error> {
         match self.map.get(name) {
-            Some(Value::Object(m)) => read(Fields::new(self.kind, m)).map_err(|e| nest(e, name)),
-            None | Some(Value::Null) => {
+            Some(Json::Object(m)) => read(Fields::new(self.kind, m)).map_err(|e| nest(e, name)),
+            None | Some(Json::Null) => {
                 Err(Error::field(self.kind, name, "is required (an object)"))
             }
-            Some(v) => Err(self.err(name, format!("must be an object, found {}", json_type(v)))),
+            Some(v) => Err(self.err(name, format!("must be an object, found {}", v.type_name()))),
         }
     }
 
@@ -157,7 +159,7 @@ impl<'a> Fields<'a> {
         read: impl FnOnce(Fields<'_>) -> Result<T, Error>,
     ) -> Result<Option<T>, Error> {
         match self.map.get(name) {
-            None | Some(Value::Null) => Ok(None),
+            None | Some(Json::Null) => Ok(None),
             Some(_) => self.object(name, read).map(Some),
         }
     }
@@ -169,12 +171,12 @@ impl<'a> Fields<'a> {
         mut read: impl FnMut(Fields<'_>) -> Result<T, Error>,
     ) -> Result<Vec<T>, Error> {
         let items = match self.map.get(name) {
-            Some(Value::Array(items)) => items,
-            None | Some(Value::Null) => {
+            Some(Json::Array(items)) => items,
+            None | Some(Json::Null) => {
                 return Err(Error::field(self.kind, name, "is required (an array)"))
             }
             Some(v) => {
-                return Err(self.err(name, format!("must be an array, found {}", json_type(v))))
+                return Err(self.err(name, format!("must be an array, found {}", v.type_name())))
             }
         };
         items
@@ -183,15 +185,17 @@ impl<'a> Fields<'a> {
             .map(|(i, item)| {
                 let path = format!("{name}[{i}]");
                 match item {
-                    Value::Object(m) => read(Fields::new(self.kind, m)).map_err(|e| nest(e, &path)),
-                    v => Err(self.err(&path, format!("must be an object, found {}", json_type(v)))),
+                    Json::Object(m) => read(Fields::new(self.kind, m)).map_err(|e| nest(e, &path)),
+                    v => {
+                        Err(self.err(&path, format!("must be an object, found {}", v.type_name())))
+                    }
                 }
             })
             .collect()
     }
 
     /// The raw value of a field, if present and non-null.
-    pub(crate) fn raw(&self, name: &str) -> Option<&'a Value> {
+    pub(crate) fn raw(&self, name: &str) -> Option<&'a Json<'a>> {
         self.map.get(name).filter(|v| !v.is_null())
     }
 

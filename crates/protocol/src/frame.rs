@@ -1,12 +1,12 @@
 //! Turning raw WebSocket frames into JSON objects, within limits.
 //!
 //! Both text and binary frames carry UTF-8 JSON (loom §2); binary ones are validated here so a
-//! bad byte is a typed error, not a panic or a lossy replacement. Nesting depth is bounded by
-//! serde_json's recursion limit (128), which also bounds the recursion of dropping the value.
+//! bad byte is a typed error, not a panic or a lossy replacement. Nesting depth is bounded at 128
+//! levels (serde_json's limit), which also bounds the recursion of dropping the tree.
 
 use alloc::string::ToString;
-use serde_json::{Map, Value};
 
+use crate::json::{self, Json, Object};
 use crate::Error;
 
 /// Bounds on what a peer may send.
@@ -24,11 +24,9 @@ impl Default for Limits {
     }
 }
 
-/// Parses one frame (text, or binary holding UTF-8) into its JSON object.
-pub fn parse_object(
-    frame: &[u8],
-    limits: Limits,
-) -> Result<Map<alloc::string::String, Value>, Error> {
+/// Parses one frame (text, or binary holding UTF-8) into its JSON object, borrowing its
+/// strings from the frame.
+pub fn parse_object(frame: &[u8], limits: Limits) -> Result<Object<'_>, Error> {
     if frame.len() > limits.max_frame_bytes {
         return Err(Error::TooLarge {
             len: frame.len(),
@@ -38,25 +36,13 @@ pub fn parse_object(
     let text = core::str::from_utf8(frame).map_err(|e| Error::InvalidUtf8 {
         valid_up_to: e.valid_up_to(),
     })?;
-    let value: Value = serde_json::from_str(text).map_err(|e| Error::InvalidJson {
+    let value = json::parse(text).map_err(|e| Error::InvalidJson {
         message: e.to_string(),
     })?;
     match value {
-        Value::Object(map) => Ok(map),
+        Json::Object(map) => Ok(map),
         other => Err(Error::NotAnObject {
-            found: json_type(&other),
+            found: other.type_name(),
         }),
-    }
-}
-
-/// The JSON type name of a value, for error messages.
-pub(crate) fn json_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }

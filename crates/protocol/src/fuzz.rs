@@ -1,6 +1,7 @@
 //! Entry points for the fuzzers in `fuzz/` and for the regression tests that replay their
 //! crashers (STYLE 8). Each runs every decoder it can on the input and must never panic; the
-//! one assertion is that the fast decode path agrees with the general one.
+//! assertions are that the fast decode path agrees with the general one, and the JSON reader
+//! with serde_json.
 
 use alloc::vec::Vec;
 
@@ -62,4 +63,19 @@ pub fn decode_reassemble(data: &[u8]) {
         );
     }
     let _ = reassembler.transcript().total_usage();
+}
+
+/// The JSON reader on arbitrary bytes: where serde_json reads a value, the reader reads the same
+/// one (floats to the bit); where serde_json refuses the text, so does the reader.
+pub fn json_reader(data: &[u8]) {
+    let Ok(text) = core::str::from_utf8(data) else {
+        return;
+    };
+    let ours = crate::json::parse(text).ok().map(|j| j.to_serde());
+    let theirs: Option<serde_json::Value> = serde_json::from_str(text).ok();
+    let write = |v: Option<serde_json::Value>| v.map(|v| serde_json::to_string(&v).ok());
+    assert!(
+        write(ours) == write(theirs),
+        "the JSON reader disagrees with serde_json"
+    );
 }

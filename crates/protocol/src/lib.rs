@@ -30,6 +30,7 @@ pub mod event;
 mod field;
 mod frame;
 pub mod fuzz;
+pub mod json;
 pub mod names;
 pub mod reassembler;
 pub mod sequencer;

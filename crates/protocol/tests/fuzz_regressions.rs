@@ -1,5 +1,6 @@
 //! Replays every kept fuzz crasher, and the fuzz seeds (the golden transcripts, once per
-//! dialect), through the fuzz entry point: none may panic.
+//! dialect), through the fuzz entry points: none may panic, and every frame of the seeds reads
+//! the same through the JSON reader as through serde_json.
 
 use std::path::Path;
 
@@ -21,8 +22,12 @@ fn fuzz_crashers_and_seeds_do_not_panic() {
     {
         for entry in std::fs::read_dir(root.join("fixtures").join(dialect)).unwrap() {
             let path = entry.unwrap().path();
+            let bytes = std::fs::read(&path).unwrap();
+            for line in bytes.split(|&b| b == b'\n') {
+                weft_protocol::fuzz::json_reader(line);
+            }
             let mut input = vec![pick as u8];
-            input.extend(std::fs::read(&path).unwrap());
+            input.extend(bytes);
             weft_protocol::fuzz::decode_reassemble(&input);
             replayed += 1;
         }

@@ -127,7 +127,10 @@ fn reencode(doc: &str, frame: &Value) -> Value {
             .unwrap();
         }
         let map = frame.as_object().unwrap();
-        return serde_json::to_value(Sequenced::from_json(map).unwrap()).unwrap();
+        return serde_json::to_value(
+            Sequenced::from_json(&weft_protocol::json::Object::from_serde(map)).unwrap(),
+        )
+        .unwrap();
     }
     let events = d.decode_server(&bytes, Limits::default()).unwrap();
     let mut enc = Encoder::new(d, 7);

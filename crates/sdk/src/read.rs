@@ -96,8 +96,8 @@ impl<'a> Fields<'a> {
             .ok()
             .and_then(|t| t.as_string())
             .ok_or_else(|| format!("`{name}` must be a JSON value"))?;
-        serde_json::from_str(&text)
-            .map(Some)
+        weft_protocol::json::parse(&text)
+            .map(|json| Some(json.to_serde()))
             .map_err(|e| format!("`{name}` must be a JSON value: {e}"))
     }
 }

@@ -18,12 +18,12 @@ use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 use serde::Serialize;
-use serde_json::{Map, Value};
 
 use crate::command::{Command, RunCommand};
 use crate::event::Event;
 use crate::event::Sequenced;
 use crate::field::Fields;
+use crate::json::Object;
 use crate::names::{Agent, FinishReason};
 use crate::Error;
 
@@ -82,7 +82,7 @@ pub enum ServerEvent<'a> {
 /// The message the original server gives for an empty chat message.
 pub const EMPTY_MESSAGE: &str = "Empty message received";
 
-pub(crate) fn decode_request(obj: &Map<String, Value>) -> Result<Command, Error> {
+pub(crate) fn decode_request(obj: &Object<'_>) -> Result<Command, Error> {
     let kind = frame_type(obj)?;
     if kind != "chat" {
         return match extension::decode_request(kind, obj) {
@@ -200,7 +200,7 @@ pub(crate) fn encode(out: &mut Out<'_>) {
     out.push(&WithExt { body, ext });
 }
 
-pub(crate) fn decode_server(obj: &Map<String, Value>) -> Result<Vec<Sequenced>, Error> {
+pub(crate) fn decode_server(obj: &Object<'_>) -> Result<Vec<Sequenced>, Error> {
     let kind = frame_type(obj)?;
     let f = Fields::new(kind, obj);
     let ext = ExtIn::read(obj)?;

@@ -42,12 +42,13 @@
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use crate::command::{ApprovalDecision, ClientTools, Command, RunCommand, ToolResult};
 use crate::event::{Event, Sequenced, ToolSpec};
 use crate::field::Fields;
 use crate::frame::{parse_object, Limits};
+use crate::json::{Json, Object};
 use crate::names::{Agent, Review};
 use crate::Error;
 
@@ -85,25 +86,25 @@ pub fn decode_request(body: &[u8], limits: Limits) -> Result<ChatRequest, Error>
         }));
     }
     let messages = match f.raw("messages") {
-        Some(Value::Array(m)) if !m.is_empty() => m,
+        Some(Json::Array(m)) if !m.is_empty() => m,
         _ => return Err(f.err("messages", "is required (a non-empty array)")),
     };
     let last = match messages.last() {
-        Some(Value::Object(m)) => m,
+        Some(Json::Object(m)) => m,
         _ => return Err(f.err("messages", "must end with a message object")),
     };
     let m = Fields::new("chat", last);
     let role: String = m.req("role")?;
     let parts = match m.raw("parts") {
-        Some(Value::Array(p)) => p.as_slice(),
+        Some(Json::Array(p)) => p.as_slice(),
         _ => return Err(m.err("parts", "is required (an array)")),
     };
     match role.as_str() {
         "user" => {
             let text: String = parts
                 .iter()
-                .filter(|p| p.get("type").and_then(Value::as_str) == Some("text"))
-                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .filter(|p| p.get("type").and_then(Json::as_str) == Some("text"))
+                .filter_map(|p| p.get("text").and_then(Json::as_str))
                 .collect();
             if text.trim().is_empty() {
                 return Err(Error::invalid("chat", "the last message has no text"));
@@ -123,7 +124,7 @@ pub fn decode_request(body: &[u8], limits: Limits) -> Result<ChatRequest, Error>
             }));
         }
         "assistant" => {
-            for part in parts.iter().filter_map(Value::as_object) {
+            for part in parts.iter().filter_map(Json::as_object) {
                 if let Some(command) = tool_answer(part)? {
                     commands.push(command);
                 }
@@ -140,8 +141,8 @@ pub fn decode_request(body: &[u8], limits: Limits) -> Result<ChatRequest, Error>
 }
 
 /// What the page answered in one tool part of its last message, if anything.
-fn tool_answer(part: &Map<String, Value>) -> Result<Option<Command>, Error> {
-    let kind = part.get("type").and_then(Value::as_str).unwrap_or("");
+fn tool_answer(part: &Object<'_>) -> Result<Option<Command>, Error> {
+    let kind = part.get("type").and_then(Json::as_str).unwrap_or("");
     if !(kind.starts_with("tool-") || kind == "dynamic-tool") {
         return Ok(None);
     }
@@ -150,7 +151,7 @@ fn tool_answer(part: &Map<String, Value>) -> Result<Option<Command>, Error> {
     let state: String = f.opt("state")?.unwrap_or_default();
     Ok(match state.as_str() {
         "approval-responded" => {
-            let Some(Value::Object(approval)) = f.raw("approval") else {
+            let Some(Json::Object(approval)) = f.raw("approval") else {
                 return Ok(None);
             };
             let a = Fields::new("chat", approval);
@@ -169,8 +170,8 @@ fn tool_answer(part: &Map<String, Value>) -> Result<Option<Command>, Error> {
         }
         "output-available" => {
             let result = match f.raw("output") {
-                Some(Value::String(s)) => s.clone(),
-                Some(v) => v.to_string(),
+                Some(Json::String(s)) => String::from(s.as_ref()),
+                Some(v) => v.to_serde().to_string(),
                 None => String::new(),
             };
             Some(Command::ToolResult(ToolResult {

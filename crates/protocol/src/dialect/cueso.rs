@@ -19,11 +19,11 @@ use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 use serde::Serialize;
-use serde_json::{Map, Value};
 
 use crate::command::{Command, RunCommand};
 use crate::event::{Event, Sequenced};
 use crate::field::Fields;
+use crate::json::{Json, Object};
 use crate::names::{Agent, FinishReason};
 use crate::Error;
 
@@ -118,16 +118,16 @@ pub enum ServerEvent<'a> {
     Error { message: &'a str },
 }
 
-pub(crate) fn decode_request(obj: &Map<String, Value>) -> Result<Command, Error> {
+pub(crate) fn decode_request(obj: &Object<'_>) -> Result<Command, Error> {
     if let Some(kind) = obj.get("type") {
-        let Value::String(kind) = kind else {
+        let Json::String(kind) = kind else {
             return Err(Error::field("message", "type", "must be a string"));
         };
         return match extension::decode_request(kind, obj) {
             Some(cmd) => cmd,
             None => Err(Error::UnknownType {
                 dialect: Dialect::Cueso,
-                kind: kind.clone(),
+                kind: String::from(kind.as_ref()),
             }),
         };
     }
@@ -275,9 +275,9 @@ pub(crate) fn encode(out: &mut Out<'_>) {
     out.push(&WithExt { body, ext });
 }
 
-pub(crate) fn decode_server(obj: &Map<String, Value>) -> Result<Vec<Sequenced>, Error> {
+pub(crate) fn decode_server(obj: &Object<'_>) -> Result<Vec<Sequenced>, Error> {
     let kind = match obj.get("type") {
-        Some(Value::String(t)) => t.as_str(),
+        Some(Json::String(t)) => t.as_ref(),
         _ => return Err(Error::MissingType),
     };
     let f = Fields::new(kind, obj);

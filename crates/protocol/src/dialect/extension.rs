@@ -15,6 +15,7 @@ use serde_json::{Map, Value};
 use crate::command::{ApprovalDecision, ClientTools, Command, Resume, ToolResult};
 use crate::event::{Event, Sequenced, ToolSpec, Usage};
 use crate::field::Fields;
+use crate::json::{Json, Object};
 use crate::names::Review;
 use crate::Error;
 
@@ -88,10 +89,7 @@ pub struct PingRequest {
 }
 
 /// Decodes a shared extension request, or returns `None` when `kind` is not one.
-pub(crate) fn decode_request(
-    kind: &str,
-    obj: &Map<String, Value>,
-) -> Option<Result<Command, Error>> {
+pub(crate) fn decode_request(kind: &str, obj: &Object<'_>) -> Option<Result<Command, Error>> {
     let f = Fields::new(kind, obj);
     let read = || -> Result<Command, Error> {
         Ok(match kind {
@@ -199,7 +197,7 @@ pub(crate) fn push_event_frame(out: &mut Out<'_>) {
 }
 
 /// Reads an extension server frame back: the canonical event plus `run_id`/`event_id`.
-pub(crate) fn decode_event_frame(obj: &Map<String, Value>) -> Result<Sequenced, Error> {
+pub(crate) fn decode_event_frame(obj: &Object<'_>) -> Result<Sequenced, Error> {
     let event = Event::from_json(obj)?;
     let f = Fields::new("frame", obj);
     let mut seq = Sequenced::bare(event);
@@ -281,9 +279,9 @@ pub(crate) struct ExtIn {
 }
 
 impl ExtIn {
-    pub(crate) fn read(obj: &Map<String, Value>) -> Result<Self, Error> {
+    pub(crate) fn read(obj: &Object<'_>) -> Result<Self, Error> {
         let kind = match obj.get("type") {
-            Some(Value::String(t)) => t.as_str(),
+            Some(Json::String(t)) => t.as_ref(),
             _ => "frame",
         };
         let f = Fields::new(kind, obj);
@@ -338,7 +336,10 @@ pub(crate) fn parse_arguments(text: &str) -> Value {
     if text.trim().is_empty() {
         return Value::Object(Map::new());
     }
-    serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.into()))
+    match crate::json::parse(text) {
+        Ok(json) => json.to_serde(),
+        Err(_) => Value::String(text.into()),
+    }
 }
 
 /// JSON-encodes tool arguments for dialects that carry them as a string.

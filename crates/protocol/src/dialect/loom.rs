@@ -10,13 +10,14 @@ use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::command::{
     Command, RunCommand, ToolFormat, ToolShowQuery, ToolsQuery, UserMessagesQuery, MAX_RUN_ID_LEN,
 };
 use crate::event::{Envelope, Event, Sequenced, StoredMessage, ToolSpec, Usage};
 use crate::field::Fields;
+use crate::json::Object;
 use crate::names::Agent;
 use crate::Error;
 
@@ -246,7 +247,7 @@ pub(crate) fn check_run_id(kind: &str, id: Option<String>) -> Result<Option<Stri
     }
 }
 
-pub(crate) fn decode_request(obj: &Map<String, Value>) -> Result<Command, Error> {
+pub(crate) fn decode_request(obj: &Object<'_>) -> Result<Command, Error> {
     let kind = frame_type(obj)?;
     let f = Fields::new(kind, obj);
     Ok(match kind {
@@ -514,7 +515,7 @@ pub struct ReplyMessage<'a> {
     pub reply: &'a str,
 }
 
-pub(crate) fn decode_server(obj: &Map<String, Value>) -> Result<Vec<Sequenced>, Error> {
+pub(crate) fn decode_server(obj: &Object<'_>) -> Result<Vec<Sequenced>, Error> {
     if !obj.contains_key("type") && obj.contains_key("reply") {
         let f = Fields::new("reply", obj);
         let mut seq = Sequenced::bare(Event::RunEnd {

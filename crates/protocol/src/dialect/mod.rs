@@ -53,11 +53,11 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
 use serde::Serialize;
-use serde_json::{Map, Value};
 
 use crate::command::Command;
 use crate::event::{Event, Sequenced};
 use crate::frame::{parse_object, Limits};
+use crate::json::{Json, Object};
 use crate::Error;
 
 /// One of the four wire protocols.
@@ -386,9 +386,9 @@ impl Out<'_> {
 }
 
 /// Reads the `type` of a frame.
-pub(crate) fn frame_type(obj: &Map<String, Value>) -> Result<&str, Error> {
+pub(crate) fn frame_type<'a>(obj: &'a Object<'_>) -> Result<&'a str, Error> {
     match obj.get("type") {
-        Some(Value::String(t)) => Ok(t),
+        Some(Json::String(t)) => Ok(t),
         _ => Err(Error::MissingType),
     }
 }

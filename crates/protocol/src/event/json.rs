@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 
 use super::{Envelope, Event, NodeResult, Sequenced, StoredMessage, ToolSpec, UnknownEvent, Usage};
 use crate::field::Fields;
+use crate::json::{Json, Object};
 use crate::names::{Agent, FinishReason, Review};
 use crate::Error;
 
@@ -31,7 +32,7 @@ const ENVELOPE_FIELDS: [&str; 3] = ["session_id", "node_id", "event_id"];
 impl Sequenced {
     /// Reads the loom JSON form back: the event's fields with the envelope fields beside them
     /// (§4.1), as its `Serialize` writes them.
-    pub fn from_json(map: &Map<String, Value>) -> Result<Self, Error> {
+    pub fn from_json(map: &Object<'_>) -> Result<Self, Error> {
         let mut envelope = Envelope::read(Fields::new("envelope", map))?;
         let event = Event::from_json(map)?;
         if matches!(event, Event::GotExpand { .. }) {
@@ -58,9 +59,9 @@ impl Event {
 
     /// Reads an event from its JSON object form. An unknown `type` is kept whole as
     /// [`Event::Unknown`]; a known type with a malformed body is an [`Error::Field`].
-    pub fn from_json(map: &Map<String, Value>) -> Result<Self, Error> {
+    pub fn from_json(map: &Object<'_>) -> Result<Self, Error> {
         let kind = match map.get("type") {
-            Some(Value::String(k)) => k.as_str(),
+            Some(Json::String(k)) => k.as_ref(),
             _ => return Err(Error::MissingType),
         };
         let f = Fields::new(kind, map);
@@ -232,8 +233,8 @@ impl Event {
                 kind: kind.into(),
                 data: map
                     .iter()
-                    .filter(|(k, _)| *k != "type" && !ENVELOPE_FIELDS.contains(&k.as_str()))
-                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .filter(|(k, _)| *k != "type" && !ENVELOPE_FIELDS.contains(k))
+                    .map(|(k, v)| (String::from(k), v.to_serde()))
                     .collect(),
             }),
         })
@@ -269,7 +270,7 @@ impl Serialize for Sequenced {
 impl<'de> Deserialize<'de> for Event {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let map = Map::<String, Value>::deserialize(d)?;
-        Event::from_json(&map).map_err(serde::de::Error::custom)
+        Event::from_json(&Object::from_serde(&map)).map_err(serde::de::Error::custom)
     }
 }
 
@@ -278,6 +279,6 @@ impl<'de> Deserialize<'de> for Event {
 impl<'de> Deserialize<'de> for Sequenced {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let map = Map::<String, Value>::deserialize(d)?;
-        Sequenced::from_json(&map).map_err(serde::de::Error::custom)
+        Sequenced::from_json(&Object::from_serde(&map)).map_err(serde::de::Error::custom)
     }
 }

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use crate::field::Fields;
+use crate::json::Json;
 use crate::names::Role;
 use crate::Error;
 
@@ -69,11 +70,11 @@ impl Serialize for NodeResult {
 }
 
 impl NodeResult {
-    pub(super) fn from_value(kind: &str, v: &Value) -> Result<Self, Error> {
+    pub(super) fn from_value(kind: &str, v: &Json<'_>) -> Result<Self, Error> {
         match v {
-            Value::String(s) if s == "Ok" => Ok(NodeResult::Ok),
-            Value::Object(m) => match m.get("Err") {
-                Some(Value::String(e)) => Ok(NodeResult::Err(e.clone())),
+            Json::String(s) if s == "Ok" => Ok(NodeResult::Ok),
+            Json::Object(m) => match m.get("Err") {
+                Some(Json::String(e)) => Ok(NodeResult::Err(String::from(e.as_ref()))),
                 _ => Err(Error::field(kind, "result.Err", "must be a string")),
             },
             _ => Err(Error::field(

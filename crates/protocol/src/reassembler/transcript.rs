@@ -187,7 +187,7 @@ impl ToolCall {
             self.arguments = if text.is_empty() {
                 Some(Value::Object(serde_json::Map::new()))
             } else {
-                serde_json::from_str(text).ok()
+                crate::json::parse(text).ok().map(|json| json.to_serde())
             };
         }
         if self.status == ToolStatus::Streaming {

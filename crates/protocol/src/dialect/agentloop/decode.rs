@@ -4,17 +4,18 @@ use crate::dialect::extension::{self, parse_arguments, ExtIn};
 use crate::dialect::frame_type;
 use crate::event::{Event, Sequenced};
 use crate::field::Fields;
+use crate::json::{Json, Object};
 use crate::names::{Agent, FinishReason};
 use crate::Error;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::text_of;
 
-pub(crate) fn decode_server(obj: &Map<String, Value>) -> Result<Vec<Sequenced>, Error> {
+pub(crate) fn decode_server(obj: &Object<'_>) -> Result<Vec<Sequenced>, Error> {
     let kind = frame_type(obj)?;
     let f = Fields::new(kind, obj);
     let ext = ExtIn::read(obj)?;
@@ -114,8 +115,8 @@ pub(crate) fn decode_server(obj: &Map<String, Value>) -> Result<Vec<Sequenced>, 
 fn decode_item(p: Fields<'_>, ext: &ExtIn) -> Result<Option<Event>, Error> {
     let item_type: String = p.req("type")?;
     let content = || match p.raw("content") {
-        Some(Value::Array(parts)) => text_of(parts),
-        Some(Value::String(s)) => s.clone(),
+        Some(Json::Array(parts)) => text_of(parts),
+        Some(Json::String(s)) => String::from(s.as_ref()),
         _ => String::new(),
     };
     Ok(Some(match item_type.as_str() {
@@ -160,6 +161,6 @@ fn decode_item(p: Fields<'_>, ext: &ExtIn) -> Result<Option<Event>, Error> {
 fn unknown_item(item_type: &str, p: Fields<'_>) -> Event {
     Event::Unknown(crate::event::UnknownEvent {
         kind: format!("response_item.{item_type}"),
-        data: p.map().clone(),
+        data: p.map().to_serde(),
     })
 }

@@ -29,10 +29,11 @@ use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::command::{ApprovalDecision, Command, RunCommand};
 use crate::field::Fields;
+use crate::json::{Json, Object};
 use crate::names::{Agent, Review};
 use crate::Error;
 
@@ -222,13 +223,13 @@ pub struct ErrorPayload<'a> {
 pub struct Empty {}
 
 /// The text of the `input_text`/`output_text` parts of a content array.
-fn text_of(content: &[Value]) -> String {
+fn text_of(content: &[Json<'_>]) -> String {
     let mut text = String::new();
     for part in content {
         match part {
-            Value::String(s) => text.push_str(s),
-            Value::Object(m) => {
-                if let Some(Value::String(s)) = m.get("text") {
+            Json::String(s) => text.push_str(s),
+            Json::Object(m) => {
+                if let Some(Json::String(s)) = m.get("text") {
                     text.push_str(s);
                 }
             }
@@ -245,7 +246,7 @@ fn parts(text: &str) -> Vec<ContentPart<'_>> {
     }]
 }
 
-pub(crate) fn decode_request(obj: &Map<String, Value>) -> Result<Command, Error> {
+pub(crate) fn decode_request(obj: &Object<'_>) -> Result<Command, Error> {
     let kind = frame_type(obj)?;
     let f = Fields::new(kind, obj);
     let has_payload = f.raw("payload").is_some();
@@ -257,8 +258,8 @@ pub(crate) fn decode_request(obj: &Map<String, Value>) -> Result<Command, Error>
                 let items = p.objects("input", |item| {
                     let role: Option<String> = item.opt("role")?;
                     let content = match item.raw("content") {
-                        Some(Value::Array(parts)) => text_of(parts),
-                        Some(Value::String(s)) => s.clone(),
+                        Some(Json::Array(parts)) => text_of(parts),
+                        Some(Json::String(s)) => String::from(s.as_ref()),
                         _ => String::new(),
                     };
                     Ok((role, content))

@@ -1,31 +1,28 @@
 //! The fast path for the frames a stream is made of: text, reasoning and tool-argument deltas,
-//! whole replies and usage counts.
+//! and usage counts.
 //!
 //! Nearly every frame of a reply is one of a few small, flat shapes (loom `message_chunk`,
 //! `reasoning_chunk` and `tool_call_chunk` inside `run_stream_event`; cueso `content_delta` and
 //! `tool_call_delta`; agentloop `response_item` messages and reasoning; agentchat
 //! `agent_message` and `agent_thinking`; the `usage` extension frame of the three that have
-//! one). The general decoder parses every frame into a `serde_json::Value` tree — a map
-//! allocated per object, a string per key — only to read three or four fields out of it and
-//! drop the rest; on a client that is most of the cost of a frame. This module reads those
-//! shapes in one pass over the bytes, borrowing every string that has no escape, and builds the
-//! event directly.
+//! one). The general path builds a (borrowed) JSON tree of the frame and reads the event out of
+//! it; this module reads these shapes member by member in one pass, so the reassembler can
+//! append a delta's text without building the event at all.
 //!
 //! It only ever answers for a frame it understands completely: anything else — another type,
 //! an unknown or repeated key, a `null`, a number that is not a plain whole number, a string
-//! serde_json would reject, invalid UTF-8 — returns `None` and the frame takes the general
-//! path, which decides what it means or which error it is. So the two paths cannot disagree:
-//! where this one answers, the answer is what the general one gives (the tests hold every
-//! frame of the golden transcripts and a corpus of variations to that, and so does the fuzz
-//! target `decode_reassemble`).
+//! the JSON reader rejects, invalid UTF-8 — returns `None` and the frame takes the general
+//! path, which decides what it means or which error it is. Both read strings and numbers with
+//! the same [`Reader`], and where this path answers, the answer is what the general one gives
+//! (the tests hold every frame of the golden transcripts and a corpus of variations to that,
+//! and so does the fuzz target `decode_reassemble`).
 
-mod events;
 mod scan;
 
 use alloc::borrow::Cow;
 use alloc::string::String;
 
-use scan::Scan;
+use crate::json::Reader;
 
 use super::Dialect;
 use crate::event::{Envelope, Event, Sequenced, Usage};
@@ -42,7 +39,7 @@ pub(crate) fn decode_server(dialect: Dialect, frame: &[u8]) -> Option<Sequenced>
 /// frame is copied but the text it appends.
 pub(crate) fn read(dialect: Dialect, frame: &[u8]) -> Option<Delta<'_>> {
     let text = core::str::from_utf8(frame).ok()?;
-    let mut s = Scan { t: text, at: 0 };
+    let mut s = Reader::new(text);
     let delta = match dialect {
         Dialect::Loom => loom(&mut s),
         Dialect::Cueso => cueso(&mut s),
@@ -50,11 +47,7 @@ pub(crate) fn read(dialect: Dialect, frame: &[u8]) -> Option<Delta<'_>> {
         Dialect::Agentchat => agentchat(&mut s),
     };
     s.ws();
-    match delta {
-        Some(delta) if s.at == s.t.len() => Some(delta),
-        // Not a delta: perhaps one of the other shapes, read again from the start.
-        _ => events::read(dialect, &mut Scan { t: text, at: 0 }),
-    }
+    delta.filter(|_| s.at == s.t.len())
 }
 
 /// One delta frame, its strings borrowed from the frame wherever they had no escapes.
@@ -163,7 +156,7 @@ struct Slots<'a> {
 
 impl Slots<'_> {
     /// Reads a member of the `usage` extension frame; `None` for any other key.
-    fn usage_member(&mut self, s: &mut Scan<'_>, key: &str) -> Option<()> {
+    fn usage_member(&mut self, s: &mut Reader<'_>, key: &str) -> Option<()> {
         match key {
             "prompt_tokens" => put(&mut self.prompt_tokens, s.uint()?),
             "completion_tokens" => put(&mut self.completion_tokens, s.uint()?),
@@ -213,25 +206,25 @@ fn owned(s: Option<Cow<'_, str>>) -> Option<String> {
 
 /// `{"type":"run_stream_event","id":…,"event":{"type":"message_chunk"|"reasoning_chunk"|
 /// "tool_call_chunk"|"usage",…}}`.
-fn loom<'a>(s: &mut Scan<'a>) -> Option<Delta<'a>> {
+fn loom<'a>(s: &mut Reader<'a>) -> Option<Delta<'a>> {
     let mut kind = None;
     let mut run_id = None;
     let mut inner = None;
     s.object(|s, key| match &*key {
-        "type" => put(&mut kind, s.string()?),
-        "id" => put(&mut run_id, s.string()?),
+        "type" => put(&mut kind, s.str()?),
+        "id" => put(&mut run_id, s.str()?),
         "event" => {
             let mut slots = Slots::default();
             s.object(|s, key| match &*key {
-                "type" => put(&mut slots.kind, s.string()?),
-                "content" => put(&mut slots.content, s.string()?),
-                "id" => put(&mut slots.id, s.string()?),
-                "session_id" => put(&mut slots.session_id, s.string()?),
-                "node_id" => put(&mut slots.node_id, s.string()?),
+                "type" => put(&mut slots.kind, s.str()?),
+                "content" => put(&mut slots.content, s.str()?),
+                "id" => put(&mut slots.id, s.str()?),
+                "session_id" => put(&mut slots.session_id, s.str()?),
+                "node_id" => put(&mut slots.node_id, s.str()?),
                 "event_id" => put(&mut slots.event_id, s.uint()?),
-                "call_id" => put(&mut slots.call_id, s.string()?),
-                "name" => put(&mut slots.name, s.string()?),
-                "arguments_delta" => put(&mut slots.arguments_delta, s.string()?),
+                "call_id" => put(&mut slots.call_id, s.str()?),
+                "name" => put(&mut slots.name, s.str()?),
+                "arguments_delta" => put(&mut slots.arguments_delta, s.str()?),
                 k => slots.usage_member(s, k),
             })?;
             put(&mut inner, slots)
@@ -279,23 +272,23 @@ fn loom<'a>(s: &mut Scan<'a>) -> Option<Delta<'a>> {
 /// `{"type":"content_delta","content":…,"role":…}` and
 /// `{"type":"tool_call_delta","tool_call":{"id":…,"name":…,"input_json":…}}`, with the
 /// extension fields `run_id` and `event_id`.
-fn cueso<'a>(s: &mut Scan<'a>) -> Option<Delta<'a>> {
+fn cueso<'a>(s: &mut Reader<'a>) -> Option<Delta<'a>> {
     let mut slots = Slots::default();
     let mut role = None;
     let mut call = None;
     s.object(|s, key| match &*key {
-        "type" => put(&mut slots.kind, s.string()?),
-        "content" => put(&mut slots.content, s.string()?),
-        "role" => put(&mut role, s.string()?),
-        "run_id" => put(&mut slots.run_id, s.string()?),
+        "type" => put(&mut slots.kind, s.str()?),
+        "content" => put(&mut slots.content, s.str()?),
+        "role" => put(&mut role, s.str()?),
+        "run_id" => put(&mut slots.run_id, s.str()?),
         "event_id" => put(&mut slots.event_id, s.uint()?),
         "tool_call" => {
             let mut c = Slots::default();
             let mut input_null = None;
             s.object(|s, key| match &*key {
-                "id" => put(&mut c.call_id, s.string()?),
-                "name" => put(&mut c.name, s.string()?),
-                "input_json" => put(&mut c.arguments_delta, s.string()?),
+                "id" => put(&mut c.call_id, s.str()?),
+                "name" => put(&mut c.name, s.str()?),
+                "input_json" => put(&mut c.arguments_delta, s.str()?),
                 // The first delta of a call announces it with `"input": null`; not read.
                 "input" => put(&mut input_null, s.null()?),
                 _ => None,
@@ -341,15 +334,15 @@ fn usage_frame<'a>(slots: &Slots<'a>) -> Option<Delta<'a>> {
 /// `{"id":…,"type":"response_item","payload":{"type":"message","id":…,"role":"assistant",
 /// "content":[{"type":…,"text":…},…]},"run_id":…,"event_id":…}`, a `reasoning` item the same
 /// without `role` (and with an optional `duration_ms`), and the `usage` extension frame.
-fn agentloop<'a>(s: &mut Scan<'a>) -> Option<Delta<'a>> {
+fn agentloop<'a>(s: &mut Reader<'a>) -> Option<Delta<'a>> {
     let mut slots = Slots::default();
     let mut frame_id = None;
     let mut item = None;
     s.object(|s, key| match &*key {
-        "type" => put(&mut slots.kind, s.string()?),
+        "type" => put(&mut slots.kind, s.str()?),
         // Every agentloop frame has a unique id; nothing reads it back.
-        "id" => put(&mut frame_id, s.string()?),
-        "run_id" => put(&mut slots.run_id, s.string()?),
+        "id" => put(&mut frame_id, s.str()?),
+        "run_id" => put(&mut slots.run_id, s.str()?),
         "event_id" => put(&mut slots.event_id, s.uint()?),
         "payload" => put(&mut item, response_item(s)?),
         k => slots.usage_member(s, k),
@@ -376,16 +369,16 @@ fn agentloop<'a>(s: &mut Scan<'a>) -> Option<Delta<'a>> {
 
 /// The payload of an assistant `message` or a `reasoning` item: whether it is reasoning, and
 /// its text (the `text` of every content part, joined, as the general path reads it).
-fn response_item<'a>(s: &mut Scan<'a>) -> Option<(bool, Cow<'a, str>)> {
+fn response_item<'a>(s: &mut Reader<'a>) -> Option<(bool, Cow<'a, str>)> {
     let mut kind = None;
     let mut id = None;
     let mut role = None;
     let mut duration = None;
     let mut content: Option<Cow<'a, str>> = None;
     s.object(|s, key| match &*key {
-        "type" => put(&mut kind, s.string()?),
-        "id" => put(&mut id, s.string()?),
-        "role" => put(&mut role, s.string()?),
+        "type" => put(&mut kind, s.str()?),
+        "id" => put(&mut id, s.str()?),
+        "role" => put(&mut role, s.str()?),
         "duration_ms" => put(&mut duration, s.uint()?),
         "content" => {
             let mut text: Option<Cow<'a, str>> = None;
@@ -393,8 +386,8 @@ fn response_item<'a>(s: &mut Scan<'a>) -> Option<(bool, Cow<'a, str>)> {
                 let mut part_type = None;
                 let mut part_text = None;
                 s.object(|s, key| match &*key {
-                    "type" => put(&mut part_type, s.string()?),
-                    "text" => put(&mut part_text, s.string()?),
+                    "type" => put(&mut part_type, s.str()?),
+                    "text" => put(&mut part_text, s.str()?),
                     _ => None,
                 })?;
                 if let Some(t) = part_text {
@@ -419,15 +412,15 @@ fn response_item<'a>(s: &mut Scan<'a>) -> Option<(bool, Cow<'a, str>)> {
 
 /// `{"type":"agent_message","message":…}`, `{"type":"agent_thinking","reasoning":…}` and the
 /// `usage` extension frame, each with `run_id` and `event_id`.
-fn agentchat<'a>(s: &mut Scan<'a>) -> Option<Delta<'a>> {
+fn agentchat<'a>(s: &mut Reader<'a>) -> Option<Delta<'a>> {
     let mut slots = Slots::default();
     let mut message = None;
     let mut reasoning = None;
     s.object(|s, key| match &*key {
-        "type" => put(&mut slots.kind, s.string()?),
-        "message" => put(&mut message, s.string()?),
-        "reasoning" => put(&mut reasoning, s.string()?),
-        "run_id" => put(&mut slots.run_id, s.string()?),
+        "type" => put(&mut slots.kind, s.str()?),
+        "message" => put(&mut message, s.str()?),
+        "reasoning" => put(&mut reasoning, s.str()?),
+        "run_id" => put(&mut slots.run_id, s.str()?),
         "event_id" => put(&mut slots.event_id, s.uint()?),
         k => slots.usage_member(s, k),
     })?;
