@@ -44,3 +44,59 @@ export function* sections(buf) {
     pos = end;
   }
 }
+
+/**
+ * The module's sections (`{id, name, size}`) and its function bodies (`{index, size, name}`),
+ * named from the name section where it has one (else `func<index>`).
+ */
+export function parseWasm(buf) {
+  const list = [];
+  let imported = 0;
+  const bodies = [];
+  const names = new Map();
+  for (const { id, name: custom, contents, body, end } of sections(buf)) {
+    let pos = body;
+    if (custom === 'name') {
+      while (pos < end) {
+        const sub = buf[pos++];
+        let len;
+        [len, pos] = leb(buf, pos);
+        const subEnd = pos + len;
+        if (sub === 1) {
+          let count;
+          [count, pos] = leb(buf, pos);
+          for (let i = 0; i < count; i++) {
+            let idx;
+            let nl;
+            [idx, pos] = leb(buf, pos);
+            [nl, pos] = leb(buf, pos);
+            names.set(idx, buf.subarray(pos, pos + nl).toString());
+            pos += nl;
+          }
+        }
+        pos = subEnd;
+      }
+    } else if (id === 2) {
+      let count;
+      [count, pos] = leb(buf, pos);
+      for (let i = 0; i < count; i++) {
+        for (let k = 0; k < 2; k++) { let l; [l, pos] = leb(buf, pos); pos += l; }
+        const kind = buf[pos++];
+        if (kind === 0) { imported++; [, pos] = leb(buf, pos); } else if (kind === 1) { pos += 1; const flags = buf[pos++]; [, pos] = leb(buf, pos); if (flags & 1) [, pos] = leb(buf, pos); } else if (kind === 2) { const flags = buf[pos++]; [, pos] = leb(buf, pos); if (flags & 1) [, pos] = leb(buf, pos); } else if (kind === 3) { pos += 2; } else if (kind === 4) { pos += 1; [, pos] = leb(buf, pos); }
+      }
+    } else if (id === 10) {
+      let count;
+      [count, pos] = leb(buf, pos);
+      for (let i = 0; i < count; i++) {
+        const s = pos;
+        let len;
+        [len, pos] = leb(buf, pos);
+        bodies.push({ index: imported + i, size: pos - s + len });
+        pos += len;
+      }
+    }
+    list.push({ id, name: { 1: 'type', 2: 'import', 3: 'function', 5: 'memory', 6: 'global', 7: 'export', 9: 'elem', 10: 'code', 11: 'data', 12: 'datacount' }[id] ?? custom ?? String(id), size: end - contents });
+  }
+  for (const b of bodies) b.name = names.get(b.index) ?? `func${b.index}`;
+  return { sections: list, bodies };
+}
