@@ -11,7 +11,7 @@ import { parseWasm } from "../../scripts/wasm-sections.mjs";
 
 const root = new URL("../..", import.meta.url).pathname;
 const target = process.env.CARGO_TARGET_DIR ?? join(root, "target");
-const wasm = join(target, "wasm32-unknown-unknown/release/weft_sdk.wasm");
+const wasm = join(target, "sdk/wasm32-unknown-unknown/release/weft_sdk.wasm");
 
 /** Mangled segment sequences, and why the SDK has no use for what they name. */
 const FORBIDDEN = [

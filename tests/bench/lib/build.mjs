@@ -2,7 +2,7 @@
 // folder of the bench's own so pkg/ is left alone) and the native bench binary
 // (tests/bench/native: the stream generator and the native measurements).
 
-import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { benchDir, root, run, targetDir, toolchainEnv } from './env.mjs';
@@ -16,25 +16,17 @@ export async function sdkPackage(mode, out) {
     if (!existsSync(join(root, 'pkg/weft_sdk_bg.wasm'))) throw new Error('pkg/ is not built: run scripts/build-sdk first');
     return { dir: join(root, 'pkg'), how: 'pkg/ as built by scripts/build-sdk' };
   }
+  // scripts/build-sdk's own recipe (the published build), once as published and once keeping
+  // its function names for profiles (wasm-opt -g: the same code bytes); the second reuses the
+  // first's cargo build.
   const env = toolchainEnv({ CARGO_TARGET_DIR: targetDir() });
-  await run('cargo', ['build', '--release', '--locked', '--target', 'wasm32-unknown-unknown', '-p', 'weft-sdk'], { env });
-  mkdirSync(out, { recursive: true });
-  const wasm = join(targetDir(), 'wasm32-unknown-unknown/release/weft_sdk.wasm');
-  await run('wasm-bindgen', ['--target', 'web', '--out-dir', out, '--out-name', 'weft_sdk', wasm], { env });
-  await run(join(root, 'node_modules/.bin/wasm-opt'), ['-Oz', '--strip-debug', '--strip-producers',
-    '--enable-bulk-memory', '--enable-nontrapping-float-to-int', '--enable-sign-ext',
-    '--enable-reference-types', '--enable-multivalue', '--enable-mutable-globals',
-    join(out, 'weft_sdk_bg.wasm'), '-o', join(out, 'weft_sdk_bg.wasm')], { env });
-  for (const f of ['index.mjs', 'node.mjs', 'index.d.mts', 'ai.mjs', 'ai.d.mts', 'package.json']) copyFileSync(join(root, 'pkg', f), join(out, f));
-  // The same build keeping its function names (wasm-opt -g), for profiles: same code bytes.
   const named = `${out}-named`;
-  await run('wasm-bindgen', ['--keep-debug', '--target', 'web', '--out-dir', named, '--out-name', 'weft_sdk', wasm], { env });
-  await run(join(root, 'node_modules/.bin/wasm-opt'), ['-Oz', '-g', '--strip-dwarf', '--strip-producers',
-    '--enable-bulk-memory', '--enable-nontrapping-float-to-int', '--enable-sign-ext',
-    '--enable-reference-types', '--enable-multivalue', '--enable-mutable-globals',
-    join(named, 'weft_sdk_bg.wasm'), '-o', join(named, 'weft_sdk_bg.wasm')], { env });
-  for (const f of ['index.mjs', 'node.mjs', 'index.d.mts', 'ai.mjs', 'ai.d.mts', 'package.json']) copyFileSync(join(root, 'pkg', f), join(named, f));
-  return { dir: out, named, how: 'cargo build --release -p weft-sdk (wasm32) + wasm-bindgen --target web + wasm-opt -Oz, as scripts/build-sdk' };
+  await run(join(root, 'scripts/build-sdk'), ['--out', out], { env });
+  await run(join(root, 'scripts/build-sdk'), ['--out', named, '--keep-names'], { env });
+  for (const dir of [out, named]) {
+    for (const f of ['index.mjs', 'node.mjs', 'index.d.mts', 'ai.mjs', 'ai.d.mts', 'package.json']) copyFileSync(join(root, 'pkg', f), join(dir, f));
+  }
+  return { dir: out, named, how: 'scripts/build-sdk (cargo build --release -Zbuild-std with immediate-abort panics, wasm32; wasm-bindgen --target web; wasm-opt -Oz)' };
 }
 
 /** Builds tests/bench/native; returns the binary's path. `release` false: a debug build (smoke). */
