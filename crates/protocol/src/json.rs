@@ -212,10 +212,14 @@ impl<'a> Object<'a> {
 
     /// The map serde_json parses the same text to (the last of repeated keys kept).
     pub fn to_serde(&self) -> serde_json::Map<String, serde_json::Value> {
-        self.0
-            .iter()
-            .map(|(k, v)| (String::from(k.as_ref()), v.to_serde()))
-            .collect()
+        // Inserted one by one rather than collected: collecting sorts the members and bulk-builds
+        // the map, a second copy of the map's code in the SDK's wasm (5 KB) for objects of a
+        // few keys.
+        let mut map = serde_json::Map::new();
+        for (k, v) in &self.0 {
+            map.insert(String::from(k.as_ref()), v.to_serde());
+        }
+        map
     }
 
     pub fn from_serde(map: &'a serde_json::Map<String, serde_json::Value>) -> Object<'a> {

@@ -229,14 +229,16 @@ impl Event {
                 has_more: f.opt("has_more")?,
                 active_run_id: f.opt("active_run_id")?,
             },
-            _ => Event::Unknown(UnknownEvent {
-                kind: kind.into(),
-                data: map
-                    .iter()
-                    .filter(|(k, _)| *k != "type" && !ENVELOPE_FIELDS.contains(k))
-                    .map(|(k, v)| (String::from(k), v.to_serde()))
-                    .collect(),
-            }),
+            _ => {
+                let mut data = map.to_serde();
+                for k in ["type"].iter().chain(&ENVELOPE_FIELDS) {
+                    data.remove(*k);
+                }
+                Event::Unknown(UnknownEvent {
+                    kind: kind.into(),
+                    data,
+                })
+            }
         })
     }
 }
