@@ -64,7 +64,8 @@ export interface ToolDefinition {
 }
 
 /**
- * An event of a type this version does not know, with every field kept.
+ * An event of a type this version does not know, with every field kept: `data` is the JSON
+ * object of its members but `type` and the envelope's.
  */
 export type UnknownEvent = { type: string; [field: string]: unknown };
 
@@ -981,12 +982,12 @@ export interface InitOutput {
     readonly run_runId: (a: number) => [number, number];
     readonly runevents_next: (a: number) => any;
     readonly runevents_return: (a: number) => any;
-    readonly wasm_bindgen__convert__closures_____invoke__h01c668c2fdc2cd34: (a: number, b: number, c: any, d: any) => void;
-    readonly wasm_bindgen__convert__closures_____invoke__h0512c4bedd76366e: (a: number, b: number, c: any) => [number, number];
-    readonly wasm_bindgen__convert__closures_____invoke__h9b069d7d700c6f55: (a: number, b: number, c: any) => void;
-    readonly wasm_bindgen__convert__closures_____invoke__h9b069d7d700c6f55_41: (a: number, b: number, c: any) => void;
-    readonly wasm_bindgen__convert__closures_____invoke__ha5635277c73c5276: (a: number, b: number, c: any) => void;
-    readonly wasm_bindgen__convert__closures_____invoke__h753767bcfd33c547: (a: number, b: number) => void;
+    readonly wasm_bindgen_ccee864e70c682fe___convert__closures_____invoke___js_sys_91ebd2187d0248e7___Function_fn_wasm_bindgen_ccee864e70c682fe___JsValue_____wasm_bindgen_ccee864e70c682fe___sys__Undefined___js_sys_91ebd2187d0248e7___Function_fn_wasm_bindgen_ccee864e70c682fe___JsValue_____wasm_bindgen_ccee864e70c682fe___sys__Undefined_______true_: (a: number, b: number, c: any, d: any) => void;
+    readonly wasm_bindgen_ccee864e70c682fe___convert__closures_____invoke___wasm_bindgen_ccee864e70c682fe___JsValue__core_d5be2f9e612aa390___result__Result_____wasm_bindgen_ccee864e70c682fe___JsError___true_: (a: number, b: number, c: any) => [number, number];
+    readonly wasm_bindgen_ccee864e70c682fe___convert__closures_____invoke___wasm_bindgen_ccee864e70c682fe___JsValue______true_: (a: number, b: number, c: any) => void;
+    readonly wasm_bindgen_ccee864e70c682fe___convert__closures_____invoke___web_sys_bc70a5d70a0fa2d6___features__gen_CloseEvent__CloseEvent______true_: (a: number, b: number, c: any) => void;
+    readonly wasm_bindgen_ccee864e70c682fe___convert__closures_____invoke___web_sys_bc70a5d70a0fa2d6___features__gen_CloseEvent__CloseEvent______true__41: (a: number, b: number, c: any) => void;
+    readonly wasm_bindgen_ccee864e70c682fe___convert__closures_____invoke_______true_: (a: number, b: number) => void;
     readonly __wbindgen_malloc: (a: number, b: number) => number;
     readonly __wbindgen_realloc: (a: number, b: number, c: number, d: number) => number;
     readonly __wbindgen_free: (a: number, b: number, c: number) => void;

@@ -5,13 +5,11 @@
 //! (`null` means absent, unknown fields are kept by extensions, numbers must be whole) are
 //! easier to state once than to re-express through attributes on every struct.
 
+use crate::json::{Json, Object, RawJson};
+use crate::Error;
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
-use serde_json::Value;
-
-use crate::json::{Json, Object};
-use crate::Error;
 
 /// A value that can be read from one JSON field.
 pub(crate) trait FromJson: Sized {
@@ -80,12 +78,10 @@ impl FromJson for f64 {
     }
 }
 
-/// The fields that carry arbitrary JSON (tool arguments, agent state, …) keep serde_json's
-/// value, built from the tree only for them.
-impl FromJson for Value {
+impl FromJson for RawJson {
     const EXPECTED: &'static str = "any JSON value";
     fn from_json(v: &Json<'_>) -> Result<Self, String> {
-        Ok(v.to_serde())
+        Ok(RawJson::from_tree(v))
     }
 }
 

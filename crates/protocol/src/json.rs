@@ -14,6 +14,10 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
 
+mod raw;
+
+pub use raw::RawJson;
+
 /// A JSON value whose strings borrow from the text they were read from where they could.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Json<'a> {
@@ -228,6 +232,12 @@ impl<'a> Object<'a> {
                 .map(|(k, v)| (Cow::Borrowed(k.as_str()), Json::from_serde(v)))
                 .collect(),
         )
+    }
+}
+
+impl<'a> FromIterator<(Cow<'a, str>, Json<'a>)> for Object<'a> {
+    fn from_iter<I: IntoIterator<Item = (Cow<'a, str>, Json<'a>)>>(members: I) -> Self {
+        Object(members.into_iter().collect())
     }
 }
 

@@ -226,7 +226,7 @@ fn a_reply_with_a_tool_is_two_steps_in_one_message() {
             Event::ToolCall {
                 call_id: Some("c1".into()),
                 name: "get_time".into(),
-                arguments: json!({}),
+                arguments: json!({}).into(),
             },
         ),
         ev(
@@ -313,7 +313,7 @@ fn an_approval_pauses_the_stream_and_the_next_request_continues_the_message() {
             Event::ToolCall {
                 call_id: Some("w".into()),
                 name: "write".into(),
-                arguments: json!({"path": "a"}),
+                arguments: json!({"path": "a"}).into(),
             },
         ),
         ev(
@@ -329,7 +329,7 @@ fn an_approval_pauses_the_stream_and_the_next_request_continues_the_message() {
             Event::ToolApproval {
                 call_id: Some("w".into()),
                 name: "write".into(),
-                arguments: json!({"path": "a"}),
+                arguments: json!({"path": "a"}).into(),
             },
         ),
     ]

@@ -92,7 +92,10 @@ fn scenarios_reassemble_to_what_they_say() {
     assert_eq!(t.messages[1].tool_call_ids, ["call_1"]);
     assert_eq!(t.messages[2].text, "It is 10:00 UTC.");
     let call = t.tool_call("call_1").unwrap();
-    assert_eq!(call.arguments, Some(serde_json::json!({"timezone": "UTC"})));
+    assert_eq!(
+        call.arguments,
+        Some(serde_json::json!({"timezone": "UTC"}).into())
+    );
     assert_eq!(call.status, ToolStatus::Done);
     assert_eq!(call.result.as_deref(), Some("2026-11-22T10:00:00Z"));
     let run = t.run("run-tool").unwrap();
@@ -160,6 +163,6 @@ fn a_call_id_reused_by_another_run_is_another_call() {
         assert_eq!(calls[0].result.as_deref(), Some("ok run-a"));
         assert_eq!(calls[1].run_id.as_deref(), Some("run-b"));
         assert_eq!(calls[1].result.as_deref(), Some("ok run-b"));
-        assert_eq!(calls[1].arguments, Some(serde_json::json!({"x": 1})));
+        assert_eq!(calls[1].arguments, Some(serde_json::json!({"x": 1}).into()));
     }
 }

@@ -1,6 +1,7 @@
 //! The frame reader (`weft_protocol::json`) against serde_json on generated texts: every
 //! value serde_json writes reads back the same, and on text that is only mostly JSON the two
-//! accept and refuse the same inputs with the same values.
+//! accept and refuse the same inputs with the same values; `RawJson`'s text is the text
+//! serde_json writes for the value it reads.
 
 #![cfg(not(target_arch = "wasm32"))]
 
@@ -30,6 +31,14 @@ fn value() -> impl Strategy<Value = Value> {
                 .prop_map(|members| Value::Object(members.into_iter().collect())),
         ]
     })
+}
+
+/// `RawJson`'s canonical text of `text`, and serde_json's writing of what it reads there.
+fn canonical(text: &str) -> (Option<String>, Option<String>) {
+    (
+        json::RawJson::parse(text).map(|raw| raw.as_str().to_owned()),
+        serde(text),
+    )
 }
 
 /// What `text` reads to, written back so floats compare to the bit; `None` if refused.
@@ -91,11 +100,15 @@ proptest! {
     fn every_value_serde_json_writes_reads_back_the_same(v in value()) {
         for text in [serde_json::to_string(&v).unwrap(), serde_json::to_string_pretty(&v).unwrap()] {
             prop_assert_eq!(ours(&text), Some(v.to_string()), "{}", text);
+            let (raw, theirs) = canonical(&text);
+            prop_assert_eq!(raw, theirs, "{}", text);
         }
     }
 
     #[test]
     fn mostly_json_is_accepted_and_refused_as_serde_json_does(text in soup()) {
         prop_assert_eq!(ours(&text), serde(&text), "{:?}", text);
+        let (raw, theirs) = canonical(&text);
+        prop_assert_eq!(raw, theirs, "{:?}", text);
     }
 }

@@ -115,7 +115,7 @@ fn reasoning_run(review: Review) -> Vec<Sequenced> {
     e(Event::ToolCall {
         call_id: Some("c1".into()),
         name: "write".into(),
-        arguments: args.clone(),
+        arguments: args.clone().into(),
     });
     e(Event::LlmComplete {
         content: "Writing.".into(),
@@ -125,7 +125,7 @@ fn reasoning_run(review: Review) -> Vec<Sequenced> {
     e(Event::ToolApproval {
         call_id: Some("c1".into()),
         name: "write".into(),
-        arguments: args.clone(),
+        arguments: args.clone().into(),
     });
     e(Event::ApprovalResolved {
         call_id: Some("c1".into()),
@@ -154,7 +154,7 @@ fn reasoning_run(review: Review) -> Vec<Sequenced> {
             e(Event::ToolApproval {
                 call_id: Some("c1".into()),
                 name: "write".into(),
-                arguments: args,
+                arguments: args.into(),
             });
         }
         _ => {

@@ -14,6 +14,7 @@ use weft_protocol::command::{
     ToolsQuery, UserMessagesQuery,
 };
 use weft_protocol::event::{NodeResult, StoredMessage, ToolSpec};
+use weft_protocol::json::RawJson;
 use weft_protocol::{
     Agent, Command, Dialect, Encoder, Event, FinishReason, Limits, Reassembler, Review, Role,
     Sequencer, Usage,
@@ -27,7 +28,11 @@ fn word() -> impl Strategy<Value = String> {
     "[a-z][a-z0-9_]{0,8}"
 }
 
-fn json_value() -> impl Strategy<Value = Value> {
+fn json_value() -> impl Strategy<Value = RawJson> {
+    json_tree().prop_map(RawJson::from)
+}
+
+fn json_tree() -> impl Strategy<Value = Value> {
     prop_oneof![
         Just(Value::Null),
         any::<bool>().prop_map(Value::from),
@@ -60,7 +65,7 @@ fn tool_spec() -> impl Strategy<Value = ToolSpec> {
     (word(), opt(text()), any::<bool>()).prop_map(|(name, description, read_only)| ToolSpec {
         name,
         description,
-        input_schema: json!({"type": "object", "properties": {}}),
+        input_schema: json!({"type": "object", "properties": {}}).into(),
         read_only,
     })
 }

@@ -18,6 +18,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::AbortController;
 use weft_protocol::event::ToolSpec;
+use weft_protocol::json::RawJson;
 use weft_protocol::Transcript;
 
 use crate::backoff::Backoff;
@@ -359,7 +360,7 @@ impl Client {
             description: def.description,
             input_schema: def
                 .input_schema
-                .unwrap_or_else(|| serde_json::json!({ "type": "object" })),
+                .unwrap_or_else(|| RawJson::parse(r#"{"type":"object"}"#).unwrap_or_default()),
             read_only: def.read_only,
         };
         let id = self.shared.next_tool.get();

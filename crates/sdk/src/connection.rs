@@ -32,8 +32,8 @@
 
 use std::collections::VecDeque;
 
-use serde_json::Value;
 use weft_protocol::event::{Sequenced, ToolSpec};
+use weft_protocol::json::RawJson;
 use weft_protocol::sorted::{SortedMap, SortedSet};
 use weft_protocol::{Command, Dialect, Reassembler, Transcript};
 
@@ -123,7 +123,7 @@ pub enum Output {
     ClientTool {
         call_id: String,
         name: String,
-        arguments: Value,
+        arguments: RawJson,
     },
     /// A problem not tied to a call the app made (an undecodable frame, an error frame
     /// answering nothing), for `onError` listeners.

@@ -12,6 +12,7 @@ use tsify::{Ts, Tsify};
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
 use weft_protocol::event::Sequenced;
+use weft_protocol::json::RawJson;
 
 use crate::error::{Error, ErrorCode};
 use crate::read::FromJs;
@@ -25,6 +26,16 @@ pub fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, Error> {
         )
     })?;
     js_sys::JSON::parse(&text).map_err(|e| {
+        Error::new(
+            ErrorCode::Internal,
+            format!("JSON.parse failed: {}", crate::error::describe(&e)),
+        )
+    })
+}
+
+/// A JSON value kept as text, parsed by JavaScript's own `JSON.parse`.
+pub fn raw(value: &RawJson) -> Result<JsValue, Error> {
+    js_sys::JSON::parse(value.as_str()).map_err(|e| {
         Error::new(
             ErrorCode::Internal,
             format!("JSON.parse failed: {}", crate::error::describe(&e)),

@@ -7,8 +7,8 @@
 //! TypeScript declarations still come from tsify, from the same structs.
 
 use js_sys::{Array, Reflect};
-use serde_json::Value;
 use wasm_bindgen::JsValue;
+use weft_protocol::json::RawJson;
 
 use crate::marshal::{number, type_of};
 use crate::types::{
@@ -88,7 +88,7 @@ impl<'a> Fields<'a> {
     }
 
     /// Any JSON value (a schema), through `JSON.stringify`.
-    fn json(&self, name: &str) -> Result<Option<Value>, String> {
+    fn json(&self, name: &str) -> Result<Option<RawJson>, String> {
         let Some(v) = self.get(name) else {
             return Ok(None);
         };
@@ -97,7 +97,7 @@ impl<'a> Fields<'a> {
             .and_then(|t| t.as_string())
             .ok_or_else(|| format!("`{name}` must be a JSON value"))?;
         weft_protocol::json::parse(&text)
-            .map(|json| Some(json.to_serde()))
+            .map(|json| Some(RawJson::from_tree(&json)))
             .map_err(|e| format!("`{name}` must be a JSON value: {e}"))
     }
 }

@@ -6,9 +6,9 @@
 //! golden transcripts field for field.
 
 use serde::Serialize;
-use serde_json::Value;
 use tsify::Tsify;
 use weft_protocol::event::StoredMessage;
+use weft_protocol::json::RawJson;
 use weft_protocol::reassembler::Gap;
 use weft_protocol::Usage;
 
@@ -170,7 +170,7 @@ pub struct ApprovalRequest {
     pub name: String,
     /// Its arguments, parsed.
     #[tsify(type = "unknown")]
-    pub arguments: Value,
+    pub arguments: RawJson,
     /// The run that made the call.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[tsify(optional)]
@@ -211,7 +211,7 @@ pub struct ToolDefinition {
     /// JSON Schema of the arguments object (default: any object).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[tsify(optional, type = "unknown")]
-    pub input_schema: Option<Value>,
+    pub input_schema: Option<RawJson>,
     /// A read-only tool runs without asking for approval; any other client tool is approved
     /// first, like the server's own mutating tools.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]

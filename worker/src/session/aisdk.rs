@@ -381,7 +381,7 @@ mod tests {
         let tool = ToolSpec {
             name: "pick_color".into(),
             description: None,
-            input_schema: serde_json::json!({"type": "object"}),
+            input_schema: serde_json::json!({"type": "object"}).into(),
             read_only: true,
         };
         let turn = Turn::of(vec![

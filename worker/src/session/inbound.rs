@@ -211,7 +211,7 @@ mod tests {
             tools: vec![ToolSpec {
                 name: "pick_color".into(),
                 description: Some("asks the user".into()),
-                input_schema: serde_json::json!({"type": "object"}),
+                input_schema: serde_json::json!({"type": "object"}).into(),
                 read_only: false,
             }],
             approvals: true,

@@ -68,7 +68,7 @@ impl From<ToolSpec> for ClientTool {
         ClientTool {
             name: spec.name,
             description: spec.description,
-            input_schema: spec.input_schema,
+            input_schema: spec.input_schema.to_value(),
             read_only: spec.read_only,
         }
     }
@@ -161,7 +161,7 @@ impl SocketInfo {
                 .map(|t| ToolSpec {
                     name: t.name.clone(),
                     description: t.description.clone(),
-                    input_schema: t.input_schema.clone(),
+                    input_schema: t.input_schema.clone().into(),
                     read_only: t.read_only,
                 })
                 .collect(),
@@ -305,7 +305,7 @@ mod tests {
         socket.tools.push(ClientTool::from(ToolSpec {
             name: "pick_color".into(),
             description: None,
-            input_schema: json!({"type": "object"}),
+            input_schema: json!({"type": "object"}).into(),
             read_only: true,
         }));
         let declared = socket.declared_tools().unwrap();

@@ -50,7 +50,7 @@ pub(super) fn tool_specs(infos: Vec<ToolInfo>) -> Vec<ToolSpec> {
         .map(|i| ToolSpec {
             name: i.def.name,
             description: Some(i.def.description),
-            input_schema: i.def.input_schema,
+            input_schema: i.def.input_schema.into(),
             read_only: !i.needs_approval,
         })
         .collect();
@@ -68,7 +68,7 @@ pub(super) fn tool_show(specs: Vec<ToolSpec>, q: ToolShowQuery) -> Event {
     match q.output {
         Some(ToolFormat::Json) => Event::ToolShow {
             id: q.id,
-            tool: Some(tools::spec_json(&spec)),
+            tool: Some(tools::spec_json(&spec).into()),
             tool_yaml: None,
         },
         _ => Event::ToolShow {
@@ -83,7 +83,7 @@ pub(super) fn def_of(spec: &ToolSpec) -> ToolDef {
     ToolDef {
         name: spec.name.clone(),
         description: spec.description.clone().unwrap_or_default(),
-        input_schema: spec.input_schema.clone(),
+        input_schema: spec.input_schema.to_value(),
     }
 }
 
@@ -155,7 +155,7 @@ mod tests {
                 tool_yaml: None,
             } => {
                 assert_eq!(id, "q");
-                assert_eq!(tool, tools::spec_json(&specs[0]));
+                assert_eq!(tool, tools::spec_json(&specs[0]).into());
             }
             other => panic!("{other:?}"),
         }

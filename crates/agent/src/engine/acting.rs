@@ -159,7 +159,7 @@ impl Run {
         self.emit(Event::ToolApproval {
             call_id: Some(call_id.into()),
             name,
-            arguments,
+            arguments: arguments.into(),
         });
         self.effect(Effect::AwaitApproval {
             call_id: call_id.into(),

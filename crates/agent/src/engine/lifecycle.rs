@@ -3,6 +3,7 @@
 
 use serde_json::Value;
 use weft_protocol::event::NodeResult;
+use weft_protocol::json::RawJson;
 use weft_protocol::{Agent, Event, FinishReason};
 
 use super::acting::CallState;
@@ -179,7 +180,7 @@ impl Run {
                 checkpoint_id: format!("{}-{step}", self.outbox.seq.run_id),
                 timestamp,
                 step,
-                state: self.state_snapshot(),
+                state: self.state_snapshot().into(),
                 thread_id: Some(thread),
                 checkpoint_ns: None,
             });
@@ -262,7 +263,7 @@ impl Run {
             message,
             code: Some(code.as_str().into()),
             id: None,
-            details,
+            details: details.map(RawJson::from),
         });
         self.effect(Effect::Checkpoint);
         self.effect(Effect::Finished);

@@ -214,12 +214,17 @@ impl Run {
             let state = self.state_snapshot();
             self.outbox.put(
                 Event::Values {
-                    state: state.clone(),
+                    state: state.clone().into(),
                 },
                 &self.llm,
             );
-            self.outbox
-                .put(Event::Updates { id: node, state }, &self.llm);
+            self.outbox.put(
+                Event::Updates {
+                    id: node,
+                    state: state.into(),
+                },
+                &self.llm,
+            );
         }
     }
 

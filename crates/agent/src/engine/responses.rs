@@ -269,7 +269,7 @@ impl Run {
                     self.emit(Event::ToolCall {
                         call_id: Some(id),
                         name,
-                        arguments,
+                        arguments: arguments.into(),
                     });
                 }
             }

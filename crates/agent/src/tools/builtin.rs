@@ -187,7 +187,7 @@ impl Builtin {
         ToolSpec {
             name: self.name().to_string(),
             description: Some(description),
-            input_schema,
+            input_schema: input_schema.into(),
             read_only: !self.needs_approval(),
         }
     }

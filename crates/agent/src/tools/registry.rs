@@ -214,7 +214,8 @@ fn check_client_tool(spec: &ToolSpec) -> Result<(), RegistryError> {
         name: name.clone(),
         reason: reason.to_string(),
     };
-    let Value::Object(schema) = &spec.input_schema else {
+    let schema = spec.input_schema.to_value();
+    let Value::Object(schema) = &schema else {
         return Err(invalid("it must be a JSON object"));
     };
     match schema.get("type") {

@@ -42,7 +42,7 @@ pub fn spec_yaml(spec: &ToolSpec) -> String {
     if let Some(description) = &spec.description {
         field("description", &Value::String(description.clone()));
     }
-    field("input_schema", &spec.input_schema);
+    field("input_schema", &spec.input_schema.to_value());
     if spec.read_only {
         field("read_only", &Value::Bool(true));
     }
@@ -62,7 +62,7 @@ pub fn spec_json(spec: &ToolSpec) -> Value {
             Value::String(description.clone()),
         );
     }
-    map.insert("input_schema".to_string(), spec.input_schema.clone());
+    map.insert("input_schema".to_string(), spec.input_schema.to_value());
     if spec.read_only {
         map.insert("read_only".to_string(), Value::Bool(true));
     }

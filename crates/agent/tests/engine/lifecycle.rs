@@ -284,7 +284,7 @@ fn verbose_snapshots_follow_each_node_and_a_thread_checkpoint_closes_the_run() {
         panic!()
     };
     assert_eq!(id, "think");
-    assert_eq!(state["iteration"], 1);
+    assert_eq!(state.to_value()["iteration"], 1);
 }
 
 #[test]

@@ -6,7 +6,7 @@ fn client_tool(name: &str, read_only: bool) -> ToolSpec {
     ToolSpec {
         name: name.to_string(),
         description: Some(format!("client tool {name}")),
-        input_schema: json!({"type": "object", "properties": {"cmd": {"type": "string"}}}),
+        input_schema: json!({"type": "object", "properties": {"cmd": {"type": "string"}}}).into(),
         read_only,
     }
 }
@@ -113,13 +113,13 @@ fn registry_replaces_removes_and_refuses() {
         .add_client_tool(client_tool(&"x".repeat(64), true))
         .unwrap();
     let mut bad_schema = client_tool("bad", true);
-    bad_schema.input_schema = json!("string");
+    bad_schema.input_schema = json!("string").into();
     let err = registry.add_client_tool(bad_schema.clone()).unwrap_err();
     assert_eq!(
         err.to_string(),
         "invalid input_schema of tool \"bad\": it must be a JSON object"
     );
-    bad_schema.input_schema = json!({"type": "array"});
+    bad_schema.input_schema = json!({"type": "array"}).into();
     assert_eq!(
         registry
             .add_client_tool(bad_schema)
@@ -129,7 +129,7 @@ fn registry_replaces_removes_and_refuses() {
          object of named arguments"
     );
     let mut untyped = client_tool("untyped", true);
-    untyped.input_schema = json!({});
+    untyped.input_schema = json!({}).into();
     registry.add_client_tool(untyped).unwrap();
 
     // A batch is all or nothing.

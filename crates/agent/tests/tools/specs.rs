@@ -21,7 +21,7 @@ fn builtin_specs_are_sorted_with_the_documented_schemas() {
     let schema = |name: &str| {
         let spec = specs.iter().find(|s| s.name == name).unwrap();
         assert!(spec.description.as_ref().is_some_and(|d| d.len() > 40));
-        let s = &spec.input_schema;
+        let s = &spec.input_schema.to_value();
         assert_eq!(s["type"], "object", "{name}");
         let mut props: Vec<(String, String)> = s["properties"]
             .as_object()

@@ -157,7 +157,7 @@ read_only: true
     let client = ToolSpec {
         name: "shell".into(),
         description: None,
-        input_schema: json!({}),
+        input_schema: json!({}).into(),
         read_only: false,
     };
     assert_eq!(spec_yaml(&client), "name: shell\ninput_schema: {}\n");

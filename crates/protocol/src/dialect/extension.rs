@@ -10,12 +10,11 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 use serde::Serialize;
-use serde_json::{Map, Value};
 
 use crate::command::{ApprovalDecision, ClientTools, Command, Resume, ToolResult};
 use crate::event::{Event, Sequenced, ToolSpec, Usage};
 use crate::field::Fields;
-use crate::json::{Json, Object};
+use crate::json::{Json, Object, RawJson};
 use crate::names::Review;
 use crate::Error;
 
@@ -227,7 +226,7 @@ pub struct Ext<'a> {
     pub tool: Option<&'a str>,
     /// The tool call's arguments, where the native frame flattens them.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub arguments: Option<&'a Value>,
+    pub arguments: Option<&'a RawJson>,
     /// Whether a tool result is an error, where the native frame cannot say.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub is_error: Option<bool>,
@@ -251,7 +250,7 @@ pub struct Ext<'a> {
     pub code: Option<&'a str>,
     /// Structured error details.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub details: Option<&'a Value>,
+    pub details: Option<&'a RawJson>,
     /// On an `error` that answers a request outside a run (a refused `run`, a stale
     /// approval): that request's id, so the client can tell which call failed (loom carries
     /// it in the error's own `id`).
@@ -266,7 +265,7 @@ pub(crate) struct ExtIn {
     pub(crate) event_id: Option<u64>,
     pub(crate) call_id: Option<String>,
     pub(crate) tool: Option<String>,
-    pub(crate) arguments: Option<Value>,
+    pub(crate) arguments: Option<RawJson>,
     pub(crate) is_error: Option<bool>,
     pub(crate) user_message: Option<String>,
     pub(crate) agent: Option<String>,
@@ -274,7 +273,7 @@ pub(crate) struct ExtIn {
     pub(crate) usage: Option<Usage>,
     pub(crate) total_usage: Option<Usage>,
     pub(crate) code: Option<String>,
-    pub(crate) details: Option<Value>,
+    pub(crate) details: Option<RawJson>,
     pub(crate) request_id: Option<String>,
 }
 
@@ -332,20 +331,18 @@ pub(crate) fn stamp<'a>(out: &mut Out<'a>) -> Ext<'a> {
 }
 
 /// Parses JSON-encoded tool arguments; text that is not JSON is kept as a string.
-pub(crate) fn parse_arguments(text: &str) -> Value {
+pub(crate) fn parse_arguments(text: &str) -> RawJson {
     if text.trim().is_empty() {
-        return Value::Object(Map::new());
+        return RawJson::empty_object();
     }
-    match crate::json::parse(text) {
-        Ok(json) => json.to_serde(),
-        Err(_) => Value::String(text.into()),
-    }
+    RawJson::parse(text).unwrap_or_else(|| RawJson::string(text))
 }
 
 /// JSON-encodes tool arguments for dialects that carry them as a string.
-pub(crate) fn arguments_text(arguments: &Value) -> String {
-    match arguments {
-        Value::Null => String::from("{}"),
-        v => serde_json::to_string(v).unwrap_or_default(),
+pub(crate) fn arguments_text(arguments: &RawJson) -> String {
+    if arguments.is_null() {
+        String::from("{}")
+    } else {
+        String::from(arguments.as_str())
     }
 }

@@ -6,11 +6,11 @@
 //! §8 allows), `run_end` and `error` end a run, replies keep their loom shapes. weft adds
 //! `iteration_count`, `paused` and `tool_calls` to `run_end` and `code` to `error`.
 
+use crate::json::RawJson;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::command::{
     Command, RunCommand, ToolFormat, ToolShowQuery, ToolsQuery, UserMessagesQuery, MAX_RUN_ID_LEN,
@@ -174,7 +174,7 @@ pub struct ToolShowResponse<'a> {
     pub id: &'a str,
     /// JSON definition.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub tool: Option<&'a Value>,
+    pub tool: Option<&'a RawJson>,
     /// YAML definition.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_yaml: Option<&'a str>,
@@ -226,7 +226,7 @@ pub struct ErrorResponse<'a> {
     pub code: Option<&'a str>,
     /// weft: structured details.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub details: Option<&'a Value>,
+    pub details: Option<&'a RawJson>,
     /// weft: session of the failed run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub session_id: Option<&'a str>,

@@ -7,16 +7,18 @@ use serde_json::{Map, Value};
 
 use super::{Envelope, Event, NodeResult, Sequenced, StoredMessage, ToolSpec, UnknownEvent, Usage};
 use crate::field::Fields;
-use crate::json::{Json, Object};
+use crate::json::{Json, Object, RawJson};
 use crate::names::{Agent, FinishReason, Review};
 use crate::Error;
 
 impl Serialize for UnknownEvent {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
-        let mut m = s.serialize_map(Some(self.data.len() + 1))?;
+        let data = self.data.tree();
+        let members = data.as_object().map(|o| o.canonical()).unwrap_or_default();
+        let mut m = s.serialize_map(Some(members.len() + 1))?;
         m.serialize_entry("type", &self.kind)?;
-        for (k, v) in &self.data {
+        for (k, v) in members {
             if k != "type" {
                 m.serialize_entry(k, v)?;
             }
@@ -25,9 +27,9 @@ impl Serialize for UnknownEvent {
     }
 }
 
-/// Envelope fields live beside the payload on the wire; they are not part of an unknown event's
-/// data, so a round trip through [`Sequenced`] does not duplicate them.
-const ENVELOPE_FIELDS: [&str; 3] = ["session_id", "node_id", "event_id"];
+/// What an unknown event's data leaves out: its type, and the envelope fields, which live beside
+/// the payload on the wire, so a round trip through [`Sequenced`] does not duplicate them.
+const NOT_DATA: [&str; 4] = ["type", "session_id", "node_id", "event_id"];
 
 impl Sequenced {
     /// Reads the loom JSON form back: the event's fields with the envelope fields beside them
@@ -87,20 +89,20 @@ impl Event {
             },
             "usage" => Event::Usage(Usage::read(f)?),
             "values" => Event::Values {
-                state: f.opt("state")?.unwrap_or(Value::Null),
+                state: f.opt("state")?.unwrap_or_default(),
             },
             "updates" => Event::Updates {
                 id: f.req("id")?,
-                state: f.opt("state")?.unwrap_or(Value::Null),
+                state: f.opt("state")?.unwrap_or_default(),
             },
             "custom" => Event::Custom {
-                value: f.opt("value")?.unwrap_or(Value::Null),
+                value: f.opt("value")?.unwrap_or_default(),
             },
             "checkpoint" => Event::Checkpoint {
                 checkpoint_id: f.req("checkpoint_id")?,
                 timestamp: f.req("timestamp")?,
                 step: f.req("step")?,
-                state: f.opt("state")?.unwrap_or(Value::Null),
+                state: f.opt("state")?.unwrap_or_default(),
                 thread_id: f.opt("thread_id")?,
                 checkpoint_ns: f.opt("checkpoint_ns")?,
             },
@@ -142,7 +144,7 @@ impl Event {
             "tool_call" => Event::ToolCall {
                 call_id: f.opt("call_id")?,
                 name: f.req("name")?,
-                arguments: f.opt("arguments")?.unwrap_or(Value::Null),
+                arguments: f.opt("arguments")?.unwrap_or_default(),
             },
             "tool_start" => Event::ToolStart {
                 call_id: f.opt("call_id")?,
@@ -162,7 +164,7 @@ impl Event {
             "tool_approval" => Event::ToolApproval {
                 call_id: f.opt("call_id")?,
                 name: f.req("name")?,
-                arguments: f.opt("arguments")?.unwrap_or(Value::Null),
+                arguments: f.opt("arguments")?.unwrap_or_default(),
             },
             "reasoning_chunk" => Event::ReasoningChunk {
                 content: f.req("content")?,
@@ -229,16 +231,10 @@ impl Event {
                 has_more: f.opt("has_more")?,
                 active_run_id: f.opt("active_run_id")?,
             },
-            _ => {
-                let mut data = map.to_serde();
-                for k in ["type"].iter().chain(&ENVELOPE_FIELDS) {
-                    data.remove(*k);
-                }
-                Event::Unknown(UnknownEvent {
-                    kind: kind.into(),
-                    data,
-                })
-            }
+            _ => Event::Unknown(UnknownEvent {
+                kind: kind.into(),
+                data: RawJson::from_object(map, &NOT_DATA),
+            }),
         })
     }
 }

@@ -15,9 +15,9 @@ mod parts;
 use alloc::string::String;
 use alloc::vec::Vec;
 use serde::Serialize;
-use serde_json::{Map, Value};
 
 use crate::field::Fields;
+use crate::json::RawJson;
 use crate::names::{Agent, FinishReason, Review};
 use crate::Error;
 pub use parts::{NodeResult, StoredMessage, ToolSpec, Usage};
@@ -119,19 +119,19 @@ pub enum Event {
     /// A full state snapshot (only with `verbose`).
     Values {
         #[cfg_attr(feature = "tsify", tsify(type = "unknown"))]
-        state: Value,
+        state: RawJson,
     },
     /// State after a node merged its update (only with `verbose`).
     Updates {
         /// Node name.
         id: String,
         #[cfg_attr(feature = "tsify", tsify(type = "unknown"))]
-        state: Value,
+        state: RawJson,
     },
     /// Arbitrary JSON from an agent.
     Custom {
         #[cfg_attr(feature = "tsify", tsify(type = "unknown"))]
-        value: Value,
+        value: RawJson,
     },
     /// The run's state was checkpointed.
     Checkpoint {
@@ -143,7 +143,7 @@ pub enum Event {
         step: i64,
         /// The state checkpointed.
         #[cfg_attr(feature = "tsify", tsify(type = "unknown"))]
-        state: Value,
+        state: RawJson,
         /// Thread the checkpoint belongs to.
         #[serde(skip_serializing_if = "Option::is_none")]
         thread_id: Option<String>,
@@ -222,7 +222,7 @@ pub enum Event {
         name: String,
         /// Parsed arguments.
         #[cfg_attr(feature = "tsify", tsify(type = "unknown"))]
-        arguments: Value,
+        arguments: RawJson,
     },
     /// A tool started running.
     ToolStart {
@@ -262,7 +262,7 @@ pub enum Event {
         name: String,
         /// Parsed arguments.
         #[cfg_attr(feature = "tsify", tsify(type = "unknown"))]
-        arguments: Value,
+        arguments: RawJson,
     },
     /// weft: a piece of the model's reasoning.
     ReasoningChunk { content: String, id: String },
@@ -359,7 +359,7 @@ pub enum Event {
         /// Structured details (agentloop `details`), e.g. a provider's status code.
         #[serde(skip_serializing_if = "Option::is_none")]
         #[cfg_attr(feature = "tsify", tsify(type = "unknown"))]
-        details: Option<Value>,
+        details: Option<RawJson>,
     },
     /// Reply to `ping`.
     Pong {
@@ -374,7 +374,7 @@ pub enum Event {
         /// The definition as JSON (`output: "json"`).
         #[serde(skip_serializing_if = "Option::is_none")]
         #[cfg_attr(feature = "tsify", tsify(type = "unknown"))]
-        tool: Option<Value>,
+        tool: Option<RawJson>,
         /// The definition as YAML (the default).
         #[serde(skip_serializing_if = "Option::is_none")]
         tool_yaml: Option<String>,
@@ -399,7 +399,8 @@ pub enum Event {
     Unknown(UnknownEvent),
 }
 
-/// An event of a type this version does not know, with every field kept.
+/// An event of a type this version does not know, with every field kept: `data` is the JSON
+/// object of its members but `type` and the envelope's.
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(
     feature = "tsify",
@@ -408,7 +409,7 @@ pub enum Event {
 )]
 pub struct UnknownEvent {
     pub kind: String,
-    pub data: Map<String, Value>,
+    pub data: RawJson,
 }
 
 impl Event {

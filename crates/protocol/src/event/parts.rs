@@ -3,10 +3,9 @@
 
 use alloc::string::String;
 use serde::{Deserialize, Serialize, Serializer};
-use serde_json::{Map, Value};
 
 use crate::field::Fields;
-use crate::json::Json;
+use crate::json::{Json, RawJson};
 use crate::names::Role;
 use crate::Error;
 
@@ -97,7 +96,7 @@ pub struct ToolSpec {
     pub description: Option<String>,
     /// JSON Schema of the arguments object.
     #[cfg_attr(feature = "tsify", tsify(type = "unknown"))]
-    pub input_schema: Value,
+    pub input_schema: RawJson,
     /// weft extension for client-side tools: a read-only tool runs without asking for approval.
     #[serde(skip_serializing_if = "core::ops::Not::not")]
     #[cfg_attr(feature = "tsify", tsify(optional))]
@@ -109,7 +108,7 @@ impl ToolSpec {
         Ok(ToolSpec {
             name: f.req("name")?,
             description: f.opt("description")?,
-            input_schema: f.opt("input_schema")?.unwrap_or(Value::Object(Map::new())),
+            input_schema: f.opt("input_schema")?.unwrap_or_else(RawJson::empty_object),
             read_only: f.opt("read_only")?.unwrap_or(false),
         })
     }

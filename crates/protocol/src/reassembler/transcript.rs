@@ -1,10 +1,10 @@
 //! The transcript a [`Reassembler`](super::Reassembler) builds: messages, tool calls and runs,
 //! each as a client shows it.
 
+use crate::json::RawJson;
 use alloc::string::String;
 use alloc::vec::Vec;
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::event::Usage;
 use crate::names::{Agent, Review, Role};
@@ -103,7 +103,7 @@ pub struct ToolCall {
     pub arguments_text: String,
     /// Arguments parsed, once complete and valid.
     #[cfg_attr(feature = "tsify", tsify(type = "unknown"))]
-    pub arguments: Option<Value>,
+    pub arguments: Option<RawJson>,
     /// Where it is.
     pub status: ToolStatus,
     /// The user's last decision on it.
@@ -170,12 +170,12 @@ pub struct Run {
 
 impl ToolCall {
     /// Takes complete arguments from a `tool_call`/`tool_approval` event.
-    pub(super) fn set_arguments(&mut self, arguments: &Value) {
+    pub(super) fn set_arguments(&mut self, arguments: &RawJson) {
         if arguments.is_null() {
             return self.finish_arguments();
         }
         if self.arguments_text.is_empty() {
-            self.arguments_text = serde_json::to_string(arguments).unwrap_or_default();
+            self.arguments_text = String::from(arguments.as_str());
         }
         self.arguments = Some(arguments.clone());
     }
@@ -185,9 +185,9 @@ impl ToolCall {
         if self.arguments.is_none() {
             let text = self.arguments_text.trim();
             self.arguments = if text.is_empty() {
-                Some(Value::Object(serde_json::Map::new()))
+                Some(RawJson::empty_object())
             } else {
-                crate::json::parse(text).ok().map(|json| json.to_serde())
+                RawJson::parse(text)
             };
         }
         if self.status == ToolStatus::Streaming {

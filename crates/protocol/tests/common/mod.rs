@@ -76,7 +76,7 @@ fn call(id: &str, name: &str, fragments: &[&str]) -> Vec<Event> {
     events.push(Event::ToolCall {
         call_id: Some(id.into()),
         name: name.into(),
-        arguments: args,
+        arguments: args.into(),
     });
     events
 }
@@ -184,7 +184,7 @@ fn approval(run: &str, review: Review) -> Vec<Sequenced> {
         Event::ToolApproval {
             call_id: Some("call_w".into()),
             name: "apply_patch".into(),
-            arguments: json!({ "patch": patch }),
+            arguments: json!({ "patch": patch }).into(),
         },
         Event::ApprovalResolved {
             call_id: Some("call_w".into()),
@@ -244,7 +244,7 @@ pub fn provider_error() -> Vec<Sequenced> {
                 message: "provider error: 500 Internal Server Error (retry in a moment)".into(),
                 code: Some("provider".into()),
                 id: None,
-                details: Some(json!({ "status": 500 })),
+                details: Some(json!({ "status": 500 }).into()),
             },
         ],
     )

@@ -4,12 +4,12 @@
 use std::rc::Rc;
 
 use js_sys::{Function, Promise};
-use serde_json::Value;
 use tsify::Ts;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::AbortController;
 use weft_protocol::event::ToolSpec;
+use weft_protocol::json::RawJson;
 
 use super::{clear_timeout, fresh_token, now, random, set_timeout, Deferred, Shared};
 use crate::connection::{with_token, Connection, Output, Reply, RunHandle};
@@ -338,9 +338,9 @@ impl Shared {
         });
     }
 
-    fn run_tool(self: &Rc<Self>, call_id: String, name: String, arguments: Value) {
+    fn run_tool(self: &Rc<Self>, call_id: String, name: String, arguments: RawJson) {
         let handler = self.tools.borrow().get(&name).map(|(_, _, f)| f.clone());
-        let arg = marshal::to_js(&arguments);
+        let arg = marshal::raw(&arguments);
         let weak = Rc::downgrade(self);
         wasm_bindgen_futures::spawn_local(async move {
             let outcome = match (handler, arg) {

@@ -1,9 +1,9 @@
 //! Approvals and client tools: the app's answers (kept until the server acknowledges them),
 //! the `client_tools` declaration, and which calls of the app's tools are due to run here.
 
-use serde_json::{Map, Value};
 use weft_protocol::command::{ApprovalDecision, ClientTools, ToolResult};
 use weft_protocol::event::{Sequenced, ToolSpec};
+use weft_protocol::json::RawJson;
 use weft_protocol::reassembler::ToolStatus;
 use weft_protocol::{Command, Event, Review};
 
@@ -202,10 +202,7 @@ impl Connection {
             out.push(Output::ClientTool {
                 call_id,
                 name: call.name.clone(),
-                arguments: call
-                    .arguments
-                    .clone()
-                    .unwrap_or_else(|| Value::Object(Map::new())),
+                arguments: call.arguments.clone().unwrap_or_else(RawJson::empty_object),
             });
         }
         out

@@ -2,9 +2,9 @@
 //! `contextInfo()`, `compact()`), and which incoming event answers which of them: by request
 //! id where the dialect names one, else the oldest request of its kind still waiting.
 
-use serde_json::Value;
 use weft_protocol::command::{ToolFormat, ToolShowQuery, ToolsQuery, UserMessagesQuery};
 use weft_protocol::event::Sequenced;
+use weft_protocol::json::RawJson;
 use weft_protocol::{Command, Event};
 
 use super::{Connection, Output, Request, RunHandle, Tag};
@@ -89,7 +89,7 @@ pub enum Reply {
     Pong(f64),
     Tools(Vec<ToolDefinition>),
     /// `toolShow()`: the JSON definition, or the YAML text as a string.
-    Tool(Value),
+    Tool(RawJson),
     Messages(UserMessagesPage),
     Context(ContextInfo),
     Compacted(CompactResult),
@@ -387,7 +387,8 @@ impl Connection {
             Event::ToolShow {
                 tool, tool_yaml, ..
             } => Ok(Reply::Tool(
-                tool.or(tool_yaml.map(Value::String)).unwrap_or(Value::Null),
+                tool.or(tool_yaml.map(|yaml| RawJson::string(&yaml)))
+                    .unwrap_or_default(),
             )),
             Event::UserMessages {
                 thread_id,

@@ -4,14 +4,14 @@ use crate::dialect::extension::{self, parse_arguments, ExtIn};
 use crate::dialect::frame_type;
 use crate::event::{Event, Sequenced};
 use crate::field::Fields;
-use crate::json::{Json, Object};
+use crate::json::{Json, Object, RawJson};
 use crate::names::{Agent, FinishReason};
 use crate::Error;
+use alloc::borrow::Cow;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
-use serde_json::Value;
 
 use super::text_of;
 
@@ -57,15 +57,16 @@ pub(crate) fn decode_server(obj: &Object<'_>) -> Result<Vec<Sequenced>, Error> {
                     let patch = patch
                         .or_else(|| command.get(1).cloned())
                         .unwrap_or_default();
+                    let patch = Json::String(Cow::Owned(patch));
+                    (String::from("apply_patch"), object_of("patch", patch))
+                }
+                _ => {
+                    let words = command.into_iter().map(|w| Json::String(Cow::Owned(w)));
                     (
-                        String::from("apply_patch"),
-                        serde_json::json!({ "patch": patch }),
+                        String::from("shell"),
+                        object_of("command", Json::Array(words.collect())),
                     )
                 }
-                _ => (
-                    String::from("shell"),
-                    serde_json::json!({ "command": command }),
-                ),
             };
             Event::ToolApproval {
                 call_id: ext.call_id.clone(),
@@ -142,7 +143,7 @@ fn decode_item(p: Fields<'_>, ext: &ExtIn) -> Result<Option<Event>, Error> {
         "local_shell_call" => Event::ToolCall {
             call_id: p.opt("id")?,
             name: String::from("shell"),
-            arguments: p.opt("action")?.unwrap_or(Value::Null),
+            arguments: p.opt("action")?.unwrap_or_default(),
         },
         "local_shell_call_output" => Event::ToolEnd {
             call_id: None,
@@ -158,9 +159,15 @@ fn decode_item(p: Fields<'_>, ext: &ExtIn) -> Result<Option<Event>, Error> {
     }))
 }
 
+/// `{"<key>": value}`.
+fn object_of(key: &'static str, value: Json<'_>) -> RawJson {
+    let object: Object<'_> = [(Cow::Borrowed(key), value)].into_iter().collect();
+    RawJson::from_tree(&Json::Object(object))
+}
+
 fn unknown_item(item_type: &str, p: Fields<'_>) -> Event {
     Event::Unknown(crate::event::UnknownEvent {
         kind: format!("response_item.{item_type}"),
-        data: p.map().to_serde(),
+        data: RawJson::from_object(p.map(), &[]),
     })
 }

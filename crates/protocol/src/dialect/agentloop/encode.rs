@@ -3,13 +3,13 @@
 use crate::dialect::extension::{self, arguments_text, stamp, Ext, WithExt};
 use crate::dialect::{Out, Turn};
 use crate::event::{Event, Sequenced};
+use crate::json::{Json, RawJson};
 use crate::names::{Agent, Review};
 use alloc::format;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 use serde::Serialize;
-use serde_json::Value;
 
 use super::{
     parts, AgentFinished, ApplyPatchCommand, ApprovalRequest, ContextCompacted, ContextInfo,
@@ -26,13 +26,13 @@ fn item_id(prefix: &str, ev: &Sequenced) -> String {
 }
 
 /// The `command` array of an approval request: the tool, then its arguments' values.
-fn command_of(name: &str, arguments: &Value) -> Vec<String> {
+fn command_of(name: &str, arguments: &Json<'_>) -> Vec<String> {
     let mut command = vec![String::from(name)];
-    if let Value::Object(args) = arguments {
-        for v in args.values() {
+    if let Json::Object(args) = arguments {
+        for (_, v) in args.canonical() {
             command.push(match v {
-                Value::String(s) => s.clone(),
-                other => serde_json::to_string(other).unwrap_or_default(),
+                Json::String(s) => String::from(s.as_ref()),
+                other => String::from(RawJson::from_tree(other).as_str()),
             });
         }
     }
@@ -195,14 +195,15 @@ pub(crate) fn encode(out: &mut Out<'_>) {
             ext.call_id = call_id.as_deref();
             ext.tool = Some(name);
             ext.arguments = Some(arguments);
-            let patch = match arguments.get("patch") {
-                Some(Value::String(p)) if name == "apply_patch" => {
+            let args = arguments.tree();
+            let patch = match args.get("patch") {
+                Some(Json::String(p)) if name == "apply_patch" => {
                     Some(ApplyPatchCommand { patch: p })
                 }
                 _ => None,
             };
             let payload = ApprovalRequest {
-                command: command_of(name, arguments),
+                command: command_of(name, &args),
                 apply_patch: patch,
             };
             push(out, "approval_request", payload, ext);

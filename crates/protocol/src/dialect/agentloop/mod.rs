@@ -29,11 +29,10 @@ use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::command::{ApprovalDecision, Command, RunCommand};
 use crate::field::Fields;
-use crate::json::{Json, Object};
+use crate::json::{Json, Object, RawJson};
 use crate::names::{Agent, Review};
 use crate::Error;
 
@@ -215,7 +214,7 @@ pub struct ContextCompacted<'a> {
 pub struct ErrorPayload<'a> {
     pub message: &'a str,
     /// Details (`null` when there are none).
-    pub details: Option<Value>,
+    pub details: Option<RawJson>,
 }
 
 /// An empty payload (`get_context_info`, `manual_compact`).

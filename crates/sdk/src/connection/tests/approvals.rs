@@ -12,12 +12,12 @@ fn approval_run() -> Vec<Event> {
         Event::ToolCall {
             call_id: Some("call_w".into()),
             name: "write".into(),
-            arguments: json!({"path": "a.txt", "content": "hi"}),
+            arguments: json!({"path": "a.txt", "content": "hi"}).into(),
         },
         Event::ToolApproval {
             call_id: Some("call_w".into()),
             name: "write".into(),
-            arguments: json!({"path": "a.txt", "content": "hi"}),
+            arguments: json!({"path": "a.txt", "content": "hi"}).into(),
         },
     ]
 }
@@ -52,7 +52,7 @@ fn approvals_reach_the_app_and_answers_go_out_in_the_dialects_own_message() {
             .collect();
         assert_eq!(asked.len(), 1, "{dialect}: {out:?}");
         assert_eq!(asked[0].call_id.as_deref(), Some("call_w"));
-        assert_eq!(asked[0].arguments["path"], "a.txt");
+        assert_eq!(asked[0].arguments.to_value()["path"], "a.txt");
 
         let answer = ApprovalAnswer {
             review: "no-continue".into(),
@@ -174,7 +174,7 @@ fn a_client_tool_runs_once_when_the_server_starts_it() {
     c.set_tools(vec![ToolSpec {
         name: "shell".into(),
         description: None,
-        input_schema: json!({"type": "object"}),
+        input_schema: json!({"type": "object"}).into(),
         read_only: true,
     }]);
     let declared = sent(&drain(&mut c));
@@ -185,7 +185,7 @@ fn a_client_tool_runs_once_when_the_server_starts_it() {
     let call = Event::ToolCall {
         call_id: Some("call_s".into()),
         name: "shell".into(),
-        arguments: json!({"cmd": "ls"}),
+        arguments: json!({"cmd": "ls"}).into(),
     };
     let start = Event::ToolStart {
         call_id: Some("call_s".into()),
@@ -211,7 +211,7 @@ fn a_client_tool_runs_once_when_the_server_starts_it() {
         vec![&Output::ClientTool {
             call_id: "call_s".into(),
             name: "shell".into(),
-            arguments: json!({"cmd": "ls"}),
+            arguments: json!({"cmd": "ls"}).into(),
         }]
     );
     c.tool_result("call_s".into(), "a.txt".into(), false)
@@ -278,7 +278,7 @@ fn client_tool_run(review: Option<Review>) -> Vec<Event> {
         Event::ToolCall {
             call_id: Some(call.into()),
             name: "notes".into(),
-            arguments: json!({"topic": "groceries"}),
+            arguments: json!({"topic": "groceries"}).into(),
         },
         Event::Usage(usage(30, 5)),
         Event::LlmComplete {
@@ -291,7 +291,7 @@ fn client_tool_run(review: Option<Review>) -> Vec<Event> {
         events.push(Event::ToolApproval {
             call_id: Some(call.into()),
             name: "notes".into(),
-            arguments: json!({"topic": "groceries"}),
+            arguments: json!({"topic": "groceries"}).into(),
         });
         events.push(Event::ApprovalResolved {
             call_id: Some(call.into()),
@@ -308,7 +308,7 @@ fn with_notes_tool(dialect: Dialect, read_only: bool) -> Connection {
     c.set_tools(vec![ToolSpec {
         name: "notes".into(),
         description: None,
-        input_schema: json!({"type": "object"}),
+        input_schema: json!({"type": "object"}).into(),
         read_only,
     }]);
     c.run(opts("notes"), RUN.into(), 0.0).unwrap();
@@ -321,7 +321,7 @@ fn tool_calls(out: &[Output]) -> Vec<(String, Value)> {
         .filter_map(|o| match o {
             Output::ClientTool {
                 call_id, arguments, ..
-            } => Some((call_id.clone(), arguments.clone())),
+            } => Some((call_id.clone(), arguments.to_value())),
             _ => None,
         })
         .collect()

@@ -225,7 +225,7 @@ fn an_original_is_sent_only_its_document_and_the_rest_is_refused_at_once() {
         c.set_tools(vec![ToolSpec {
             name: "notes".into(),
             description: None,
-            input_schema: json!({"type": "object"}),
+            input_schema: json!({"type": "object"}).into(),
             read_only: true,
         }]);
         let out = drain(&mut c);

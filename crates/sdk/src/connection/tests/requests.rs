@@ -26,7 +26,7 @@ fn replies_are_correlated_by_request_id() {
                 result: Ok(Reply::Tools(vec![ToolDefinition {
                     name: "read".into(),
                     description: None,
-                    input_schema: Some(json!({"type": "object"})),
+                    input_schema: Some(json!({"type": "object"}).into()),
                     read_only: false,
                 }])),
             },
