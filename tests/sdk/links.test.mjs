@@ -18,6 +18,7 @@ const FORBIDDEN = [
   ["10serde_json2de", "serde_json's deserializer: frames are read by weft_protocol::json"],
   ["10serde_json4read", "serde_json's deserializer: frames are read by weft_protocol::json"],
   ["10serde_json5value", "serde_json's Value: arbitrary JSON is weft_protocol::json::RawJson"],
+  ["7dec2flt", "core's float parser (15 KB of tables): weft_protocol::json reads floats itself"],
   ["14decode_request", "server side: a client's frame to a command"],
   ["7Encoder6encode", "server side: events to a dialect's frames"],
   ["9sequencer", "server side: stamping run events"],

@@ -14,6 +14,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
 
+mod float;
 mod raw;
 
 pub use raw::RawJson;
@@ -415,10 +416,13 @@ impl<'a> Reader<'a> {
             }
         }
         // Floats, and whole numbers past u64: correctly rounded, as serde_json's
-        // `float_roundtrip` reads them; infinity is out of range there too.
-        match self.t[start..self.at].parse::<f64>() {
-            Ok(f) if f.is_finite() => Ok(Number::Float(f)),
-            _ => Err("number out of range"),
+        // `float_roundtrip` reads them (by a parser of our own: core's tables are 15 KB of the
+        // SDK's wasm); infinity is out of range there too.
+        let f = float::parse(&self.t[start..self.at]);
+        if f.is_finite() {
+            Ok(Number::Float(f))
+        } else {
+            Err("number out of range")
         }
     }
 

@@ -2,10 +2,15 @@
 //!
 //! core's parser is fast on every input because it carries Eisel–Lemire tables of powers of
 //! five, about 14.5 KB gzip of the browser SDK's wasm. JSON numbers are nearly all short, so
-//! this one is fast only where that is cheap: Clinger's fast path takes mantissas of at most 53
-//! bits scaled by an exact power of ten (one correctly rounded IEEE operation), and every other
-//! number goes through one exact big-integer division that yields the quotient's leading 66 bits
-//! and whether a remainder is left, from which rounding to nearest, ties to even, is exact.
+//! this one is fast only where that is cheap, and exact everywhere because every path ends in
+//! an integer quotient of at least 54 bits plus whether a remainder was left, which is all that
+//! rounding to nearest, ties to even, needs:
+//! - Clinger's fast path: a mantissa of at most 53 bits and a power of ten an `f64` holds
+//!   exactly, so one IEEE multiply or divide rounds correctly by itself;
+//! - up to 19 digits and a power of ten within 10^±27: the value is `digits × 5^k × 2^k` and
+//!   the product or quotient by 5^k fits a `u128`;
+//! - anything else: the same quotient from big integers (digits past `MAX_DIGITS` folded into
+//!   one), estimated from the leading limbs and corrected against the exact remainder.
 
 use alloc::vec::Vec;
 
@@ -101,14 +106,15 @@ fn parse_magnitude(body: &[u8]) -> f64 {
     }
 
     if count <= 19 {
-        if let Some(value) = fast_path(leading, exp10) {
+        if let Some(value) = fast_path(leading, exp10).or_else(|| mid_path(leading, exp10)) {
             return value;
         }
     }
     slow_path(mantissa, count, exp10)
 }
 
-/// `digits` as an exponent, saturating far beyond any exponent that still matters.
+/// The exponent after `e`. It saturates at 2^40: past ±(310 + 325), only a mantissa of as
+/// many digits could bring the number back into range.
 fn parse_exponent(text: &[u8]) -> i64 {
     let (negative, digits) = match text.split_first() {
         Some((b'-', rest)) => (true, rest),
@@ -146,6 +152,58 @@ fn fast_path(mut mantissa: u64, exp10: i64) -> Option<f64> {
         exp10 -= 1;
     }
     Some(mantissa as f64 * POW10.get(exp10)?)
+}
+
+/// Exact in `u128` when the power of five fits a `u64`, which covers the 17-digit numbers
+/// shortest-round-trip printers write for most floats, without allocating.
+fn mid_path(mantissa: u64, exp10: i64) -> Option<f64> {
+    let mut k = u32::try_from(exp10.unsigned_abs())
+        .ok()
+        .filter(|&k| k <= 27)?;
+    let mantissa = u128::from(mantissa);
+    if exp10 >= 0 {
+        return Some(round(mantissa * u128::from(5u64.pow(k)), false, exp10));
+    }
+    // Divided by 5^27 at most, the quotient keeps at least 64 bits.
+    let lz = mantissa.leading_zeros();
+    let mut quotient = mantissa << lz;
+    let mut sticky = false;
+    while k > 0 {
+        // ⌊⌊n / a⌋ / b⌋ = ⌊n / ab⌋, with a remainder left exactly when either step leaves one.
+        let step = k.min(13);
+        let remainder;
+        (quotient, remainder) = div_small(quotient, 5u32.pow(step));
+        sticky |= remainder;
+        k -= step;
+    }
+    Some(round(quotient, sticky, exp10 - i64::from(lz)))
+}
+
+/// `n / d`, and whether a remainder is left, a 32-bit digit at a time in `u64` arithmetic,
+/// which wasm has natively (`u128` division would link compiler-builtins' general routine).
+fn div_small(n: u128, d: u32) -> (u128, bool) {
+    let d = u64::from(d);
+    let mut quotient = 0;
+    let mut remainder = 0;
+    for digit in (0..4).rev() {
+        let current = remainder << 32 | (n >> (32 * digit)) as u64 & 0xffff_ffff;
+        quotient = quotient << 32 | u128::from(current / d);
+        remainder = current % d;
+    }
+    (quotient, remainder != 0)
+}
+
+/// `n / d` for a quotient below 2^64, by shift and subtract, for the reason `div_small` gives;
+/// the slow path's big-integer arithmetic dwarfs its 64 steps.
+fn div(mut n: u128, d: u128) -> u128 {
+    let mut quotient = 0;
+    for bit in (0..64).rev() {
+        if n >> bit >= d {
+            n -= d << bit;
+            quotient |= 1 << bit;
+        }
+    }
+    quotient
 }
 
 /// The exact route: `digits × 5^exp × 2^exp` as the quotient of two big integers.
@@ -193,32 +251,32 @@ fn slow_path(mantissa: &[u8], count: usize, mut exp10: i64) -> f64 {
     } else {
         den.shl(shift.unsigned_abs());
     }
-    // Leading 64 bits of the divisor give a quotient at most a few units off, which the exact
-    // remainder then corrects.
+    // Cut to windows that keep the divisor's leading 64 bits, the quotient is at most a few
+    // units too big and never too small (q × ⌊den/2^low⌋ ≤ ⌊num/2^low⌋ for the true q), so
+    // the exact product steps it down.
     let low = (den.bits() - 64).max(0).unsigned_abs();
     let divisor = den.shr_u128(low).max(1);
-    let mut quotient = u64::try_from(num.shr_u128(low) / divisor).unwrap_or(u64::MAX);
+    let mut quotient = u64::try_from(div(num.shr_u128(low), divisor)).unwrap_or(u64::MAX);
     let mut product = Big(den.0.clone());
     product.mul_add(quotient, 0);
     while !num.at_least(&product) {
         product.sub(&den);
         quotient = quotient.saturating_sub(1);
     }
-    num.sub(&product);
-    while num.at_least(&den) {
-        num.sub(&den);
-        quotient = quotient.saturating_add(1);
-    }
-    let sticky = !num.0.is_empty();
-    round(quotient, sticky, i64::from(exp10) - i64::from(shift))
+    let sticky = !product.at_least(&num);
+    round(
+        u128::from(quotient),
+        sticky,
+        i64::from(exp10) - i64::from(shift),
+    )
 }
 
 /// The `f64` nearest to `(quotient + f) × 2^exp2`, where `0 <= f < 1` and `sticky` says
-/// `f > 0`. `quotient` is at least 2^61, so the bits dropped always include the half-unit bit
-/// and `f` only breaks ties.
-fn round(quotient: u64, sticky: bool, exp2: i64) -> f64 {
-    let lz = quotient.leading_zeros() + 64;
-    let q = u128::from(quotient) << lz;
+/// `f > 0`. With `sticky`, `quotient` is at least 2^54, so the bits dropped include the
+/// half-unit bit and `f` only breaks ties.
+fn round(quotient: u128, sticky: bool, exp2: i64) -> f64 {
+    let lz = quotient.leading_zeros();
+    let q = quotient << lz;
     let exp2 = exp2 - i64::from(lz);
     // q's top bit is worth 2^(127+exp2); a normal f64 keeps 53 bits, a subnormal fewer.
     let mut unit = (exp2 + 75).max(-1074);
@@ -260,7 +318,6 @@ fn round(quotient: u64, sticky: bool, exp2: i64) -> f64 {
 struct Big(Vec<u32>);
 
 impl Big {
-    /// self × factor + addend
     fn mul_add(&mut self, factor: u64, addend: u32) {
         let mut carry = u128::from(addend);
         for limb in &mut self.0 {
@@ -299,21 +356,14 @@ impl Big {
             }
         }
         if limbs > 0 && !self.0.is_empty() {
-            self.0.splice(0..0, core::iter::repeat_n(0, limbs));
+            let mut shifted = Vec::with_capacity(limbs + self.0.len());
+            shifted.resize(limbs, 0);
+            shifted.extend_from_slice(&self.0);
+            self.0 = shifted;
         }
     }
 
-    fn shr1(&mut self) {
-        let mut carry = 0;
-        for limb in self.0.iter_mut().rev() {
-            let next = *limb << 31;
-            *limb = *limb >> 1 | carry;
-            carry = next;
-        }
-        self.trim();
-    }
-
-    /// self >> low, truncated to 128 bits.
+    /// self >> low, truncated to 128 bits: a window for estimating a quotient.
     fn shr_u128(&self, low: u32) -> u128 {
         let mut out = 0;
         let skip = (low / 32) as usize;
@@ -450,7 +500,7 @@ mod tests {
         while limbs.last() == Some(&0) {
             limbs.pop();
         }
-        let (factor, mut n, exp10) = if e - 1 >= 0 {
+        let (factor, mut n, exp10) = if e > 0 {
             (2u32, e - 1, 0)
         } else {
             (5, 1 - e, e - 1)
@@ -489,6 +539,20 @@ mod tests {
         }
     }
 
+    /// The decimal digits of one more than `digits`.
+    fn increment(digits: &str) -> String {
+        let mut bytes = digits.as_bytes().to_vec();
+        for b in bytes.iter_mut().rev() {
+            if *b == b'9' {
+                *b = b'0';
+            } else {
+                *b += 1;
+                return String::from_utf8(bytes).unwrap();
+            }
+        }
+        format!("1{}", String::from_utf8(bytes).unwrap())
+    }
+
     /// `digits × 10^exp10` in a random one of the grammar's shapes.
     fn shape(rng: &mut Rng, digits: &str, exp10: i64) -> String {
         let point = rng.below(digits.len() as u64 + 1) as usize;
@@ -506,7 +570,7 @@ mod tests {
                     exp10 + (digits.len() + zeros.len()) as i64
                 )
             }
-            _ if exp10 >= 0 && exp10 < 400 => format!("{digits}{}", "0".repeat(exp10 as usize)),
+            _ if (0..400).contains(&exp10) => format!("{digits}{}", "0".repeat(exp10 as usize)),
             _ => format!("{digits}e{exp10}"),
         }
     }
@@ -533,6 +597,12 @@ mod tests {
             "0.30000000000000004",
             "1e23",
             "1e22",
+            "1e-22",
+            "123e-22",
+            "1e-23",
+            "9007199254740993e-22",
+            "4503599627370497.5",
+            "4503599627370496.5",
             "123456789e15",
             "9007199254740992",
             "9007199254740993",
@@ -657,6 +727,19 @@ mod tests {
             add_signed(&mut limbs, rng.below(3) as i32 - 1);
             if !limbs.is_empty() {
                 compare(&shape(&mut rng, &decimal(&limbs), exp10));
+            }
+
+            // That halfway point cut to at most 40 digits, rounded down or up: just below or
+            // above it by less than a unit in the last digit (at 17 to 19 digits these take the
+            // `u128` path, where only the remainder tells them from the halfway point).
+            let (limbs, exp10) = midpoint(x);
+            let digits = decimal(&limbs);
+            let len = 1 + rng.below(digits.len().min(40) as u64) as usize;
+            let exp10 = exp10 + (digits.len() - len) as i64;
+            let (floor, cut) = digits.split_at(len);
+            compare(&shape(&mut rng, floor, exp10));
+            if cut.bytes().any(|b| b != b'0') {
+                compare(&shape(&mut rng, &increment(floor), exp10));
             }
         }
         std::eprintln!("compared {compared} inputs with core");
