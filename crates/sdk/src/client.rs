@@ -196,9 +196,14 @@ impl Client {
         let server = match o.server.as_deref() {
             None => ServerChoice::Auto,
             Some(s) => ServerChoice::parse(s).ok_or_else(|| {
-                Error::argument(format!(
-                    "server must be \"auto\", \"weft\" or \"original\" (got {s:?})"
-                ))
+                Error::argument(
+                    [
+                        "server must be \"auto\", \"weft\" or \"original\" (got ",
+                        &marshal::quoted(s),
+                        ")",
+                    ]
+                    .concat(),
+                )
             })?,
         };
         let url = endpoint_url(&o.url, dialect, o.session_id.as_deref())?;
@@ -359,7 +364,13 @@ impl Client {
             description: def.description,
             input_schema: def
                 .input_schema
-                .unwrap_or_else(|| serde_json::json!({ "type": "object" })),
+                // Built by hand: `json!` converts its leaves with `to_value(..).unwrap()`, whose
+                // panic path links core's `Debug` escaping.
+                .unwrap_or_else(|| {
+                    let mut schema = serde_json::Map::new();
+                    schema.insert("type".into(), "object".into());
+                    schema.into()
+                }),
             read_only: def.read_only,
         };
         let id = self.shared.next_tool.get();
@@ -425,9 +436,13 @@ impl Client {
             None | Some("yaml") => false,
             Some("json") => true,
             Some(other) => {
-                return rejected(Error::argument(format!(
-                    "toolShow(): format must be \"yaml\" or \"json\", not {other:?}"
-                )))
+                return rejected(Error::argument(
+                    [
+                        "toolShow(): format must be \"yaml\" or \"json\", not ",
+                        &marshal::quoted(other),
+                    ]
+                    .concat(),
+                ))
             }
         };
         self.shared.request(|c, now| c.tool_show(name, json, now))

@@ -256,9 +256,14 @@ fn push_result(p: Pushed) -> Result<Ts<PushResult>, Error> {
 /// Parses a dialect name, with an error listing the four.
 pub fn parse_dialect(name: &str) -> Result<Dialect, Error> {
     Dialect::parse(name).ok_or_else(|| {
-        Error::argument(format!(
-            "unknown dialect {name:?}: use \"loom\", \"agentloop\", \"agentchat\" or \"cueso\""
-        ))
+        Error::argument(
+            [
+                "unknown dialect ",
+                &marshal::quoted(name),
+                ": use \"loom\", \"agentloop\", \"agentchat\" or \"cueso\"",
+            ]
+            .concat(),
+        )
     })
 }
 
