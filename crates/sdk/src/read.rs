@@ -6,9 +6,9 @@
 //! they say the same things — a missing field, a wrong type, an out-of-range number. Their
 //! TypeScript declarations still come from tsify, from the same structs.
 
-use js_sys::{Array, Reflect};
+use js_sys::{Array, Object, Reflect};
 use serde_json::Value;
-use wasm_bindgen::JsValue;
+use wasm_bindgen::{JsCast, JsValue};
 
 use crate::marshal::{number, type_of};
 use crate::types::{
@@ -87,19 +87,63 @@ impl<'a> Fields<'a> {
         self.typed(name, "a boolean", JsValue::as_bool)
     }
 
-    /// Any JSON value (a schema), through `JSON.stringify`.
+    /// Any JSON value (a schema): what `JSON.stringify` makes of it (`toJSON` called,
+    /// functions and `undefined` dropped, a cycle refused), parsed back by `JSON.parse` and
+    /// copied into a [`Value`]. Not through serde_json's parser: nothing else in the SDK needs
+    /// it, and it is 15 KB.
     fn json(&self, name: &str) -> Result<Option<Value>, String> {
         let Some(v) = self.get(name) else {
             return Ok(None);
         };
-        let text = js_sys::JSON::stringify(&v)
+        let plain = js_sys::JSON::stringify(&v)
             .ok()
-            .and_then(|t| t.as_string())
+            .filter(|t| t.is_string())
+            .and_then(|t| js_sys::JSON::parse(&String::from(t)).ok())
             .ok_or_else(|| format!("`{name}` must be a JSON value"))?;
-        serde_json::from_str(&text)
-            .map(Some)
-            .map_err(|e| format!("`{name}` must be a JSON value: {e}"))
+        Ok(Some(json_value(&plain)))
     }
+}
+
+/// A value fresh from `JSON.parse` (null, a boolean, a finite number, a string, an array or a
+/// plain object) as a [`Value`], numbers as serde_json would have parsed their JSON text:
+/// whole ones as integers when they fit, the rest as floats.
+fn json_value(v: &JsValue) -> Value {
+    if let Some(b) = v.as_bool() {
+        return Value::Bool(b);
+    }
+    if let Some(n) = v.as_f64() {
+        return if n.fract() == 0.0 && (0.0..18_446_744_073_709_551_616.0).contains(&n) {
+            Value::from(n as u64)
+        } else if n.fract() == 0.0 && (-9_223_372_036_854_775_808.0..0.0).contains(&n) {
+            Value::from(n as i64)
+        } else {
+            serde_json::Number::from_f64(n).map_or(Value::Null, Value::Number)
+        };
+    }
+    if let Some(s) = v.as_string() {
+        return Value::String(s);
+    }
+    if Array::is_array(v) {
+        return Value::Array(
+            v.unchecked_ref::<Array>()
+                .iter()
+                .map(|item| json_value(&item))
+                .collect(),
+        );
+    }
+    if v.is_object() {
+        let object = v.unchecked_ref::<Object>();
+        // Inserted one by one: collecting would sort the entries first, with a sort of its own
+        // for this one pair type (3 KB).
+        let mut map = serde_json::Map::new();
+        for key in Object::keys(object).iter() {
+            if let (Some(name), Ok(value)) = (key.as_string(), Reflect::get(object, &key)) {
+                map.insert(name, json_value(&value));
+            }
+        }
+        return Value::Object(map);
+    }
+    Value::Null
 }
 
 /// Numbers up to 2^53 are exact in JavaScript.

@@ -482,6 +482,49 @@ fn client_options_are_checked() {
 }
 
 #[wasm_bindgen_test]
+fn a_tool_schema_is_read_as_json_stringify_sees_it() {
+    // Built in JavaScript: a Date (`toJSON`), an `undefined` field, a function, and numbers
+    // whole, fractional, negative and beyond 2^53.
+    let spec: JsValue = js_sys::eval(
+        r#"({ name: "t", inputSchema: {
+            type: "object",
+            properties: { topic: { type: "string", enum: ["a", "b"] } },
+            required: ["topic"],
+            minimum: 1, step: 0.25, floor: -3, big: 2 ** 60, when: new Date(0),
+            gone: undefined, fn() {}, list: [1, null, true, undefined],
+        } })"#,
+    )
+    .unwrap();
+    let def: weft_sdk::types::ToolDefinition =
+        weft_sdk::marshal::from_ts(&Ts::new_unchecked(spec), "ToolDefinition").unwrap();
+    assert_eq!(
+        def.input_schema.unwrap().to_string(),
+        serde_json::json!({
+            "type": "object",
+            "properties": {"topic": {"type": "string", "enum": ["a", "b"]}},
+            "required": ["topic"],
+            "minimum": 1, "step": 0.25, "floor": -3, "big": 1_152_921_504_606_846_976_u64,
+            "when": "1970-01-01T00:00:00.000Z",
+            "list": [1, null, true, null],
+        })
+        .to_string()
+    );
+    let cyclic = js_sys::eval(
+        r#"(() => { const s = {}; s.self = s; return { name: "t", inputSchema: s }; })()"#,
+    )
+    .unwrap();
+    let e = weft_sdk::marshal::from_ts::<weft_sdk::types::ToolDefinition>(
+        &Ts::new_unchecked(cyclic),
+        "ToolDefinition",
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.message(),
+        "invalid ToolDefinition: `inputSchema` must be a JSON value"
+    );
+}
+
+#[wasm_bindgen_test]
 async fn methods_a_dialect_cannot_serve_reject_naming_it() {
     let c = client("cueso");
     for p in [
