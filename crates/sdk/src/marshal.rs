@@ -18,18 +18,30 @@ use crate::read::FromJs;
 
 /// Any serializable value as a plain JS value.
 pub fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, Error> {
-    let text = serde_json::to_string(value).map_err(|e| {
-        Error::new(
-            ErrorCode::Internal,
-            format!("could not serialize a value: {e}"),
-        )
-    })?;
-    js_sys::JSON::parse(&text).map_err(|e| {
-        Error::new(
-            ErrorCode::Internal,
-            format!("JSON.parse failed: {}", crate::error::describe(&e)),
-        )
-    })
+    parse(serde_json::to_string(value), "a value")
+}
+
+/// The part of [`to_js`] that does not depend on the type, kept out of line so each of its
+/// instantiations (a dozen, most inlined into an export or the drive loop) carries only the
+/// serializer call.
+#[inline(never)]
+fn parse(text: Result<String, serde_json::Error>, what: &str) -> Result<JsValue, Error> {
+    let text = text.map_err(|e| serialize_failed(what, &e))?;
+    js_sys::JSON::parse(&text).map_err(|e| parse_failed(&e))
+}
+
+fn serialize_failed(what: &str, e: &serde_json::Error) -> Error {
+    Error::new(
+        ErrorCode::Internal,
+        format!("could not serialize {what}: {e}"),
+    )
+}
+
+fn parse_failed(thrown: &JsValue) -> Error {
+    Error::new(
+        ErrorCode::Internal,
+        ["JSON.parse failed: ", &crate::error::describe(thrown)].concat(),
+    )
 }
 
 /// A number as JavaScript writes it, for messages: through serde_json's float writer, which the
@@ -60,7 +72,13 @@ pub fn to_ts<T: Tsify + Serialize>(value: &T) -> Result<Ts<T>, Error> {
 /// Reads an app-supplied value of a declared type; `what` is its TypeScript name, so the
 /// message matches what the app's editor shows.
 pub fn from_ts<T: Tsify + FromJs>(value: &Ts<T>, what: &str) -> Result<T, Error> {
-    T::read(&value.js_value()).map_err(|why| Error::argument(format!("invalid {what}: {why}")))
+    T::read(&value.js_value()).map_err(|why| invalid(what, &why))
+}
+
+/// Out of line, so that each of [`from_ts`]'s instantiations carries only its reader.
+#[inline(never)]
+fn invalid(what: &str, why: &str) -> Error {
+    Error::argument(["invalid ", what, ": ", why].concat())
 }
 
 /// An event as the app sees it (`RunEvent`): the loom JSON object of the event with its
@@ -70,18 +88,8 @@ pub fn from_ts<T: Tsify + FromJs>(value: &Ts<T>, what: &str) -> Result<T, Error>
 /// Written straight to JSON text and parsed once, `run_id` set in the same call: no
 /// `serde_json::Value` tree is built per event.
 pub fn event(seq: &Sequenced) -> Result<JsValue, Error> {
-    let json = serde_json::to_string(seq).map_err(|e| {
-        Error::new(
-            ErrorCode::Internal,
-            format!("could not serialize an event: {e}"),
-        )
-    })?;
-    event_object(&json, seq.envelope.run_id.as_deref()).map_err(|e| {
-        Error::new(
-            ErrorCode::Internal,
-            format!("JSON.parse failed: {}", crate::error::describe(&e)),
-        )
-    })
+    let json = serde_json::to_string(seq).map_err(|e| serialize_failed("an event", &e))?;
+    event_object(&json, seq.envelope.run_id.as_deref()).map_err(|e| parse_failed(&e))
 }
 
 #[wasm_bindgen(inline_js = r#"
