@@ -49,7 +49,14 @@ fn parse_failed(thrown: &JsValue) -> Error {
 pub fn number(n: f64) -> String {
     match serde_json::Number::from_f64(n) {
         // A whole number prints without the `.0` JSON writers add.
-        Some(_) if n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0 => (n as i64).to_string(),
+        Some(_) if n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0 => {
+            let digits = integer(n.abs() as u64);
+            if n < 0.0 {
+                ["-", &digits].concat()
+            } else {
+                digits
+            }
+        }
         Some(json) => json.to_string(),
         None if n.is_nan() => "NaN".into(),
         None if n > 0.0 => "Infinity".into(),
@@ -62,6 +69,14 @@ pub fn number(n: f64) -> String {
 /// of the SDK needs `{:?}` and core's `Debug` escaping (3 KB with its panic paths).
 pub fn quoted(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| ["\"", s, "\""].concat())
+}
+
+/// A whole number in decimal, for messages and ids: through serde_json's integer writer, which
+/// the SDK links anyway, rather than `Display`, whose formatter (one instantiation per integer
+/// type) the SDK then need not link.
+pub fn integer(n: u64) -> String {
+    // Writing an integer cannot fail.
+    serde_json::to_string(&n).unwrap_or_default()
 }
 
 /// A value typed with its tsify declaration.
@@ -148,7 +163,15 @@ pub fn iter_result(value: &JsValue, done: bool) -> JsValue {
 
 #[cfg(test)]
 mod tests {
-    use super::{number, quoted};
+    use super::{integer, number, quoted};
+
+    #[test]
+    fn integers_read_in_decimal() {
+        assert_eq!(integer(0), "0");
+        assert_eq!(integer(7), "7");
+        assert_eq!(integer(1006), "1006");
+        assert_eq!(integer(u64::MAX), "18446744073709551615");
+    }
 
     #[test]
     fn quoting_escapes_what_would_break_the_quotes() {

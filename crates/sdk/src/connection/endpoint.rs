@@ -168,7 +168,7 @@ fn check_token(token: &str) -> Result<(), Error> {
 pub fn original_url(url: &str, token: Option<&str>) -> String {
     match token {
         Some(t) => {
-            let sep = if url.contains('?') { '&' } else { '?' };
+            let sep = if url.contains('?') { "&" } else { "?" };
             format!("{url}{sep}token={}", percent_encode(t))
         }
         None => url.to_string(),
