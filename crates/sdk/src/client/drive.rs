@@ -26,12 +26,7 @@ impl Shared {
         &self,
         f: impl FnOnce(&mut Connection) -> Result<T, Error>,
     ) -> Result<T, Error> {
-        let mut core = self.core.try_borrow_mut().map_err(|_| {
-            Error::new(
-                ErrorCode::Busy,
-                "the client was called re-entrantly; call it again",
-            )
-        })?;
+        let mut core = self.core.try_borrow_mut().map_err(|_| reentered())?;
         f(&mut core)
     }
 
@@ -39,8 +34,17 @@ impl Shared {
         self: &Rc<Self>,
         f: impl FnOnce(&mut Connection, f64) -> Result<String, Error>,
     ) -> Promise {
+        let sent = self.with_core(|c| f(c, now()));
+        self.awaiting(sent)
+    }
+
+    /// The promise of a request the core has queued (by its frame id) or refused: the half of
+    /// [`Shared::request`] that does not depend on the request, out of line so each method
+    /// carries only its own call into the core.
+    #[inline(never)]
+    fn awaiting(self: &Rc<Self>, sent: Result<String, Error>) -> Promise {
         let (promise, d) = Deferred::new();
-        match self.with_core(|c| f(c, now())) {
+        match sent {
             Ok(id) => {
                 self.requests.borrow_mut().insert(id, d);
             }
@@ -363,6 +367,16 @@ impl Shared {
             s.drive();
         });
     }
+}
+
+/// The core was borrowed when a call came in: kept out of line, as every call into the core
+/// checks for it.
+#[inline(never)]
+fn reentered() -> Error {
+    Error::new(
+        ErrorCode::Busy,
+        "the client was called re-entrantly; call it again",
+    )
 }
 
 impl Drop for Shared {
