@@ -266,14 +266,11 @@ fn push_result(p: Pushed) -> Result<Ts<PushResult>, Error> {
 /// Parses a dialect name, with an error listing the four.
 pub fn parse_dialect(name: &str) -> Result<Dialect, Error> {
     Dialect::parse(name).ok_or_else(|| {
-        Error::argument(
-            [
-                "unknown dialect ",
-                &marshal::quoted(name),
-                ": use \"loom\", \"agentloop\", \"agentchat\" or \"cueso\"",
-            ]
-            .concat(),
-        )
+        Error::argument(marshal::cat(&[
+            "unknown dialect ",
+            &marshal::quoted(name),
+            ": use \"loom\", \"agentloop\", \"agentchat\" or \"cueso\"",
+        ]))
     })
 }
 

@@ -27,12 +27,11 @@ pub fn endpoint_url(
         other => {
             return Err(bad_url(
                 url,
-                &[
+                &crate::marshal::cat(&[
                     "the scheme ",
                     &quoted(other),
                     " is not ws, wss, http or https",
-                ]
-                .concat(),
+                ]),
             ))
         }
     };
@@ -69,16 +68,13 @@ pub fn endpoint_url(
 }
 
 fn bad_url(url: &str, why: &str) -> Error {
-    Error::argument(
-        [
-            "url ",
-            &quoted(url),
-            " is not a WebSocket URL (",
-            why,
-            "); use e.g. \"wss://weft.example.com\"",
-        ]
-        .concat(),
-    )
+    Error::argument(crate::marshal::cat(&[
+        "url ",
+        &quoted(url),
+        " is not a WebSocket URL (",
+        why,
+        "); use e.g. \"wss://weft.example.com\"",
+    ]))
 }
 
 /// Hex digits by value, written directly instead of through `{:02X}` formatting.
