@@ -573,6 +573,21 @@ async fn a_refused_connection_rejects_connect_and_what_waited() {
 }
 
 #[wasm_bindgen_test]
+async fn a_thrown_value_that_is_not_an_error_reads_as_json_in_the_message() {
+    let options = js_sys::eval(
+        r#"({ url: "ws://127.0.0.1:9", dialect: "loom", reconnect: false,
+              token: () => { throw { reason: "expired" }; } })"#,
+    )
+    .unwrap();
+    let c = Client::new(Ts::new_unchecked(options)).unwrap();
+    let msg = weft_error(&rejection(c.connect()).await, "connect_failed");
+    assert!(
+        msg.contains(r#"the token function threw: {"reason":"expired"}"#),
+        "{msg}"
+    );
+}
+
+#[wasm_bindgen_test]
 async fn close_settles_everything_and_later_calls_fail() {
     let c = client("agentloop");
     let run = c
