@@ -197,9 +197,11 @@ impl Client {
         let server = match o.server.as_deref() {
             None => ServerChoice::Auto,
             Some(s) => ServerChoice::parse(s).ok_or_else(|| {
-                Error::argument(format!(
-                    "server must be \"auto\", \"weft\" or \"original\" (got {s:?})"
-                ))
+                Error::argument(marshal::cat(&[
+                    "server must be \"auto\", \"weft\" or \"original\" (got ",
+                    &marshal::quoted(s),
+                    ")",
+                ]))
             })?,
         };
         let url = endpoint_url(&o.url, dialect, o.session_id.as_deref())?;
@@ -426,9 +428,10 @@ impl Client {
             None | Some("yaml") => false,
             Some("json") => true,
             Some(other) => {
-                return rejected(Error::argument(format!(
-                    "toolShow(): format must be \"yaml\" or \"json\", not {other:?}"
-                )))
+                return rejected(Error::argument(marshal::cat(&[
+                    "toolShow(): format must be \"yaml\" or \"json\", not ",
+                    &marshal::quoted(other),
+                ])))
             }
         };
         self.shared.request(|c, now| c.tool_show(name, json, now))

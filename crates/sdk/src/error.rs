@@ -278,8 +278,9 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
-/// A thrown JS value as text: an `Error`'s message, a string as is, anything else as
-/// `String(value)` would show it.
+/// A thrown JS value as text: an `Error`'s message, a string as is, anything else as JSON
+/// where it has a JSON form (`42`, `{"code":1}`), else as `String(value)` shows it
+/// (`undefined`, `Symbol(x)`).
 pub fn describe(thrown: &JsValue) -> String {
     if let Some(e) = thrown.dyn_ref::<js_sys::Error>() {
         return String::from(e.message());
@@ -287,7 +288,13 @@ pub fn describe(thrown: &JsValue) -> String {
     if let Some(s) = thrown.as_string() {
         return s;
     }
-    format!("{thrown:?}")
+    if let Some(json) = js_sys::JSON::stringify(thrown)
+        .ok()
+        .and_then(|t| t.as_string())
+    {
+        return json;
+    }
+    string_of(thrown).unwrap_or_else(|_| "a value that cannot be shown as text".into())
 }
 
 /// Reports an exception thrown by an app callback without interrupting the SDK or the other
@@ -305,6 +312,9 @@ extern "C" {
     fn report_error(e: &JsValue) -> Result<(), JsValue>;
     #[wasm_bindgen(js_namespace = console, js_name = error)]
     fn console_error(e: &JsValue);
+    /// `String(value)`: throws only for an object whose `toString` throws.
+    #[wasm_bindgen(js_name = String, catch)]
+    fn string_of(value: &JsValue) -> Result<String, JsValue>;
 }
 
 #[cfg(test)]

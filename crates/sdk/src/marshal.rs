@@ -19,18 +19,30 @@ use crate::read::FromJs;
 
 /// Any serializable value as a plain JS value.
 pub fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, Error> {
-    let text = serde_json::to_string(value).map_err(|e| {
-        Error::new(
-            ErrorCode::Internal,
-            format!("could not serialize a value: {e}"),
-        )
-    })?;
-    js_sys::JSON::parse(&text).map_err(|e| {
-        Error::new(
-            ErrorCode::Internal,
-            format!("JSON.parse failed: {}", crate::error::describe(&e)),
-        )
-    })
+    parse(serde_json::to_string(value), "a value")
+}
+
+/// The part of [`to_js`] that does not depend on the type, kept out of line so each of its
+/// instantiations (a dozen, most inlined into an export or the drive loop) carries only the
+/// serializer call.
+#[inline(never)]
+fn parse(text: Result<String, serde_json::Error>, what: &str) -> Result<JsValue, Error> {
+    let text = text.map_err(|e| serialize_failed(what, &e))?;
+    js_sys::JSON::parse(&text).map_err(|e| parse_failed(&e))
+}
+
+fn serialize_failed(what: &str, e: &serde_json::Error) -> Error {
+    Error::new(
+        ErrorCode::Internal,
+        format!("could not serialize {what}: {e}"),
+    )
+}
+
+fn parse_failed(thrown: &JsValue) -> Error {
+    Error::new(
+        ErrorCode::Internal,
+        cat(&["JSON.parse failed: ", &crate::error::describe(thrown)]),
+    )
 }
 
 /// A JSON value kept as text, parsed by JavaScript's own `JSON.parse`.
@@ -48,12 +60,44 @@ pub fn raw(value: &RawJson) -> Result<JsValue, Error> {
 pub fn number(n: f64) -> String {
     match serde_json::Number::from_f64(n) {
         // A whole number prints without the `.0` JSON writers add.
-        Some(_) if n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0 => (n as i64).to_string(),
+        Some(_) if n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0 => {
+            let digits = integer(n.abs() as u64);
+            if n < 0.0 {
+                cat(&["-", &digits])
+            } else {
+                digits
+            }
+        }
         Some(json) => json.to_string(),
         None if n.is_nan() => "NaN".into(),
         None if n > 0.0 => "Infinity".into(),
         None => "-Infinity".into(),
     }
+}
+
+/// `s` in double quotes, escaped as JSON escapes it, for messages that quote what the app
+/// passed: through serde_json's string writer, which the SDK links anyway, so that no message
+/// of the SDK needs `{:?}` and core's `Debug` escaping (3 KB with its panic paths).
+pub fn quoted(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| cat(&["\"", s, "\""]))
+}
+
+/// The parts of a message joined: a loop of `push_str`, smaller than `[..].concat()` (whose
+/// generic join is 1 KB) and than `format!` for text made only of strings.
+pub fn cat(parts: &[&str]) -> String {
+    let mut out = String::new();
+    for part in parts {
+        out.push_str(part);
+    }
+    out
+}
+
+/// A whole number in decimal, for messages and ids: through serde_json's integer writer, which
+/// the SDK links anyway, rather than `Display`, whose formatter (one instantiation per integer
+/// type) the SDK then need not link.
+pub fn integer(n: u64) -> String {
+    // Writing an integer cannot fail.
+    serde_json::to_string(&n).unwrap_or_default()
 }
 
 /// A value typed with its tsify declaration.
@@ -64,7 +108,13 @@ pub fn to_ts<T: Tsify + Serialize>(value: &T) -> Result<Ts<T>, Error> {
 /// Reads an app-supplied value of a declared type; `what` is its TypeScript name, so the
 /// message matches what the app's editor shows.
 pub fn from_ts<T: Tsify + FromJs>(value: &Ts<T>, what: &str) -> Result<T, Error> {
-    T::read(&value.js_value()).map_err(|why| Error::argument(format!("invalid {what}: {why}")))
+    T::read(&value.js_value()).map_err(|why| invalid(what, &why))
+}
+
+/// Out of line, so that each of [`from_ts`]'s instantiations carries only its reader.
+#[inline(never)]
+fn invalid(what: &str, why: &str) -> Error {
+    Error::argument(cat(&["invalid ", what, ": ", why]))
 }
 
 /// An event as the app sees it (`RunEvent`): the loom JSON object of the event with its
@@ -74,18 +124,8 @@ pub fn from_ts<T: Tsify + FromJs>(value: &Ts<T>, what: &str) -> Result<T, Error>
 /// Written straight to JSON text and parsed once, `run_id` set in the same call: no
 /// `serde_json::Value` tree is built per event.
 pub fn event(seq: &Sequenced) -> Result<JsValue, Error> {
-    let json = serde_json::to_string(seq).map_err(|e| {
-        Error::new(
-            ErrorCode::Internal,
-            format!("could not serialize an event: {e}"),
-        )
-    })?;
-    event_object(&json, seq.envelope.run_id.as_deref()).map_err(|e| {
-        Error::new(
-            ErrorCode::Internal,
-            format!("JSON.parse failed: {}", crate::error::describe(&e)),
-        )
-    })
+    let json = serde_json::to_string(seq).map_err(|e| serialize_failed("an event", &e))?;
+    event_object(&json, seq.envelope.run_id.as_deref()).map_err(|e| parse_failed(&e))
 }
 
 #[wasm_bindgen(inline_js = r#"
@@ -144,7 +184,21 @@ pub fn iter_result(value: &JsValue, done: bool) -> JsValue {
 
 #[cfg(test)]
 mod tests {
-    use super::number;
+    use super::{integer, number, quoted};
+
+    #[test]
+    fn integers_read_in_decimal() {
+        assert_eq!(integer(0), "0");
+        assert_eq!(integer(7), "7");
+        assert_eq!(integer(1006), "1006");
+        assert_eq!(integer(u64::MAX), "18446744073709551615");
+    }
+
+    #[test]
+    fn quoting_escapes_what_would_break_the_quotes() {
+        assert_eq!(quoted("klingon"), "\"klingon\"");
+        assert_eq!(quoted("a\"b\\c\n"), "\"a\\\"b\\\\c\\n\"");
+    }
 
     #[test]
     fn numbers_read_as_javascript_writes_them() {

@@ -87,18 +87,18 @@ impl<'a> Fields<'a> {
         self.typed(name, "a boolean", JsValue::as_bool)
     }
 
-    /// Any JSON value (a schema), through `JSON.stringify`.
+    /// Any JSON value (a schema): what `JSON.stringify` makes of it (`toJSON` called,
+    /// functions and `undefined` dropped, a cycle refused), kept as its canonical text.
     fn json(&self, name: &str) -> Result<Option<RawJson>, String> {
         let Some(v) = self.get(name) else {
             return Ok(None);
         };
-        let text = js_sys::JSON::stringify(&v)
+        js_sys::JSON::stringify(&v)
             .ok()
             .and_then(|t| t.as_string())
-            .ok_or_else(|| format!("`{name}` must be a JSON value"))?;
-        weft_protocol::json::parse(&text)
-            .map(|json| Some(RawJson::from_tree(&json)))
-            .map_err(|e| format!("`{name}` must be a JSON value: {e}"))
+            .and_then(|text| RawJson::parse(&text))
+            .map(Some)
+            .ok_or_else(|| format!("`{name}` must be a JSON value"))
     }
 }
 

@@ -99,7 +99,10 @@ impl Reassembler {
         let joined = join_frames(&frames);
         let Some(text) = joined.as_string() else {
             let why = match joined.as_f64() {
-                Some(i) if i >= 0.0 => format!("pushMany(): frame {} is not a string", i as u32),
+                Some(i) if i >= 0.0 => format!(
+                    "pushMany(): frame {} is not a string",
+                    marshal::integer(i as u64)
+                ),
                 _ => format!(
                     "pushMany() takes an array of strings, not {}",
                     marshal::type_of(&frames)
@@ -112,7 +115,14 @@ impl Reassembler {
             let mut total = Pushed::default();
             let mut push = |i: usize, frame: &[u8]| {
                 let p = core.push_frame(frame).map_err(|e| {
-                    Error::from_protocol(&e, &format!("pushMany(): frame {i} of {count}"))
+                    Error::from_protocol(
+                        &e,
+                        &format!(
+                            "pushMany(): frame {} of {}",
+                            marshal::integer(i as u64),
+                            marshal::integer(count as u64)
+                        ),
+                    )
                 })?;
                 total.applied += p.applied;
                 total.duplicate |= p.duplicate;
@@ -256,9 +266,11 @@ fn push_result(p: Pushed) -> Result<Ts<PushResult>, Error> {
 /// Parses a dialect name, with an error listing the four.
 pub fn parse_dialect(name: &str) -> Result<Dialect, Error> {
     Dialect::parse(name).ok_or_else(|| {
-        Error::argument(format!(
-            "unknown dialect {name:?}: use \"loom\", \"agentloop\", \"agentchat\" or \"cueso\""
-        ))
+        Error::argument(marshal::cat(&[
+            "unknown dialect ",
+            &marshal::quoted(name),
+            ": use \"loom\", \"agentloop\", \"agentchat\" or \"cueso\"",
+        ]))
     })
 }
 

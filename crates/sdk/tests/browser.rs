@@ -482,6 +482,50 @@ fn client_options_are_checked() {
 }
 
 #[wasm_bindgen_test]
+fn a_tool_schema_is_read_as_json_stringify_sees_it() {
+    // Built in JavaScript: a Date (`toJSON`), an `undefined` field, a function, and numbers
+    // whole, fractional, negative and beyond 2^53.
+    let spec: JsValue = js_sys::eval(
+        r#"({ name: "t", inputSchema: {
+            type: "object",
+            properties: { topic: { type: "string", enum: ["a", "b"] } },
+            required: ["topic"],
+            minimum: 1, step: 0.25, floor: -3, big: 2 ** 60, when: new Date(0),
+            gone: undefined, fn() {}, list: [1, null, true, undefined],
+        } })"#,
+    )
+    .unwrap();
+    let def: weft_sdk::types::ToolDefinition =
+        weft_sdk::marshal::from_ts(&Ts::new_unchecked(spec), "ToolDefinition").unwrap();
+    assert_eq!(
+        def.input_schema.unwrap().to_string(),
+        serde_json::json!({
+            "type": "object",
+            "properties": {"topic": {"type": "string", "enum": ["a", "b"]}},
+            "required": ["topic"],
+            // 2^60 as JSON.stringify writes it (the shortest text that reads back as it).
+            "minimum": 1, "step": 0.25, "floor": -3, "big": 1_152_921_504_606_847_000_u64,
+            "when": "1970-01-01T00:00:00.000Z",
+            "list": [1, null, true, null],
+        })
+        .to_string()
+    );
+    let cyclic = js_sys::eval(
+        r#"(() => { const s = {}; s.self = s; return { name: "t", inputSchema: s }; })()"#,
+    )
+    .unwrap();
+    let e = weft_sdk::marshal::from_ts::<weft_sdk::types::ToolDefinition>(
+        &Ts::new_unchecked(cyclic),
+        "ToolDefinition",
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.message(),
+        "invalid ToolDefinition: `inputSchema` must be a JSON value"
+    );
+}
+
+#[wasm_bindgen_test]
 async fn methods_a_dialect_cannot_serve_reject_naming_it() {
     let c = client("cueso");
     for p in [
@@ -527,6 +571,21 @@ async fn a_refused_connection_rejects_connect_and_what_waited() {
         .map(|s| s["state"].clone())
         .collect();
     assert_eq!(states, ["connecting", "closed"]);
+}
+
+#[wasm_bindgen_test]
+async fn a_thrown_value_that_is_not_an_error_reads_as_json_in_the_message() {
+    let options = js_sys::eval(
+        r#"({ url: "ws://127.0.0.1:9", dialect: "loom", reconnect: false,
+              token: () => { throw { reason: "expired" }; } })"#,
+    )
+    .unwrap();
+    let c = Client::new(Ts::new_unchecked(options)).unwrap();
+    let msg = weft_error(&rejection(c.connect()).await, "connect_failed");
+    assert!(
+        msg.contains(r#"the token function threw: {"reason":"expired"}"#),
+        "{msg}"
+    );
 }
 
 #[wasm_bindgen_test]

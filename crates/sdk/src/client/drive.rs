@@ -26,12 +26,7 @@ impl Shared {
         &self,
         f: impl FnOnce(&mut Connection) -> Result<T, Error>,
     ) -> Result<T, Error> {
-        let mut core = self.core.try_borrow_mut().map_err(|_| {
-            Error::new(
-                ErrorCode::Busy,
-                "the client was called re-entrantly; call it again",
-            )
-        })?;
+        let mut core = self.core.try_borrow_mut().map_err(|_| reentered())?;
         f(&mut core)
     }
 
@@ -39,8 +34,17 @@ impl Shared {
         self: &Rc<Self>,
         f: impl FnOnce(&mut Connection, f64) -> Result<String, Error>,
     ) -> Promise {
+        let sent = self.with_core(|c| f(c, now()));
+        self.awaiting(sent)
+    }
+
+    /// The promise of a request the core has queued (by its frame id) or refused: the half of
+    /// [`Shared::request`] that does not depend on the request, out of line so each method
+    /// carries only its own call into the core.
+    #[inline(never)]
+    fn awaiting(self: &Rc<Self>, sent: Result<String, Error>) -> Promise {
         let (promise, d) = Deferred::new();
-        match self.with_core(|c| f(c, now())) {
+        match sent {
             Ok(id) => {
                 self.requests.borrow_mut().insert(id, d);
             }
@@ -365,6 +369,16 @@ impl Shared {
     }
 }
 
+/// The core was borrowed when a call came in: kept out of line, as every call into the core
+/// checks for it.
+#[inline(never)]
+fn reentered() -> Error {
+    Error::new(
+        ErrorCode::Busy,
+        "the client was called re-entrantly; call it again",
+    )
+}
+
 impl Drop for Shared {
     fn drop(&mut self) {
         if let Some(id) = self.timer.id.get_mut().take() {
@@ -417,13 +431,15 @@ pub(super) fn random_uuid() -> String {
     }
     bytes[6] = (bytes[6] & 0x0f) | 0x40;
     bytes[8] = (bytes[8] & 0x3f) | 0x80;
-    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    format!(
-        "{}-{}-{}-{}-{}",
-        &hex[0..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..32]
-    )
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut id = String::with_capacity(36);
+    for (i, b) in bytes.iter().enumerate() {
+        // The 8-4-4-4-12 grouping: a hyphen before bytes 4, 6, 8 and 10.
+        if matches!(i, 4 | 6 | 8 | 10) {
+            id.push('-');
+        }
+        id.push(char::from(HEX[usize::from(b >> 4)]));
+        id.push(char::from(HEX[usize::from(b & 0x0f)]));
+    }
+    id
 }

@@ -21,11 +21,11 @@ impl Connection {
     ) -> Result<(), Error> {
         self.usable("onApproval")?;
         let review = Review::parse(&answer.review).ok_or_else(|| {
-            Error::argument(format!(
-                "onApproval: the callback answered review {:?}; use \"yes\", \"no-continue\", \
-                 \"no-exit\", \"always\" or \"explain\"",
-                answer.review
-            ))
+            Error::argument(crate::marshal::cat(&[
+                "onApproval: the callback answered review ",
+                &crate::marshal::quoted(&answer.review),
+                "; use \"yes\", \"no-continue\", \"no-exit\", \"always\" or \"explain\"",
+            ]))
         })?;
         let (custom_deny_message, explanation) = if review.approves() || review == Review::Explain {
             (None, answer.message)

@@ -4,6 +4,7 @@
 use weft_protocol::Dialect;
 
 use crate::error::Error;
+use crate::marshal::quoted;
 
 /// The URL to open: `ws(s)://` (from `http(s)://` too), the dialect's endpoint path when the
 /// URL has none, and `session_id` as a query parameter.
@@ -12,8 +13,13 @@ pub fn endpoint_url(
     dialect: Dialect,
     session_id: Option<&str>,
 ) -> Result<String, Error> {
+    // A byte search rather than `split_once("://")`: core's substring searcher brings its
+    // panic paths (3 KB of formatting) along for this one call.
     let (scheme, rest) = url
-        .split_once("://")
+        .as_bytes()
+        .windows(3)
+        .position(|w| w == b"://")
+        .and_then(|i| Some((url.get(..i)?, url.get(i + 3..)?)))
         .ok_or_else(|| bad_url(url, "it has no scheme"))?;
     let scheme = match scheme.to_ascii_lowercase().as_str() {
         "ws" | "http" => "ws",
@@ -21,14 +27,19 @@ pub fn endpoint_url(
         other => {
             return Err(bad_url(
                 url,
-                &format!("the scheme {other:?} is not ws, wss, http or https"),
+                &crate::marshal::cat(&[
+                    "the scheme ",
+                    &quoted(other),
+                    " is not ws, wss, http or https",
+                ]),
             ))
         }
     };
     // WebSocket URLs have no fragment.
     let rest = rest.split('#').next().unwrap_or_default();
+    // `find` lands on a char boundary, so the split always succeeds.
     let split = rest.find(['/', '?']).unwrap_or(rest.len());
-    let (host, tail) = rest.split_at(split);
+    let (host, tail) = rest.split_at_checked(split).unwrap_or((rest, ""));
     if host.is_empty() {
         return Err(bad_url(url, "it has no host"));
     }
@@ -57,10 +68,17 @@ pub fn endpoint_url(
 }
 
 fn bad_url(url: &str, why: &str) -> Error {
-    Error::argument(format!(
-        "url {url:?} is not a WebSocket URL ({why}); use e.g. \"wss://weft.example.com\""
-    ))
+    Error::argument(crate::marshal::cat(&[
+        "url ",
+        &quoted(url),
+        " is not a WebSocket URL (",
+        why,
+        "); use e.g. \"wss://weft.example.com\"",
+    ]))
 }
+
+/// Hex digits by value, written directly instead of through `{:02X}` formatting.
+const UPPER_HEX: &[u8; 16] = b"0123456789ABCDEF";
 
 fn percent_encode(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
@@ -68,7 +86,9 @@ fn percent_encode(s: &str) -> String {
         if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
             out.push(char::from(b));
         } else {
-            out.push_str(&format!("%{b:02X}"));
+            out.push('%');
+            out.push(char::from(UPPER_HEX[usize::from(b >> 4)]));
+            out.push(char::from(UPPER_HEX[usize::from(b & 0x0f)]));
         }
     }
     out
@@ -144,7 +164,7 @@ fn check_token(token: &str) -> Result<(), Error> {
 pub fn original_url(url: &str, token: Option<&str>) -> String {
     match token {
         Some(t) => {
-            let sep = if url.contains('?') { '&' } else { '?' };
+            let sep = if url.contains('?') { "&" } else { "?" };
             format!("{url}{sep}token={}", percent_encode(t))
         }
         None => url.to_string(),

@@ -146,9 +146,12 @@ impl Connection {
     /// `[0, 1)` jitters the reconnect delay.
     pub fn closed(&mut self, code: u16, reason: &str, now: f64, random: f64) {
         let why = if reason.is_empty() {
-            format!("close code {code}")
+            format!("close code {}", crate::marshal::integer(code.into()))
         } else {
-            format!("close code {code}: {reason}")
+            format!(
+                "close code {}: {reason}",
+                crate::marshal::integer(code.into())
+            )
         };
         self.next_ping = None;
         self.pong_deadline = None;
