@@ -982,8 +982,8 @@ export interface InitOutput {
     readonly run_runId: (a: number) => [number, number];
     readonly runevents_next: (a: number) => any;
     readonly runevents_return: (a: number) => any;
+    readonly wasm_bindgen_ccee864e70c682fe___convert__closures_____invoke___bool__wasm_bindgen_ccee864e70c682fe___JsValue______true_: (a: number, b: number, c: number, d: any) => void;
     readonly wasm_bindgen_ccee864e70c682fe___convert__closures_____invoke___js_sys_91ebd2187d0248e7___Function_fn_wasm_bindgen_ccee864e70c682fe___JsValue_____wasm_bindgen_ccee864e70c682fe___sys__Undefined___js_sys_91ebd2187d0248e7___Function_fn_wasm_bindgen_ccee864e70c682fe___JsValue_____wasm_bindgen_ccee864e70c682fe___sys__Undefined_______true_: (a: number, b: number, c: any, d: any) => void;
-    readonly wasm_bindgen_ccee864e70c682fe___convert__closures_____invoke___wasm_bindgen_ccee864e70c682fe___JsValue__core_d5be2f9e612aa390___result__Result_____wasm_bindgen_ccee864e70c682fe___JsError___true_: (a: number, b: number, c: any) => [number, number];
     readonly wasm_bindgen_ccee864e70c682fe___convert__closures_____invoke___wasm_bindgen_ccee864e70c682fe___JsValue______true_: (a: number, b: number, c: any) => void;
     readonly wasm_bindgen_ccee864e70c682fe___convert__closures_____invoke___web_sys_bc70a5d70a0fa2d6___features__gen_CloseEvent__CloseEvent______true_: (a: number, b: number, c: any) => void;
     readonly wasm_bindgen_ccee864e70c682fe___convert__closures_____invoke___web_sys_bc70a5d70a0fa2d6___features__gen_CloseEvent__CloseEvent______true__41: (a: number, b: number, c: any) => void;

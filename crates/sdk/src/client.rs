@@ -15,7 +15,6 @@ use js_sys::{Function, Promise};
 use tsify::Ts;
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::JsFuture;
 use web_sys::AbortController;
 use weft_protocol::event::ToolSpec;
 use weft_protocol::json::RawJson;
@@ -147,17 +146,22 @@ fn random() -> f64 {
     js_sys::Math::random()
 }
 
-/// What the app's token function gives, awaited if it is a promise.
-async fn fresh_token(source: &Function) -> Result<String, Error> {
-    let value = source
-        .call0(&JsValue::UNDEFINED)
-        .map_err(|thrown| Error::from_callback("the token function", &thrown))?;
-    let value = JsFuture::from(Promise::resolve(&value))
-        .await
-        .map_err(|thrown| Error::from_callback("the token function", &thrown))?;
-    value.as_string().ok_or_else(|| {
-        Error::argument("the token function must return a string (or a promise of one)")
-    })
+/// Calls the app's token function (on a later microtask) and hands `then` what it gives,
+/// awaited if it is a promise.
+fn fresh_token(source: &Function, then: impl FnOnce(Result<String, Error>) + 'static) {
+    drive::call_later(source, &[], move |outcome| {
+        then(
+            outcome
+                .map_err(|thrown| Error::from_callback("the token function", &thrown))
+                .and_then(|value| {
+                    value.as_string().ok_or_else(|| {
+                        Error::argument(
+                            "the token function must return a string (or a promise of one)",
+                        )
+                    })
+                }),
+        )
+    });
 }
 
 #[wasm_bindgen]

@@ -6,7 +6,6 @@ use std::rc::Rc;
 use js_sys::{Function, Promise};
 use tsify::Ts;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::JsFuture;
 use web_sys::AbortController;
 use weft_protocol::event::ToolSpec;
 use weft_protocol::json::RawJson;
@@ -200,8 +199,7 @@ impl Shared {
         };
         let this = Rc::downgrade(self);
         let (url, protocols) = (url.to_string(), protocols.to_vec());
-        wasm_bindgen_futures::spawn_local(async move {
-            let token = fresh_token(&source).await;
+        fresh_token(&source, move |token| {
             let Some(s) = this.upgrade() else { return };
             if s.opening.get() != generation {
                 return;
@@ -311,8 +309,7 @@ impl Shared {
         }
         let weak = Rc::downgrade(self);
         let call_id = request.call_id;
-        wasm_bindgen_futures::spawn_local(async move {
-            let outcome = call_async(&callback, &arg, &JsValue::UNDEFINED).await;
+        call_later(&callback, &[&arg, &JsValue::UNDEFINED], move |outcome| {
             let Some(s) = weak.upgrade() else { return };
             if let Some(c) = &call_id {
                 s.asked.borrow_mut().remove(c);
@@ -346,16 +343,8 @@ impl Shared {
         let handler = self.tools.borrow().get(&name).map(|(_, _, f)| f.clone());
         let arg = marshal::raw(&arguments);
         let weak = Rc::downgrade(self);
-        wasm_bindgen_futures::spawn_local(async move {
-            let outcome = match (handler, arg) {
-                (Some(h), Ok(arg)) => call_async(&h, &arg, &JsValue::from_str(&call_id))
-                    .await
-                    .map_err(|t| describe(&t)),
-                (None, _) => Err(format!(
-                    "the tool {name} is no longer registered on this client"
-                )),
-                (_, Err(e)) => Err(e.message().into()),
-            };
+        let id = JsValue::from_str(&call_id);
+        let finish = move |outcome: Result<JsValue, String>| {
             let Some(s) = weak.upgrade() else { return };
             let (result, is_error) = match outcome.and_then(|v| result_text(&v)) {
                 Ok(text) => (text, false),
@@ -365,7 +354,18 @@ impl Shared {
                 s.error(e);
             }
             s.drive();
-        });
+        };
+        match (handler, arg) {
+            (Some(h), Ok(arg)) => call_later(&h, &[&arg, &id], move |outcome| {
+                finish(outcome.map_err(|thrown| describe(&thrown)))
+            }),
+            (None, _) => later(move || {
+                finish(Err(format!(
+                    "the tool {name} is no longer registered on this client"
+                )))
+            }),
+            (_, Err(e)) => later(move || finish(Err(e.message().into()))),
+        }
     }
 }
 
@@ -387,10 +387,49 @@ impl Drop for Shared {
     }
 }
 
-/// Calls an app callback and awaits its value, whether it returns one or a promise.
-async fn call_async(f: &Function, arg: &JsValue, extra: &JsValue) -> Result<JsValue, JsValue> {
-    let returned = f.call2(&JsValue::UNDEFINED, arg, extra)?;
-    JsFuture::from(Promise::resolve(&returned)).await
+// Continuations run from JavaScript promise callbacks rather than as Rust futures: the SDK's
+// three waits (token function, approval callback, tool handler) do not need an executor, and
+// wasm-bindgen-futures' (its task queue, wakers and `JsFuture`) was most of their code.
+#[wasm_bindgen(inline_js = r#"
+export function callLater(f, args, then) {
+  Promise.resolve()
+    .then(() => f.apply(undefined, args))
+    .then((value) => then(true, value), (thrown) => then(false, thrown));
+}
+export function later(then) {
+  Promise.resolve().then(() => then());
+}
+"#)]
+extern "C" {
+    /// Calls `f(...args)` on a later microtask; `then(true, value)` with what it returns or
+    /// resolves to, `then(false, thrown)` with what it throws or rejects with.
+    #[wasm_bindgen(js_name = callLater)]
+    fn call_later_js(f: &Function, args: &js_sys::Array, then: &JsValue);
+    /// Calls `then()` on a later microtask.
+    #[wasm_bindgen(js_name = later)]
+    fn later_js(then: &JsValue);
+}
+
+/// Calls an app callback on a later microtask (never inside the SDK call that asked for it)
+/// and hands `then` its value, awaited if it is a promise, or what it threw.
+pub(super) fn call_later(
+    f: &Function,
+    args: &[&JsValue],
+    then: impl FnOnce(Result<JsValue, JsValue>) + 'static,
+) {
+    let list = js_sys::Array::new();
+    for arg in args {
+        list.push(arg);
+    }
+    let then = Closure::once_into_js(move |ok: bool, value: JsValue| {
+        then(if ok { Ok(value) } else { Err(value) })
+    });
+    call_later_js(f, &list, &then);
+}
+
+/// Runs `f` on a later microtask, as [`call_later`] runs its continuation.
+fn later(f: impl FnOnce() + 'static) {
+    later_js(&Closure::once_into_js(f));
 }
 
 /// A tool handler's value as the result text the model reads: strings as they are, anything
