@@ -8,6 +8,7 @@ use alloc::string::String;
 use core::fmt;
 
 use crate::dialect::Dialect;
+use crate::text::{concat, uint};
 
 /// Why a frame could not be decoded or a command could not be encoded.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -100,36 +101,49 @@ impl Error {
     }
 }
 
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl Error {
+    /// What went wrong, in words (the `Display` text).
+    pub fn message(&self) -> String {
         match self {
-            Error::TooLarge { len, max } => {
-                write!(f, "frame of {len} bytes exceeds the limit of {max} bytes")
-            }
-            Error::InvalidUtf8 { valid_up_to } => write!(
-                f,
-                "binary frame is not valid UTF-8 (first bad byte at offset {valid_up_to})"
-            ),
-            Error::InvalidJson { message } => write!(f, "frame is not valid JSON: {message}"),
-            Error::NotAnObject { found } => {
-                write!(f, "frame must be a JSON object, found {found}")
-            }
-            Error::MissingType => f.write_str("frame has no string field `type`"),
-            Error::UnknownType { dialect, kind } => write!(
-                f,
-                "unknown message type `{kind}` for the {} endpoint",
-                dialect.as_str()
-            ),
+            Error::TooLarge { len, max } => concat(&[
+                "frame of ",
+                &uint(*len as u64),
+                " bytes exceeds the limit of ",
+                &uint(*max as u64),
+                " bytes",
+            ]),
+            Error::InvalidUtf8 { valid_up_to } => concat(&[
+                "binary frame is not valid UTF-8 (first bad byte at offset ",
+                &uint(*valid_up_to as u64),
+                ")",
+            ]),
+            Error::InvalidJson { message } => concat(&["frame is not valid JSON: ", message]),
+            Error::NotAnObject { found } => concat(&["frame must be a JSON object, found ", found]),
+            Error::MissingType => String::from("frame has no string field `type`"),
+            Error::UnknownType { dialect, kind } => concat(&[
+                "unknown message type `",
+                kind,
+                "` for the ",
+                dialect.as_str(),
+                " endpoint",
+            ]),
             Error::Field {
                 kind,
                 field,
                 problem,
-            } => write!(f, "malformed `{kind}`: field `{field}` {problem}"),
-            Error::Invalid { kind, reason } => write!(f, "invalid `{kind}`: {reason}"),
+            } => concat(&["malformed `", kind, "`: field `", field, "` ", problem]),
+            Error::Invalid { kind, reason } => concat(&["invalid `", kind, "`: ", reason]),
             Error::Unsupported { dialect, what } => {
-                write!(f, "the {} dialect cannot carry {what}", dialect.as_str())
+                concat(&["the ", dialect.as_str(), " dialect cannot carry ", what])
             }
         }
+    }
+}
+
+/// The [`Error::message`] text.
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message())
     }
 }
 

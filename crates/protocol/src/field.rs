@@ -5,11 +5,12 @@
 //! (`null` means absent, unknown fields are kept by extensions, numbers must be whole) are
 //! easier to state once than to re-express through attributes on every struct.
 
-use crate::json::{Json, Object, RawJson};
-use crate::Error;
-use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
+
+use crate::json::{Json, Object, RawJson};
+use crate::text::{concat, uint};
+use crate::Error;
 
 /// A value that can be read from one JSON field.
 pub(crate) trait FromJson: Sized {
@@ -20,7 +21,7 @@ pub(crate) trait FromJson: Sized {
 }
 
 fn mismatch<T: FromJson>(v: &Json<'_>) -> String {
-    format!("must be {}, found {}", T::EXPECTED, v.type_name())
+    concat(&["must be ", T::EXPECTED, ", found ", v.type_name()])
 }
 
 impl FromJson for String {
@@ -92,7 +93,9 @@ impl<T: FromJson> FromJson for Vec<T> {
         items
             .iter()
             .enumerate()
-            .map(|(i, item)| T::from_json(item).map_err(|p| format!("[{i}] {p}")))
+            .map(|(i, item)| {
+                T::from_json(item).map_err(|p| concat(&["[", &uint(i as u64), "] ", &p]))
+            })
             .collect()
     }
 }
@@ -119,7 +122,7 @@ impl<'a> Fields<'a> {
             None | Some(Json::Null) => Err(Error::field(
                 self.kind,
                 name,
-                format!("is required ({})", T::EXPECTED),
+                concat(&["is required (", T::EXPECTED, ")"]),
             )),
             Some(v) => T::from_json(v).map_err(|p| self.err(name, p)),
         }
@@ -144,7 +147,7 @@ impl<'a> Fields<'a> {
             None | Some(Json::Null) => {
                 Err(Error::field(self.kind, name, "is required (an object)"))
             }
-            Some(v) => Err(self.err(name, format!("must be an object, found {}", v.type_name()))),
+            Some(v) => Err(self.err(name, concat(&["must be an object, found ", v.type_name()]))),
         }
     }
 
@@ -172,18 +175,18 @@ impl<'a> Fields<'a> {
                 return Err(Error::field(self.kind, name, "is required (an array)"))
             }
             Some(v) => {
-                return Err(self.err(name, format!("must be an array, found {}", v.type_name())))
+                return Err(self.err(name, concat(&["must be an array, found ", v.type_name()])))
             }
         };
         items
             .iter()
             .enumerate()
             .map(|(i, item)| {
-                let path = format!("{name}[{i}]");
+                let path = concat(&[name, "[", &uint(i as u64), "]"]);
                 match item {
                     Json::Object(m) => read(Fields::new(self.kind, m)).map_err(|e| nest(e, &path)),
                     v => {
-                        Err(self.err(&path, format!("must be an object, found {}", v.type_name())))
+                        Err(self.err(&path, concat(&["must be an object, found ", v.type_name()])))
                     }
                 }
             })
@@ -209,7 +212,7 @@ fn nest(e: Error, parent: &str) -> Error {
             problem,
         } => Error::Field {
             kind,
-            field: format!("{parent}.{field}"),
+            field: concat(&[parent, ".", &field]),
             problem,
         },
         other => other,

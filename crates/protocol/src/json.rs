@@ -54,11 +54,13 @@ pub struct ParseError {
 
 impl fmt::Display for ParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} at line {} column {}",
-            self.what, self.line, self.column
-        )
+        f.write_str(&crate::text::concat(&[
+            self.what,
+            " at line ",
+            &crate::text::uint(self.line as u64),
+            " column ",
+            &crate::text::uint(self.column as u64),
+        ]))
     }
 }
 

@@ -379,7 +379,10 @@ impl Reassembler {
         }
         let call_id = match call_id {
             Some(id) => String::from(id),
-            None => alloc::format!("call-{}", self.transcript.tool_calls.len()),
+            None => crate::text::concat(&[
+                "call-",
+                &crate::text::uint(self.transcript.tool_calls.len() as u64),
+            ]),
         };
         let m = self.open_message(run_id);
         self.transcript.messages[m]

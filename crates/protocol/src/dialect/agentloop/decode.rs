@@ -8,7 +8,6 @@ use crate::json::{Json, Object, RawJson};
 use crate::names::{Agent, FinishReason};
 use crate::Error;
 use alloc::borrow::Cow;
-use alloc::format;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
@@ -167,7 +166,7 @@ fn object_of(key: &'static str, value: Json<'_>) -> RawJson {
 
 fn unknown_item(item_type: &str, p: Fields<'_>) -> Event {
     Event::Unknown(crate::event::UnknownEvent {
-        kind: format!("response_item.{item_type}"),
+        kind: crate::text::concat(&["response_item.", item_type]),
         data: RawJson::from_object(p.map(), &[]),
     })
 }

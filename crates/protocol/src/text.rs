@@ -1,0 +1,43 @@
+//! Messages built by concatenation instead of `format!`: the formatting machinery (its `write`
+//! engine, padding, number formatting) is several kilobytes of the browser SDK's wasm, and no
+//! message of a client's path needs more than strings and whole numbers.
+
+use alloc::string::String;
+
+/// The pieces, joined.
+pub(crate) fn concat(parts: &[&str]) -> String {
+    let mut s = String::with_capacity(parts.iter().map(|p| p.len()).sum());
+    for p in parts {
+        s.push_str(p);
+    }
+    s
+}
+
+/// `n` in decimal.
+pub(crate) fn uint(n: u64) -> String {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    let mut n = n;
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    digits[i..].iter().map(|&d| char::from(d)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{concat, uint};
+
+    #[test]
+    fn whole_numbers_read_as_display_writes_them() {
+        for n in [0, 7, 10, 99, 100, 12_345, u64::MAX] {
+            assert_eq!(uint(n), std::format!("{n}"));
+        }
+        assert_eq!(concat(&["a", "", "bc"]), "abc");
+    }
+}
