@@ -218,3 +218,65 @@ fn nest(e: Error, parent: &str) -> Error {
         other => other,
     }
 }
+
+/// [`Fields`] that read on past a bad field: each read returns a default instead of failing,
+/// the first problem is kept, and [`Lenient::finish`] returns it. A decoder that reads a dozen
+/// fields then has one error exit instead of one per field (each dropping what was read before
+/// it): that was half of the decoders' code in the SDK's wasm. A read beside them that still
+/// fails at once (`?`, for values with no default) can report its problem before an earlier
+/// lenient read's; either names a real fault of the frame.
+pub(crate) struct Lenient<'a> {
+    f: Fields<'a>,
+    first: core::cell::RefCell<Option<Error>>,
+}
+
+impl<'a> Lenient<'a> {
+    pub(crate) fn new(f: Fields<'a>) -> Self {
+        Lenient {
+            f,
+            first: core::cell::RefCell::new(None),
+        }
+    }
+
+    fn keep<T: Default>(&self, read: Result<T, Error>) -> T {
+        read.unwrap_or_else(|e| {
+            let mut first = self.first.borrow_mut();
+            if first.is_none() {
+                *first = Some(e);
+            }
+            T::default()
+        })
+    }
+
+    pub(crate) fn req<T: FromJson + Default>(&self, name: &str) -> T {
+        self.keep(self.f.req(name))
+    }
+
+    pub(crate) fn opt<T: FromJson>(&self, name: &str) -> Option<T> {
+        self.keep(self.f.opt(name))
+    }
+
+    pub(crate) fn opt_object<T>(
+        &self,
+        name: &str,
+        read: impl FnOnce(Fields<'_>) -> Result<T, Error>,
+    ) -> Option<T> {
+        self.keep(self.f.opt_object(name, read))
+    }
+
+    pub(crate) fn objects<T>(
+        &self,
+        name: &str,
+        read: impl FnMut(Fields<'_>) -> Result<T, Error>,
+    ) -> Vec<T> {
+        self.keep(self.f.objects(name, read))
+    }
+
+    /// `value`, unless a read failed: then the first failure.
+    pub(crate) fn finish<T>(self, value: T) -> Result<T, Error> {
+        match self.first.into_inner() {
+            Some(e) => Err(e),
+            None => Ok(value),
+        }
+    }
+}

@@ -22,7 +22,7 @@ use serde::Serialize;
 use crate::command::{Command, RunCommand};
 use crate::event::Event;
 use crate::event::Sequenced;
-use crate::field::Fields;
+use crate::field::{Fields, Lenient};
 use crate::json::Object;
 use crate::names::{Agent, FinishReason};
 use crate::Error;
@@ -202,41 +202,41 @@ pub(crate) fn encode(out: &mut Out<'_>) {
 
 pub(crate) fn decode_server(obj: &Object<'_>) -> Result<Vec<Sequenced>, Error> {
     let kind = frame_type(obj)?;
-    let f = Fields::new(kind, obj);
+    let l = Lenient::new(Fields::new(kind, obj));
     let ext = ExtIn::read(obj)?;
     let event = match kind {
         "user_message" => Event::RunStart {
             run_id: ext.run_id.clone(),
-            message: Some(f.req("message")?),
+            message: Some(l.req("message")),
             agent: ext.agent.as_deref().map(Agent::from),
         },
         "agent_message" => Event::LlmComplete {
-            content: f.req("message")?,
+            content: l.req("message"),
             tool_calls: Vec::new(),
             finish_reason: FinishReason::Stop,
         },
         "tool_call" => Event::ToolCall {
             call_id: ext.call_id.clone(),
-            name: f.req("tool_name")?,
-            arguments: parse_arguments(&f.req::<String>("tool_args")?),
+            name: l.req("tool_name"),
+            arguments: parse_arguments(&l.req::<String>("tool_args")),
         },
         "tool_result" => Event::ToolEnd {
             call_id: ext.call_id.clone(),
-            name: f.req("tool_name")?,
-            result: f.req("result")?,
-            is_error: !f.req::<bool>("success")?,
+            name: l.req("tool_name"),
+            result: l.req("result"),
+            is_error: !l.req::<bool>("success"),
         },
         "agent_thinking" => Event::ReasoningChunk {
-            content: f.req("reasoning")?,
+            content: l.req("reasoning"),
             id: String::new(),
         },
         "error" => Event::Error {
-            message: f.req("error")?,
+            message: l.req("error"),
             code: ext.code.clone(),
             id: ext.request_id.clone(),
             details: ext.details.clone(),
         },
         _ => return Ok(vec![extension::decode_event_frame(obj)?]),
     };
-    Ok(vec![ext.stamp(event)])
+    l.finish(vec![ext.stamp(event)])
 }

@@ -22,7 +22,7 @@ use serde::Serialize;
 
 use crate::command::{Command, RunCommand};
 use crate::event::{Event, Sequenced};
-use crate::field::Fields;
+use crate::field::{Fields, Lenient};
 use crate::json::{Json, Object};
 use crate::names::{Agent, FinishReason};
 use crate::Error;
@@ -281,11 +281,12 @@ pub(crate) fn decode_server(obj: &Object<'_>) -> Result<Vec<Sequenced>, Error> {
         _ => return Err(Error::MissingType),
     };
     let f = Fields::new(kind, obj);
+    let l = Lenient::new(f);
     let ext = ExtIn::read(obj)?;
     let mut session_id = None;
     let event = match kind {
         "session_created" => {
-            session_id = Some(f.req::<String>("session_id")?);
+            session_id = Some(l.req::<String>("session_id"));
             Event::RunStart {
                 run_id: ext.run_id.clone(),
                 message: ext.user_message.clone(),
@@ -293,7 +294,7 @@ pub(crate) fn decode_server(obj: &Object<'_>) -> Result<Vec<Sequenced>, Error> {
             }
         }
         "content_delta" => Event::MessageChunk {
-            content: f.req("content")?,
+            content: l.req("content"),
             id: String::new(),
         },
         "tool_call_delta" => f.object("tool_call", |call| {
@@ -304,33 +305,33 @@ pub(crate) fn decode_server(obj: &Object<'_>) -> Result<Vec<Sequenced>, Error> {
             })
         })?,
         "message_complete" => Event::LlmComplete {
-            content: f.req("content")?,
-            tool_calls: f.opt("tool_calls")?.unwrap_or_default(),
-            finish_reason: match f.opt::<String>("finish_reason")?.as_deref() {
+            content: l.req("content"),
+            tool_calls: l.opt("tool_calls").unwrap_or_default(),
+            finish_reason: match l.opt::<String>("finish_reason").as_deref() {
                 Some("tool_use") => FinishReason::ToolCalls,
                 Some("end_turn") | None => FinishReason::Stop,
                 Some(other) => FinishReason::from(other),
             },
         },
         "tool_result" => Event::ToolEnd {
-            call_id: f.opt("tool_call_id")?,
-            name: f.req("tool_name")?,
-            result: f.req("result")?,
-            is_error: f.opt("error")?.unwrap_or(false),
+            call_id: l.opt("tool_call_id"),
+            name: l.req("tool_name"),
+            result: l.req("result"),
+            is_error: l.opt("error").unwrap_or(false),
         },
         "final" => {
-            session_id = f.opt("session_id")?;
+            session_id = l.opt("session_id");
             Event::RunEnd {
-                reply: f.req("content")?,
+                reply: l.req("content"),
                 usage: ext.usage,
                 total_usage: ext.total_usage,
-                iteration_count: f.opt("iteration_count")?,
-                paused: f.opt("paused")?.unwrap_or(false),
-                tool_calls: f.opt("tool_calls")?.unwrap_or_default(),
+                iteration_count: l.opt("iteration_count"),
+                paused: l.opt("paused").unwrap_or(false),
+                tool_calls: l.opt("tool_calls").unwrap_or_default(),
             }
         }
         "error" => Event::Error {
-            message: f.req("message")?,
+            message: l.req("message"),
             code: ext.code.clone(),
             id: ext.request_id.clone(),
             details: ext.details.clone(),
@@ -339,5 +340,5 @@ pub(crate) fn decode_server(obj: &Object<'_>) -> Result<Vec<Sequenced>, Error> {
     };
     let mut seq = ext.stamp(event);
     seq.envelope.session_id = session_id;
-    Ok(vec![seq])
+    l.finish(vec![seq])
 }

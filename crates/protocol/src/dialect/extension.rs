@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use crate::command::{ApprovalDecision, ClientTools, Command, Resume, ToolResult};
 use crate::event::{Event, Sequenced, ToolSpec, Usage};
-use crate::field::Fields;
+use crate::field::{Fields, Lenient};
 use crate::json::{Json, Object, RawJson};
 use crate::names::Review;
 use crate::Error;
@@ -283,23 +283,24 @@ impl ExtIn {
             Some(Json::String(t)) => t.as_ref(),
             _ => "frame",
         };
-        let f = Fields::new(kind, obj);
-        Ok(ExtIn {
-            run_id: f.opt("run_id")?,
-            event_id: f.opt("event_id")?,
-            call_id: f.opt("call_id")?,
-            tool: f.opt("tool")?,
-            arguments: f.opt("arguments")?,
-            is_error: f.opt("is_error")?,
-            user_message: f.opt("user_message")?,
-            agent: f.opt("agent")?,
-            reply: f.opt("reply")?,
-            usage: f.opt_object("usage", Usage::read)?,
-            total_usage: f.opt_object("total_usage", Usage::read)?,
-            code: f.opt("code")?,
-            details: f.opt("details")?,
-            request_id: f.opt("request_id")?,
-        })
+        let l = Lenient::new(Fields::new(kind, obj));
+        let ext = ExtIn {
+            run_id: l.opt("run_id"),
+            event_id: l.opt("event_id"),
+            call_id: l.opt("call_id"),
+            tool: l.opt("tool"),
+            arguments: l.opt("arguments"),
+            is_error: l.opt("is_error"),
+            user_message: l.opt("user_message"),
+            agent: l.opt("agent"),
+            reply: l.opt("reply"),
+            usage: l.opt_object("usage", Usage::read),
+            total_usage: l.opt_object("total_usage", Usage::read),
+            code: l.opt("code"),
+            details: l.opt("details"),
+            request_id: l.opt("request_id"),
+        };
+        l.finish(ext)
     }
 
     /// Wraps a decoded event with this frame's run and sequence number.

@@ -16,7 +16,7 @@ use crate::command::{
     Command, RunCommand, ToolFormat, ToolShowQuery, ToolsQuery, UserMessagesQuery, MAX_RUN_ID_LEN,
 };
 use crate::event::{Envelope, Event, Sequenced, StoredMessage, ToolSpec, Usage};
-use crate::field::Fields;
+use crate::field::{Fields, Lenient};
 use crate::json::Object;
 use crate::names::Agent;
 use crate::Error;
@@ -531,6 +531,7 @@ pub(crate) fn decode_server(obj: &Object<'_>) -> Result<Vec<Sequenced>, Error> {
     }
     let kind = frame_type(obj)?;
     let f = Fields::new(kind, obj);
+    let l = Lenient::new(f);
     let seq = match kind {
         "run_stream_event" => {
             let run_id: String = f.req("id")?;
@@ -540,23 +541,23 @@ pub(crate) fn decode_server(obj: &Object<'_>) -> Result<Vec<Sequenced>, Error> {
         }
         "run_end" => Sequenced {
             envelope: Envelope {
-                session_id: f.opt("session_id")?,
-                node_id: f.opt("node_id")?,
-                event_id: f.opt("event_id")?,
-                run_id: Some(f.req("id")?),
+                session_id: l.opt("session_id"),
+                node_id: l.opt("node_id"),
+                event_id: l.opt("event_id"),
+                run_id: Some(l.req("id")),
             },
             event: Event::RunEnd {
-                reply: f.req("reply")?,
-                usage: f.opt_object("usage", Usage::read)?,
-                total_usage: f.opt_object("total_usage", Usage::read)?,
-                iteration_count: f.opt("iteration_count")?,
-                paused: f.opt("paused")?.unwrap_or(false),
-                tool_calls: f.opt("tool_calls")?.unwrap_or_default(),
+                reply: l.req("reply"),
+                usage: l.opt_object("usage", Usage::read),
+                total_usage: l.opt_object("total_usage", Usage::read),
+                iteration_count: l.opt("iteration_count"),
+                paused: l.opt("paused").unwrap_or(false),
+                tool_calls: l.opt("tool_calls").unwrap_or_default(),
             },
         },
         "error" => {
-            let id: Option<String> = f.opt("id")?;
-            let event_id: Option<u64> = f.opt("event_id")?;
+            let id: Option<String> = l.opt("id");
+            let event_id: Option<u64> = l.opt("event_id");
             // An error with an event_id ends a run, and its id is the run id.
             let (run_id, id) = if event_id.is_some() {
                 (id, None)
@@ -565,16 +566,16 @@ pub(crate) fn decode_server(obj: &Object<'_>) -> Result<Vec<Sequenced>, Error> {
             };
             Sequenced {
                 envelope: Envelope {
-                    session_id: f.opt("session_id")?,
+                    session_id: l.opt("session_id"),
                     node_id: None,
                     event_id,
                     run_id,
                 },
                 event: Event::Error {
-                    message: f.req("error")?,
-                    code: f.opt("code")?,
+                    message: l.req("error"),
+                    code: l.opt("code"),
                     id,
-                    details: f.opt("details")?,
+                    details: l.opt("details"),
                 },
             }
         }
@@ -582,5 +583,5 @@ pub(crate) fn decode_server(obj: &Object<'_>) -> Result<Vec<Sequenced>, Error> {
         // canonical JSON form.
         _ => extension::decode_event_frame(obj)?,
     };
-    Ok(vec![seq])
+    l.finish(vec![seq])
 }

@@ -6,7 +6,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use super::{Envelope, Event, NodeResult, Sequenced, StoredMessage, ToolSpec, UnknownEvent, Usage};
-use crate::field::Fields;
+use crate::field::{Fields, Lenient};
 use crate::json::{Json, Object, RawJson};
 use crate::names::{Agent, FinishReason, Review};
 use crate::Error;
@@ -67,15 +67,16 @@ impl Event {
             _ => return Err(Error::MissingType),
         };
         let f = Fields::new(kind, map);
-        Ok(match kind {
+        let l = Lenient::new(f);
+        let event = match kind {
             "run_start" => Event::RunStart {
-                run_id: f.opt("run_id")?,
-                message: f.opt("message")?,
-                agent: f.opt::<String>("agent")?.map(|a| Agent::from(a.as_str())),
+                run_id: l.opt("run_id"),
+                message: l.opt("message"),
+                agent: l.opt::<String>("agent").map(|a| Agent::from(a.as_str())),
             },
-            "node_enter" => Event::NodeEnter { id: f.req("id")? },
+            "node_enter" => Event::NodeEnter { id: l.req("id") },
             "node_exit" => Event::NodeExit {
-                id: f.req("id")?,
+                id: l.req("id"),
                 result: match f.raw("result") {
                     Some(v) => NodeResult::from_value(kind, v)?,
                     None => {
@@ -84,158 +85,159 @@ impl Event {
                 },
             },
             "message_chunk" => Event::MessageChunk {
-                content: f.req("content")?,
-                id: f.req("id")?,
+                content: l.req("content"),
+                id: l.req("id"),
             },
             "usage" => Event::Usage(Usage::read(f)?),
             "values" => Event::Values {
-                state: f.opt("state")?.unwrap_or_default(),
+                state: l.opt("state").unwrap_or_default(),
             },
             "updates" => Event::Updates {
-                id: f.req("id")?,
-                state: f.opt("state")?.unwrap_or_default(),
+                id: l.req("id"),
+                state: l.opt("state").unwrap_or_default(),
             },
             "custom" => Event::Custom {
-                value: f.opt("value")?.unwrap_or_default(),
+                value: l.opt("value").unwrap_or_default(),
             },
             "checkpoint" => Event::Checkpoint {
-                checkpoint_id: f.req("checkpoint_id")?,
-                timestamp: f.req("timestamp")?,
-                step: f.req("step")?,
-                state: f.opt("state")?.unwrap_or_default(),
-                thread_id: f.opt("thread_id")?,
-                checkpoint_ns: f.opt("checkpoint_ns")?,
+                checkpoint_id: l.req("checkpoint_id"),
+                timestamp: l.req("timestamp"),
+                step: l.req("step"),
+                state: l.opt("state").unwrap_or_default(),
+                thread_id: l.opt("thread_id"),
+                checkpoint_ns: l.opt("checkpoint_ns"),
             },
             "tot_expand" => Event::TotExpand {
-                candidates: f.req("candidates")?,
+                candidates: l.req("candidates"),
             },
             "tot_evaluate" => Event::TotEvaluate {
-                chosen: f.req("chosen")?,
-                scores: f.req("scores")?,
+                chosen: l.req("chosen"),
+                scores: l.req("scores"),
             },
             "tot_backtrack" => Event::TotBacktrack {
-                reason: f.req("reason")?,
-                to_depth: f.req("to_depth")?,
+                reason: l.req("reason"),
+                to_depth: l.req("to_depth"),
             },
             "got_plan" => Event::GotPlan {
-                node_count: f.req("node_count")?,
-                edge_count: f.req("edge_count")?,
-                node_ids: f.req("node_ids")?,
+                node_count: l.req("node_count"),
+                edge_count: l.req("edge_count"),
+                node_ids: l.req("node_ids"),
             },
-            "got_node_start" => Event::GotNodeStart { id: f.req("id")? },
+            "got_node_start" => Event::GotNodeStart { id: l.req("id") },
             "got_node_complete" => Event::GotNodeComplete {
-                id: f.req("id")?,
-                result_summary: f.req("result_summary")?,
+                id: l.req("id"),
+                result_summary: l.req("result_summary"),
             },
             "got_node_failed" => Event::GotNodeFailed {
-                id: f.req("id")?,
-                error: f.req("error")?,
+                id: l.req("id"),
+                error: l.req("error"),
             },
             "got_expand" => Event::GotExpand {
-                node_id: f.req("node_id")?,
-                nodes_added: f.req("nodes_added")?,
-                edges_added: f.req("edges_added")?,
+                node_id: l.req("node_id"),
+                nodes_added: l.req("nodes_added"),
+                edges_added: l.req("edges_added"),
             },
             "tool_call_chunk" => Event::ToolCallChunk {
-                call_id: f.opt("call_id")?,
-                name: f.opt("name")?,
-                arguments_delta: f.req("arguments_delta")?,
+                call_id: l.opt("call_id"),
+                name: l.opt("name"),
+                arguments_delta: l.req("arguments_delta"),
             },
             "tool_call" => Event::ToolCall {
-                call_id: f.opt("call_id")?,
-                name: f.req("name")?,
-                arguments: f.opt("arguments")?.unwrap_or_default(),
+                call_id: l.opt("call_id"),
+                name: l.req("name"),
+                arguments: l.opt("arguments").unwrap_or_default(),
             },
             "tool_start" => Event::ToolStart {
-                call_id: f.opt("call_id")?,
-                name: f.req("name")?,
+                call_id: l.opt("call_id"),
+                name: l.req("name"),
             },
             "tool_output" => Event::ToolOutput {
-                call_id: f.opt("call_id")?,
-                name: f.req("name")?,
-                content: f.req("content")?,
+                call_id: l.opt("call_id"),
+                name: l.req("name"),
+                content: l.req("content"),
             },
             "tool_end" => Event::ToolEnd {
-                call_id: f.opt("call_id")?,
-                name: f.req("name")?,
-                result: f.req("result")?,
-                is_error: f.req("is_error")?,
+                call_id: l.opt("call_id"),
+                name: l.req("name"),
+                result: l.req("result"),
+                is_error: l.req("is_error"),
             },
             "tool_approval" => Event::ToolApproval {
-                call_id: f.opt("call_id")?,
-                name: f.req("name")?,
-                arguments: f.opt("arguments")?.unwrap_or_default(),
+                call_id: l.opt("call_id"),
+                name: l.req("name"),
+                arguments: l.opt("arguments").unwrap_or_default(),
             },
             "reasoning_chunk" => Event::ReasoningChunk {
-                content: f.req("content")?,
-                id: f.req("id")?,
+                content: l.req("content"),
+                id: l.req("id"),
             },
             "llm_complete" => Event::LlmComplete {
-                content: f.req("content")?,
-                tool_calls: f.opt("tool_calls")?.unwrap_or_default(),
-                finish_reason: FinishReason::from(f.req::<String>("finish_reason")?.as_str()),
+                content: l.req("content"),
+                tool_calls: l.opt("tool_calls").unwrap_or_default(),
+                finish_reason: FinishReason::from(l.req::<String>("finish_reason").as_str()),
             },
             "approval_resolved" => Event::ApprovalResolved {
-                call_id: f.opt("call_id")?,
-                name: f.opt("name")?,
+                call_id: l.opt("call_id"),
+                name: l.opt("name"),
                 review: Review::read(&f, "review")?,
-                message: f.opt("message")?,
+                message: l.opt("message"),
             },
             "context_info" => Event::ContextInfo {
-                token_count: f.req("token_count")?,
-                usage_percent: f.req("usage_percent")?,
-                transcript_length: f.req("transcript_length")?,
-                max_tokens: f.req("max_tokens")?,
-                strategy: f.req("strategy")?,
+                token_count: l.req("token_count"),
+                usage_percent: l.req("usage_percent"),
+                transcript_length: l.req("transcript_length"),
+                max_tokens: l.req("max_tokens"),
+                strategy: l.req("strategy"),
             },
             "context_compacted" => Event::ContextCompacted {
-                old_token_count: f.req("old_token_count")?,
-                new_token_count: f.req("new_token_count")?,
-                reduction_percent: f.req("reduction_percent")?,
-                strategy: f.req("strategy")?,
+                old_token_count: l.req("old_token_count"),
+                new_token_count: l.req("new_token_count"),
+                reduction_percent: l.req("reduction_percent"),
+                strategy: l.req("strategy"),
             },
             "user_message" => Event::UserMessage {
-                content: f.req("content")?,
+                content: l.req("content"),
             },
             "events_lost" => Event::EventsLost {
-                from: f.req("from")?,
+                from: l.req("from"),
             },
             "run_end" => Event::RunEnd {
-                reply: f.req("reply")?,
-                usage: f.opt_object("usage", Usage::read)?,
-                total_usage: f.opt_object("total_usage", Usage::read)?,
-                iteration_count: f.opt("iteration_count")?,
-                paused: f.opt("paused")?.unwrap_or(false),
-                tool_calls: f.opt("tool_calls")?.unwrap_or_default(),
+                reply: l.req("reply"),
+                usage: l.opt_object("usage", Usage::read),
+                total_usage: l.opt_object("total_usage", Usage::read),
+                iteration_count: l.opt("iteration_count"),
+                paused: l.opt("paused").unwrap_or(false),
+                tool_calls: l.opt("tool_calls").unwrap_or_default(),
             },
             "error" => Event::Error {
-                message: f.req("message")?,
-                code: f.opt("code")?,
-                id: f.opt("id")?,
-                details: f.opt("details")?,
+                message: l.req("message"),
+                code: l.opt("code"),
+                id: l.opt("id"),
+                details: l.opt("details"),
             },
-            "pong" => Event::Pong { id: f.req("id")? },
+            "pong" => Event::Pong { id: l.req("id") },
             "tools_list" => Event::ToolsList {
-                id: f.req("id")?,
-                tools: f.objects("tools", ToolSpec::read)?,
+                id: l.req("id"),
+                tools: l.objects("tools", ToolSpec::read),
             },
             "tool_show" => Event::ToolShow {
-                id: f.req("id")?,
-                tool: f.opt("tool")?,
-                tool_yaml: f.opt("tool_yaml")?,
+                id: l.req("id"),
+                tool: l.opt("tool"),
+                tool_yaml: l.opt("tool_yaml"),
             },
             "user_messages" => Event::UserMessages {
-                id: f.req("id")?,
-                thread_id: f.req("thread_id")?,
-                messages: f.objects("messages", StoredMessage::read)?,
-                has_more: f.opt("has_more")?,
-                active_run_id: f.opt("active_run_id")?,
+                id: l.req("id"),
+                thread_id: l.req("thread_id"),
+                messages: l.objects("messages", StoredMessage::read),
+                has_more: l.opt("has_more"),
+                active_run_id: l.opt("active_run_id"),
             },
             _ => Event::Unknown(UnknownEvent {
                 kind: kind.into(),
                 data: RawJson::from_object(map, &NOT_DATA),
             }),
-        })
+        };
+        l.finish(event)
     }
 }
 
