@@ -180,10 +180,12 @@ impl Client {
             match v {
                 None => Ok(default),
                 Some(v) if v.is_finite() && v >= 0.0 => Ok(v),
-                Some(v) => Err(Error::argument(format!(
-                    "{name} must be a number of milliseconds, 0 or more (got {})",
-                    marshal::number(v)
-                ))),
+                Some(v) => Err(Error::argument(marshal::cat(&[
+                    name,
+                    " must be a number of milliseconds, 0 or more (got ",
+                    &marshal::number(v),
+                    ")",
+                ]))),
             }
         };
         let reconnect = match o.reconnect {

@@ -334,11 +334,13 @@ impl Connection {
 
     fn new_id(&mut self, what: &str) -> String {
         self.next_id += 1;
-        format!(
-            "{}-{what}-{}",
-            self.cfg.id_prefix,
-            crate::marshal::integer(self.next_id)
-        )
+        crate::marshal::cat(&[
+            &self.cfg.id_prefix,
+            "-",
+            what,
+            "-",
+            &crate::marshal::integer(self.next_id),
+        ])
     }
 
     fn encode(&self, cmd: &Command, frame_id: &str, method: &str) -> Result<String, Error> {

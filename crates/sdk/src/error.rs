@@ -14,6 +14,8 @@ use tsify::Tsify;
 use wasm_bindgen::{JsCast, JsValue};
 use weft_protocol::{Command, Dialect};
 
+use crate::marshal::cat;
+
 /// The `code` of a `WeftError`: what went wrong, to branch on. A server may send a code of its
 /// own that is not listed here; it reaches the app as the server wrote it.
 #[derive(Debug, Clone, PartialEq, Eq, Tsify)]
@@ -178,7 +180,10 @@ impl Error {
     pub fn closed(method: &str) -> Self {
         Error::new(
             ErrorCode::Closed,
-            format!("{method} was called after close(); create a new Client to talk to the server again"),
+            cat(&[
+                method,
+                " was called after close(); create a new Client to talk to the server again",
+            ]),
         )
     }
 
@@ -194,7 +199,7 @@ impl Error {
 
     /// Prefixes the message with where it happened (`"push(): "`), keeping the code.
     pub fn context(mut self, what: &str) -> Self {
-        self.message = format!("{what}: {}", self.message);
+        self.message = cat(&[what, ": ", &self.message]);
         self
     }
 
@@ -204,11 +209,18 @@ impl Error {
         match e {
             weft_protocol::Error::Unsupported { dialect, what } => Error::new(
                 ErrorCode::parse(e.code()),
-                format!(
-                    "{method} is not available on the {dialect} dialect: it cannot carry {what}"
-                ),
+                cat(&[
+                    method,
+                    " is not available on the ",
+                    dialect.as_str(),
+                    " dialect: it cannot carry ",
+                    what,
+                ]),
             ),
-            _ => Error::new(ErrorCode::parse(e.code()), format!("{method}: {e}")),
+            _ => Error::new(
+                ErrorCode::parse(e.code()),
+                cat(&[method, ": ", &e.message()]),
+            ),
         }
     }
 
@@ -228,14 +240,24 @@ impl Error {
             .collect();
         let served_by = match served.as_slice() {
             [] => String::from("no dialect serves it"),
-            [one] => format!("only the {one} dialect serves it"),
-            [first @ .., last] => {
-                format!("only the {} and {last} dialects serve it", first.join(", "))
-            }
+            [one] => cat(&["only the ", one, " dialect serves it"]),
+            [first @ .., last] => cat(&[
+                "only the ",
+                &first.join(", "),
+                " and ",
+                last,
+                " dialects serve it",
+            ]),
         };
         Error::new(
             ErrorCode::Unsupported,
-            format!("{method} is not available on the {dialect} dialect; {served_by}"),
+            cat(&[
+                method,
+                " is not available on the ",
+                dialect.as_str(),
+                " dialect; ",
+                &served_by,
+            ]),
         )
     }
 
@@ -243,7 +265,7 @@ impl Error {
     pub fn from_callback(what: &str, thrown: &JsValue) -> Self {
         Error::new(
             ErrorCode::CallbackFailed,
-            format!("{what} threw: {}", describe(thrown)),
+            cat(&[what, " threw: ", &describe(thrown)]),
         )
     }
 
@@ -266,7 +288,7 @@ impl From<Error> for JsValue {
 
 impl From<weft_protocol::Error> for Error {
     fn from(e: weft_protocol::Error) -> Self {
-        Error::new(ErrorCode::parse(e.code()), e.to_string())
+        Error::new(ErrorCode::parse(e.code()), e.message())
     }
 }
 

@@ -31,10 +31,13 @@ fn parse(text: Result<String, serde_json::Error>, what: &str) -> Result<JsValue,
     js_sys::JSON::parse(&text).map_err(|e| parse_failed(&e))
 }
 
-fn serialize_failed(what: &str, e: &serde_json::Error) -> Error {
+/// serde_json's own message is not shown: formatting its error would link core's formatting
+/// engine into the SDK for a failure that is a bug to report either way (a `Serialize` of the
+/// SDK's own types refusing a value).
+fn serialize_failed(what: &str, _: &serde_json::Error) -> Error {
     Error::new(
         ErrorCode::Internal,
-        format!("could not serialize {what}: {e}"),
+        cat(&["could not serialize ", what, " as JSON"]),
     )
 }
 
@@ -47,12 +50,7 @@ fn parse_failed(thrown: &JsValue) -> Error {
 
 /// A JSON value kept as text, parsed by JavaScript's own `JSON.parse`.
 pub fn raw(value: &RawJson) -> Result<JsValue, Error> {
-    js_sys::JSON::parse(value.as_str()).map_err(|e| {
-        Error::new(
-            ErrorCode::Internal,
-            format!("JSON.parse failed: {}", crate::error::describe(&e)),
-        )
-    })
+    js_sys::JSON::parse(value.as_str()).map_err(|e| parse_failed(&e))
 }
 
 /// A number as JavaScript writes it, for messages: through serde_json's float writer, which the
@@ -68,7 +66,8 @@ pub fn number(n: f64) -> String {
                 digits
             }
         }
-        Some(json) => json.to_string(),
+        // Writing a number cannot fail.
+        Some(json) => serde_json::to_string(&json).unwrap_or_default(),
         None if n.is_nan() => "NaN".into(),
         None if n > 0.0 => "Infinity".into(),
         None => "-Infinity".into(),
@@ -153,10 +152,10 @@ pub fn frame(value: &JsValue) -> Result<Vec<u8>, Error> {
     if let Some(buf) = value.dyn_ref::<js_sys::ArrayBuffer>() {
         return Ok(Uint8Array::new(buf).to_vec());
     }
-    Err(Error::argument(format!(
-        "a frame must be a string, a Uint8Array or an ArrayBuffer, not {}",
-        type_of(value)
-    )))
+    Err(Error::argument(cat(&[
+        "a frame must be a string, a Uint8Array or an ArrayBuffer, not ",
+        &type_of(value),
+    ])))
 }
 
 /// `typeof value`, with `null` and arrays told apart, for error messages.

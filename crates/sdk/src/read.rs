@@ -10,7 +10,7 @@ use js_sys::{Array, Reflect};
 use wasm_bindgen::JsValue;
 use weft_protocol::json::RawJson;
 
-use crate::marshal::{number, type_of};
+use crate::marshal::{cat, number, type_of};
 use crate::types::{
     ApprovalAnswer, ClientOptions, Reconnect, ReconnectOptions, RunOptions, ToolDefinition,
     UserMessagesOptions,
@@ -31,7 +31,7 @@ impl<'a> Fields<'a> {
         if value.is_object() && !Array::is_array(value) {
             Ok(Fields(value))
         } else {
-            Err(format!("expected an object (got {})", type_of(value)))
+            Err(cat(&["expected an object (got ", &type_of(value), ")"]))
         }
     }
 
@@ -43,7 +43,7 @@ impl<'a> Fields<'a> {
     }
 
     fn wrong(name: &str, want: &str, got: &JsValue) -> String {
-        format!("`{name}` must be {want} (got {})", type_of(got))
+        cat(&["`", name, "` must be ", want, " (got ", &type_of(got), ")"])
     }
 
     /// Field `name` converted by `as_t`, which answers `None` for a value that is not `want`.
@@ -64,7 +64,7 @@ impl<'a> Fields<'a> {
 
     fn required_string(&self, name: &str) -> Result<String, String> {
         self.string(name)?
-            .ok_or_else(|| format!("missing field `{name}`"))
+            .ok_or_else(|| cat(&["missing field `", name, "`"]))
     }
 
     fn number(&self, name: &str) -> Result<Option<f64>, String> {
@@ -74,11 +74,14 @@ impl<'a> Fields<'a> {
     /// A whole number from 0 to `max`.
     fn count(&self, name: &str, max: f64) -> Result<Option<f64>, String> {
         match self.number(name)? {
-            Some(n) if !(n.fract() == 0.0 && (0.0..=max).contains(&n)) => Err(format!(
-                "`{name}` must be a whole number from 0 to {}, not {}",
-                number(max),
-                number(n)
-            )),
+            Some(n) if !(n.fract() == 0.0 && (0.0..=max).contains(&n)) => Err(cat(&[
+                "`",
+                name,
+                "` must be a whole number from 0 to ",
+                &number(max),
+                ", not ",
+                &number(n),
+            ])),
             n => Ok(n),
         }
     }
@@ -98,7 +101,7 @@ impl<'a> Fields<'a> {
             .and_then(|t| t.as_string())
             .and_then(|text| RawJson::parse(&text))
             .map(Some)
-            .ok_or_else(|| format!("`{name}` must be a JSON value"))
+            .ok_or_else(|| cat(&["`", name, "` must be a JSON value"]))
     }
 }
 

@@ -99,14 +99,15 @@ impl Reassembler {
         let joined = join_frames(&frames);
         let Some(text) = joined.as_string() else {
             let why = match joined.as_f64() {
-                Some(i) if i >= 0.0 => format!(
-                    "pushMany(): frame {} is not a string",
-                    marshal::integer(i as u64)
-                ),
-                _ => format!(
-                    "pushMany() takes an array of strings, not {}",
-                    marshal::type_of(&frames)
-                ),
+                Some(i) if i >= 0.0 => marshal::cat(&[
+                    "pushMany(): frame ",
+                    &marshal::integer(i as u64),
+                    " is not a string",
+                ]),
+                _ => marshal::cat(&[
+                    "pushMany() takes an array of strings, not ",
+                    &marshal::type_of(&frames),
+                ]),
             };
             return Err(Error::argument(why).into_js());
         };
@@ -117,11 +118,12 @@ impl Reassembler {
                 let p = core.push_frame(frame).map_err(|e| {
                     Error::from_protocol(
                         &e,
-                        &format!(
-                            "pushMany(): frame {} of {}",
-                            marshal::integer(i as u64),
-                            marshal::integer(count as u64)
-                        ),
+                        &marshal::cat(&[
+                            "pushMany(): frame ",
+                            &marshal::integer(i as u64),
+                            " of ",
+                            &marshal::integer(count as u64),
+                        ]),
                     )
                 })?;
                 total.applied += p.applied;

@@ -323,10 +323,10 @@ impl Shared {
             let answer = answer.unwrap_or_else(|e| {
                 let deny = ApprovalAnswer {
                     review: "no-continue".into(),
-                    message: Some(format!(
-                        "the app's approval handler failed: {}",
-                        e.message()
-                    )),
+                    message: Some(marshal::cat(&[
+                        "the app's approval handler failed: ",
+                        e.message(),
+                    ])),
                 };
                 s.error(e);
                 deny
@@ -360,9 +360,11 @@ impl Shared {
                 finish(outcome.map_err(|thrown| describe(&thrown)))
             }),
             (None, _) => later(move || {
-                finish(Err(format!(
-                    "the tool {name} is no longer registered on this client"
-                )))
+                finish(Err(marshal::cat(&[
+                    "the tool ",
+                    &name,
+                    " is no longer registered on this client",
+                ])))
             }),
             (_, Err(e)) => later(move || finish(Err(e.message().into()))),
         }
@@ -442,10 +444,10 @@ fn result_text(v: &JsValue) -> Result<String, String> {
         return Ok(String::new());
     }
     js_sys::JSON::stringify(v).map(String::from).map_err(|e| {
-        format!(
-            "the tool's result is not JSON-serializable: {}",
-            describe(&e)
-        )
+        marshal::cat(&[
+            "the tool's result is not JSON-serializable: ",
+            &describe(&e),
+        ])
     })
 }
 

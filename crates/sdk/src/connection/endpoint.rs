@@ -4,7 +4,7 @@
 use weft_protocol::Dialect;
 
 use crate::error::Error;
-use crate::marshal::quoted;
+use crate::marshal::{cat, quoted};
 
 /// The URL to open: `ws(s)://` (from `http(s)://` too), the dialect's endpoint path when the
 /// URL has none, and `session_id` as a query parameter.
@@ -27,7 +27,7 @@ pub fn endpoint_url(
         other => {
             return Err(bad_url(
                 url,
-                &crate::marshal::cat(&[
+                &cat(&[
                     "the scheme ",
                     &quoted(other),
                     " is not ws, wss, http or https",
@@ -52,23 +52,23 @@ pub fn endpoint_url(
     } else {
         path
     };
-    let mut out = format!("{scheme}://{host}{path}");
-    let mut params: Vec<String> = query
-        .filter(|q| !q.is_empty())
-        .map(|q| vec![q.to_string()])
-        .unwrap_or_default();
-    if let Some(s) = session_id {
-        params.push(format!("session_id={}", percent_encode(s)));
+    let mut out = cat(&[scheme, "://", host, path]);
+    let mut sep = '?';
+    if let Some(q) = query.filter(|q| !q.is_empty()) {
+        out.push(sep);
+        out.push_str(q);
+        sep = '&';
     }
-    if !params.is_empty() {
-        out.push('?');
-        out.push_str(&params.join("&"));
+    if let Some(s) = session_id {
+        out.push(sep);
+        out.push_str("session_id=");
+        out.push_str(&percent_encode(s));
     }
     Ok(out)
 }
 
 fn bad_url(url: &str, why: &str) -> Error {
-    Error::argument(crate::marshal::cat(&[
+    Error::argument(cat(&[
         "url ",
         &quoted(url),
         " is not a WebSocket URL (",
@@ -97,10 +97,10 @@ fn percent_encode(s: &str) -> String {
 /// The subprotocols to offer: `weft.<dialect>` names the dialect, `weft.token.<t>` carries the
 /// token. A token must be a valid subprotocol token (RFC 6455 §4.1), or the browser throws.
 pub fn subprotocols(dialect: Dialect, token: Option<&str>) -> Result<Vec<String>, Error> {
-    let mut protocols = vec![format!("weft.{}", dialect.as_str())];
+    let mut protocols = vec![cat(&["weft.", dialect.as_str()])];
     if let Some(token) = token {
         check_token(token)?;
-        protocols.push(format!("weft.token.{token}"));
+        protocols.push(cat(&["weft.token.", token]));
     }
     Ok(protocols)
 }
@@ -120,8 +120,8 @@ pub fn with_token(
         .collect();
     if protocols.iter().any(|p| p.starts_with("weft.")) {
         check_token(token)?;
-        protocols.push(format!("weft.token.{token}"));
-        Ok((url.to_string(), protocols))
+        protocols.push(cat(&["weft.token.", token]));
+        Ok((url.into(), protocols))
     } else {
         Ok((original_url(url, Some(token)), protocols))
     }
@@ -165,8 +165,8 @@ pub fn original_url(url: &str, token: Option<&str>) -> String {
     match token {
         Some(t) => {
             let sep = if url.contains('?') { "&" } else { "?" };
-            format!("{url}{sep}token={}", percent_encode(t))
+            cat(&[url, sep, "token=", &percent_encode(t)])
         }
-        None => url.to_string(),
+        None => url.into(),
     }
 }

@@ -8,6 +8,7 @@ use weft_protocol::{Command, Limits};
 
 use super::{Connection, Output, Phase, ServerKind, CLOSE_DEAD, CLOSE_NORMAL};
 use crate::error::{Error, ErrorCode};
+use crate::marshal::cat;
 
 impl Connection {
     /// `connect()`: opens the first socket (or reports that one is open).
@@ -145,13 +146,11 @@ impl Connection {
     /// The current socket closed (or could not open) with this code and reason. `random` in
     /// `[0, 1)` jitters the reconnect delay.
     pub fn closed(&mut self, code: u16, reason: &str, now: f64, random: f64) {
+        let code_text = crate::marshal::integer(code.into());
         let why = if reason.is_empty() {
-            format!("close code {}", crate::marshal::integer(code.into()))
+            cat(&["close code ", &code_text])
         } else {
-            format!(
-                "close code {}: {reason}",
-                crate::marshal::integer(code.into())
-            )
+            cat(&["close code ", &code_text, ": ", reason])
         };
         self.next_ping = None;
         self.pong_deadline = None;
@@ -175,11 +174,13 @@ impl Connection {
                 self.phase = Phase::Idle;
                 let e = Error::new(
                     ErrorCode::ConnectFailed,
-                    format!(
-                        "could not connect to {} ({why}); check the URL, that the server is \
-                         running, and the token",
-                        self.cfg.url
-                    ),
+                    cat(&[
+                        "could not connect to ",
+                        &self.cfg.url,
+                        " (",
+                        &why,
+                        "); check the URL, that the server is running, and the token",
+                    ]),
                 );
                 self.give_up(e, why);
                 return;
@@ -191,7 +192,11 @@ impl Connection {
         }
         self.fail_sent_requests(&Error::new(
             ErrorCode::Disconnected,
-            format!("the connection dropped ({why}) before the reply arrived; ask again"),
+            cat(&[
+                "the connection dropped (",
+                &why,
+                ") before the reply arrived; ask again",
+            ]),
         ));
         // 1008 and 4000-4999 are the server refusing this client (auth, origin, policy):
         // trying again would only be refused again.
@@ -217,10 +222,14 @@ impl Connection {
                 };
                 let e = Error::new(
                     ErrorCode::Disconnected,
-                    format!(
-                        "the connection to {} closed ({why}); {advice}",
-                        self.cfg.url
-                    ),
+                    cat(&[
+                        "the connection to ",
+                        &self.cfg.url,
+                        " closed (",
+                        &why,
+                        "); ",
+                        advice,
+                    ]),
                 );
                 self.give_up(e, why);
             }
@@ -274,10 +283,11 @@ impl Connection {
             if let Some(r) = self.requests.remove(&id) {
                 let e = Error::new(
                     ErrorCode::Timeout,
-                    format!(
-                        "no reply from the server within {} ms; ask again, or raise requestTimeoutMs",
-                        crate::marshal::number(self.cfg.request_timeout_ms)
-                    ),
+                    cat(&[
+                        "no reply from the server within ",
+                        &crate::marshal::number(self.cfg.request_timeout_ms),
+                        " ms; ask again, or raise requestTimeoutMs",
+                    ]),
                 );
                 self.out.push_back(Output::Reply {
                     id,

@@ -111,12 +111,14 @@ impl Connection {
     /// the other runs of ours whose request went out. Runs not sent yet wait for the next
     /// socket, which the client opens as after any drop.
     pub(super) fn cut_runs(&mut self, why: &str) {
-        let message = format!(
-            "the connection dropped ({why}) during the run, and the original {} server cannot \
-             resume a run: what arrived is in transcript(); start the run again (the client \
-             reconnects for it)",
-            self.cfg.dialect
-        );
+        let message = crate::marshal::cat(&[
+            "the connection dropped (",
+            why,
+            ") during the run, and the original ",
+            self.cfg.dialect.as_str(),
+            " server cannot resume a run: what arrived is in transcript(); start the run again \
+             (the client reconnects for it)",
+        ]);
         let streaming = self
             .reassembler
             .transcript()

@@ -136,11 +136,13 @@ impl Peer {
 
     /// The method names for an `unsupported` error: why the server cannot serve this.
     pub fn why_not(self, what: &str) -> String {
-        format!(
-            "{what} needs a weft server; the original {} server does not serve it (see \
-             \"Talking to the original servers\" in the weft-sdk README)",
-            self.dialect
-        )
+        crate::marshal::cat(&[
+            what,
+            " needs a weft server; the original ",
+            self.dialect.as_str(),
+            " server does not serve it (see \"Talking to the original servers\" in the \
+             weft-sdk README)",
+        ])
     }
 }
 
