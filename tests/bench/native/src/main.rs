@@ -180,7 +180,7 @@ fn run_events(rng: &mut Rng, run: u64, steps: u64, first_call: u64, spec: &Spec)
         ev.push(Event::ToolCall {
             call_id: Some(call_id.clone()),
             name: name.into(),
-            arguments: args,
+            arguments: args.into(),
         });
         let u = Usage {
             prompt_tokens: 1000 + 10 * s,
