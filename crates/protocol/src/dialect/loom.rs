@@ -539,6 +539,7 @@ pub(crate) fn decode_server(obj: &Object<'_>) -> Result<Vec<Sequenced>, Error> {
             seq.envelope.run_id = Some(run_id);
             seq
         }
+        // The frame is the canonical event with the run id as `id`.
         "run_end" => Sequenced {
             envelope: Envelope {
                 session_id: l.opt("session_id"),
@@ -546,14 +547,7 @@ pub(crate) fn decode_server(obj: &Object<'_>) -> Result<Vec<Sequenced>, Error> {
                 event_id: l.opt("event_id"),
                 run_id: Some(l.req("id")),
             },
-            event: Event::RunEnd {
-                reply: l.req("reply"),
-                usage: l.opt_object("usage", Usage::read),
-                total_usage: l.opt_object("total_usage", Usage::read),
-                iteration_count: l.opt("iteration_count"),
-                paused: l.opt("paused").unwrap_or(false),
-                tool_calls: l.opt("tool_calls").unwrap_or_default(),
-            },
+            event: Event::from_json(obj)?,
         },
         "error" => {
             let id: Option<String> = l.opt("id");

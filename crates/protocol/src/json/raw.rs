@@ -178,10 +178,10 @@ fn write(out: &mut String, value: &Json<'_>) {
         Json::Null => out.push_str("null"),
         Json::Bool(true) => out.push_str("true"),
         Json::Bool(false) => out.push_str("false"),
-        Json::Number(Number::PosInt(n)) => write_uint(out, *n),
+        Json::Number(Number::PosInt(n)) => out.push_str(&crate::text::uint(*n)),
         Json::Number(Number::NegInt(n)) => {
             out.push('-');
-            write_uint(out, n.unsigned_abs());
+            out.push_str(&crate::text::uint(n.unsigned_abs()));
         }
         Json::Number(Number::Float(f)) => out.push_str(zmij::Buffer::new().format_finite(*f)),
         Json::String(text) => write_str(out, text),
@@ -216,19 +216,6 @@ fn write_object(out: &mut String, object: &Object<'_>, skip: &[&str]) {
     out.push('}');
 }
 
-fn write_uint(out: &mut String, mut n: u64) {
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.extend(digits[i..].iter().map(|&d| char::from(d)));
-}
 
 /// A JSON string as serde_json escapes it: the quote, the backslash and control characters,
 /// nothing else.

@@ -152,6 +152,9 @@ impl Reassembler {
             if let Some(delta) = fast::read(self.dialect, frame) {
                 return Ok(self.push_delta(delta));
             }
+            // Not a delta: the general path, without trying the fast one a second time.
+            let events = self.dialect.decode_server_general(frame, self.limits)?;
+            return Ok(self.push_group(events));
         }
         let events = self.dialect.decode_server(frame, self.limits)?;
         Ok(self.push_group(events))
