@@ -216,7 +216,6 @@ fn write_object(out: &mut String, object: &Object<'_>, skip: &[&str]) {
     out.push('}');
 }
 
-
 /// A JSON string as serde_json escapes it: the quote, the backslash and control characters,
 /// nothing else.
 fn write_str(out: &mut String, text: &str) {
