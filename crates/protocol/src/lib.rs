@@ -35,7 +35,7 @@ pub mod names;
 pub mod reassembler;
 pub mod sequencer;
 pub mod sorted;
-mod text;
+pub mod text;
 mod uuid;
 
 pub use command::Command;

@@ -1,11 +1,12 @@
-//! Messages built by concatenation instead of `format!`: the formatting machinery (its `write`
-//! engine, padding, number formatting) is several kilobytes of the browser SDK's wasm, and no
-//! message of a client's path needs more than strings and whole numbers.
+//! Text built by concatenation instead of `format!`, for the protocol crate and the browser SDK
+//! alike: without a `format!` left on a client's path the formatting engine (its `write`, padding,
+//! number formatting) leaves the SDK's wasm, 2.0 KB gzip measured, and no message there needs more
+//! than strings and whole numbers.
 
 use alloc::string::String;
 
 /// The pieces, joined.
-pub(crate) fn concat(parts: &[&str]) -> String {
+pub fn concat(parts: &[&str]) -> String {
     let mut s = String::with_capacity(parts.iter().map(|p| p.len()).sum());
     for p in parts {
         s.push_str(p);
@@ -14,7 +15,7 @@ pub(crate) fn concat(parts: &[&str]) -> String {
 }
 
 /// `n` in decimal.
-pub(crate) fn uint(n: u64) -> String {
+pub fn uint(n: u64) -> String {
     let mut digits = [0u8; 20];
     let mut i = digits.len();
     let mut n = n;
@@ -35,7 +36,7 @@ mod tests {
 
     #[test]
     fn whole_numbers_read_as_display_writes_them() {
-        for n in [0, 7, 10, 99, 100, 12_345, u64::MAX] {
+        for n in [0, 7, 10, 99, 100, 1006, 12_345, u64::MAX] {
             assert_eq!(uint(n), std::format!("{n}"));
         }
         assert_eq!(concat(&["a", "", "bc"]), "abc");

@@ -10,6 +10,7 @@
 use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
 use weft_protocol::sorted::SortedMap;
+use weft_protocol::text;
 
 use js_sys::{Function, Promise};
 use tsify::Ts;
@@ -180,7 +181,7 @@ impl Client {
             match v {
                 None => Ok(default),
                 Some(v) if v.is_finite() && v >= 0.0 => Ok(v),
-                Some(v) => Err(Error::argument(marshal::cat(&[
+                Some(v) => Err(Error::argument(text::concat(&[
                     name,
                     " must be a number of milliseconds, 0 or more (got ",
                     &marshal::number(v),
@@ -203,7 +204,7 @@ impl Client {
         let server = match o.server.as_deref() {
             None => ServerChoice::Auto,
             Some(s) => ServerChoice::parse(s).ok_or_else(|| {
-                Error::argument(marshal::cat(&[
+                Error::argument(text::concat(&[
                     "server must be \"auto\", \"weft\" or \"original\" (got ",
                     &marshal::quoted(s),
                     ")",
@@ -434,7 +435,7 @@ impl Client {
             None | Some("yaml") => false,
             Some("json") => true,
             Some(other) => {
-                return rejected(Error::argument(marshal::cat(&[
+                return rejected(Error::argument(text::concat(&[
                     "toolShow(): format must be \"yaml\" or \"json\", not ",
                     &marshal::quoted(other),
                 ])))

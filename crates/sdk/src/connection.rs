@@ -35,6 +35,7 @@ use std::collections::VecDeque;
 use weft_protocol::event::{Sequenced, ToolSpec};
 use weft_protocol::json::RawJson;
 use weft_protocol::sorted::{SortedMap, SortedSet};
+use weft_protocol::text;
 use weft_protocol::{Command, Dialect, Reassembler, Transcript};
 
 use crate::backoff::Backoff;
@@ -334,12 +335,12 @@ impl Connection {
 
     fn new_id(&mut self, what: &str) -> String {
         self.next_id += 1;
-        crate::marshal::cat(&[
+        text::concat(&[
             &self.cfg.id_prefix,
             "-",
             what,
             "-",
-            &crate::marshal::integer(self.next_id),
+            &text::uint(self.next_id),
         ])
     }
 

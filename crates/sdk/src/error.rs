@@ -12,9 +12,8 @@ use core::fmt;
 
 use tsify::Tsify;
 use wasm_bindgen::{JsCast, JsValue};
+use weft_protocol::text;
 use weft_protocol::{Command, Dialect};
-
-use crate::marshal::cat;
 
 /// The `code` of a `WeftError`: what went wrong, to branch on. A server may send a code of its
 /// own that is not listed here; it reaches the app as the server wrote it.
@@ -180,7 +179,7 @@ impl Error {
     pub fn closed(method: &str) -> Self {
         Error::new(
             ErrorCode::Closed,
-            cat(&[
+            text::concat(&[
                 method,
                 " was called after close(); create a new Client to talk to the server again",
             ]),
@@ -199,7 +198,7 @@ impl Error {
 
     /// Prefixes the message with where it happened (`"push(): "`), keeping the code.
     pub fn context(mut self, what: &str) -> Self {
-        self.message = cat(&[what, ": ", &self.message]);
+        self.message = text::concat(&[what, ": ", &self.message]);
         self
     }
 
@@ -209,7 +208,7 @@ impl Error {
         match e {
             weft_protocol::Error::Unsupported { dialect, what } => Error::new(
                 ErrorCode::parse(e.code()),
-                cat(&[
+                text::concat(&[
                     method,
                     " is not available on the ",
                     dialect.as_str(),
@@ -219,7 +218,7 @@ impl Error {
             ),
             _ => Error::new(
                 ErrorCode::parse(e.code()),
-                cat(&[method, ": ", &e.message()]),
+                text::concat(&[method, ": ", &e.message()]),
             ),
         }
     }
@@ -240,8 +239,8 @@ impl Error {
             .collect();
         let served_by = match served.as_slice() {
             [] => String::from("no dialect serves it"),
-            [one] => cat(&["only the ", one, " dialect serves it"]),
-            [first @ .., last] => cat(&[
+            [one] => text::concat(&["only the ", one, " dialect serves it"]),
+            [first @ .., last] => text::concat(&[
                 "only the ",
                 &first.join(", "),
                 " and ",
@@ -251,7 +250,7 @@ impl Error {
         };
         Error::new(
             ErrorCode::Unsupported,
-            cat(&[
+            text::concat(&[
                 method,
                 " is not available on the ",
                 dialect.as_str(),
@@ -265,7 +264,7 @@ impl Error {
     pub fn from_callback(what: &str, thrown: &JsValue) -> Self {
         Error::new(
             ErrorCode::CallbackFailed,
-            cat(&[what, " threw: ", &describe(thrown)]),
+            text::concat(&[what, " threw: ", &describe(thrown)]),
         )
     }
 

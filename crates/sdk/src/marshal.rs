@@ -13,6 +13,7 @@ use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
 use weft_protocol::event::Sequenced;
 use weft_protocol::json::RawJson;
+use weft_protocol::text;
 
 use crate::error::{Error, ErrorCode};
 use crate::read::FromJs;
@@ -37,14 +38,14 @@ fn parse(text: Result<String, serde_json::Error>, what: &str) -> Result<JsValue,
 fn serialize_failed(what: &str, _: &serde_json::Error) -> Error {
     Error::new(
         ErrorCode::Internal,
-        cat(&["could not serialize ", what, " as JSON"]),
+        text::concat(&["could not serialize ", what, " as JSON"]),
     )
 }
 
 fn parse_failed(thrown: &JsValue) -> Error {
     Error::new(
         ErrorCode::Internal,
-        cat(&["JSON.parse failed: ", &crate::error::describe(thrown)]),
+        text::concat(&["JSON.parse failed: ", &crate::error::describe(thrown)]),
     )
 }
 
@@ -59,9 +60,9 @@ pub fn number(n: f64) -> String {
     match serde_json::Number::from_f64(n) {
         // A whole number prints without the `.0` JSON writers add.
         Some(_) if n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0 => {
-            let digits = integer(n.abs() as u64);
+            let digits = text::uint(n.abs() as u64);
             if n < 0.0 {
-                cat(&["-", &digits])
+                text::concat(&["-", &digits])
             } else {
                 digits
             }
@@ -75,28 +76,9 @@ pub fn number(n: f64) -> String {
 }
 
 /// `s` in double quotes, escaped as JSON escapes it, for messages that quote what the app
-/// passed: through serde_json's string writer, which the SDK links anyway, so that no message
-/// of the SDK needs `{:?}` and core's `Debug` escaping (3 KB with its panic paths).
+/// passed: so that no message of the SDK needs `{:?}` and core's `Debug` escaping.
 pub fn quoted(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_else(|_| cat(&["\"", s, "\""]))
-}
-
-/// The parts of a message joined: a loop of `push_str`, smaller than `[..].concat()` (whose
-/// generic join is 1 KB) and than `format!` for text made only of strings.
-pub fn cat(parts: &[&str]) -> String {
-    let mut out = String::new();
-    for part in parts {
-        out.push_str(part);
-    }
-    out
-}
-
-/// A whole number in decimal, for messages and ids: through serde_json's integer writer, which
-/// the SDK links anyway, rather than `Display`, whose formatter (one instantiation per integer
-/// type) the SDK then need not link.
-pub fn integer(n: u64) -> String {
-    // Writing an integer cannot fail.
-    serde_json::to_string(&n).unwrap_or_default()
+    String::from(RawJson::string(s).as_str())
 }
 
 /// A value typed with its tsify declaration.
@@ -113,7 +95,7 @@ pub fn from_ts<T: Tsify + FromJs>(value: &Ts<T>, what: &str) -> Result<T, Error>
 /// Out of line, so that each of [`from_ts`]'s instantiations carries only its reader.
 #[inline(never)]
 fn invalid(what: &str, why: &str) -> Error {
-    Error::argument(cat(&["invalid ", what, ": ", why]))
+    Error::argument(text::concat(&["invalid ", what, ": ", why]))
 }
 
 /// An event as the app sees it (`RunEvent`): the loom JSON object of the event with its
@@ -152,7 +134,7 @@ pub fn frame(value: &JsValue) -> Result<Vec<u8>, Error> {
     if let Some(buf) = value.dyn_ref::<js_sys::ArrayBuffer>() {
         return Ok(Uint8Array::new(buf).to_vec());
     }
-    Err(Error::argument(cat(&[
+    Err(Error::argument(text::concat(&[
         "a frame must be a string, a Uint8Array or an ArrayBuffer, not ",
         &type_of(value),
     ])))
@@ -183,15 +165,7 @@ pub fn iter_result(value: &JsValue, done: bool) -> JsValue {
 
 #[cfg(test)]
 mod tests {
-    use super::{integer, number, quoted};
-
-    #[test]
-    fn integers_read_in_decimal() {
-        assert_eq!(integer(0), "0");
-        assert_eq!(integer(7), "7");
-        assert_eq!(integer(1006), "1006");
-        assert_eq!(integer(u64::MAX), "18446744073709551615");
-    }
+    use super::{number, quoted};
 
     #[test]
     fn quoting_escapes_what_would_break_the_quotes() {

@@ -9,8 +9,9 @@
 use js_sys::{Array, Reflect};
 use wasm_bindgen::JsValue;
 use weft_protocol::json::RawJson;
+use weft_protocol::text;
 
-use crate::marshal::{cat, number, type_of};
+use crate::marshal::{number, type_of};
 use crate::types::{
     ApprovalAnswer, ClientOptions, Reconnect, ReconnectOptions, RunOptions, ToolDefinition,
     UserMessagesOptions,
@@ -31,7 +32,11 @@ impl<'a> Fields<'a> {
         if value.is_object() && !Array::is_array(value) {
             Ok(Fields(value))
         } else {
-            Err(cat(&["expected an object (got ", &type_of(value), ")"]))
+            Err(text::concat(&[
+                "expected an object (got ",
+                &type_of(value),
+                ")",
+            ]))
         }
     }
 
@@ -43,7 +48,7 @@ impl<'a> Fields<'a> {
     }
 
     fn wrong(name: &str, want: &str, got: &JsValue) -> String {
-        cat(&["`", name, "` must be ", want, " (got ", &type_of(got), ")"])
+        text::concat(&["`", name, "` must be ", want, " (got ", &type_of(got), ")"])
     }
 
     /// Field `name` converted by `as_t`, which answers `None` for a value that is not `want`.
@@ -64,7 +69,7 @@ impl<'a> Fields<'a> {
 
     fn required_string(&self, name: &str) -> Result<String, String> {
         self.string(name)?
-            .ok_or_else(|| cat(&["missing field `", name, "`"]))
+            .ok_or_else(|| text::concat(&["missing field `", name, "`"]))
     }
 
     fn number(&self, name: &str) -> Result<Option<f64>, String> {
@@ -74,7 +79,7 @@ impl<'a> Fields<'a> {
     /// A whole number from 0 to `max`.
     fn count(&self, name: &str, max: f64) -> Result<Option<f64>, String> {
         match self.number(name)? {
-            Some(n) if !(n.fract() == 0.0 && (0.0..=max).contains(&n)) => Err(cat(&[
+            Some(n) if !(n.fract() == 0.0 && (0.0..=max).contains(&n)) => Err(text::concat(&[
                 "`",
                 name,
                 "` must be a whole number from 0 to ",
@@ -101,7 +106,7 @@ impl<'a> Fields<'a> {
             .and_then(|t| t.as_string())
             .and_then(|text| RawJson::parse(&text))
             .map(Some)
-            .ok_or_else(|| cat(&["`", name, "` must be a JSON value"]))
+            .ok_or_else(|| text::concat(&["`", name, "` must be a JSON value"]))
     }
 }
 

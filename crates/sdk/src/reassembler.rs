@@ -14,6 +14,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use weft_protocol::event::Sequenced;
 use weft_protocol::reassembler::Pushed;
+use weft_protocol::text;
 use weft_protocol::{Dialect, Transcript};
 
 use crate::error::{Error, ErrorCode};
@@ -99,12 +100,12 @@ impl Reassembler {
         let joined = join_frames(&frames);
         let Some(text) = joined.as_string() else {
             let why = match joined.as_f64() {
-                Some(i) if i >= 0.0 => marshal::cat(&[
+                Some(i) if i >= 0.0 => text::concat(&[
                     "pushMany(): frame ",
-                    &marshal::integer(i as u64),
+                    &text::uint(i as u64),
                     " is not a string",
                 ]),
-                _ => marshal::cat(&[
+                _ => text::concat(&[
                     "pushMany() takes an array of strings, not ",
                     &marshal::type_of(&frames),
                 ]),
@@ -118,11 +119,11 @@ impl Reassembler {
                 let p = core.push_frame(frame).map_err(|e| {
                     Error::from_protocol(
                         &e,
-                        &marshal::cat(&[
+                        &text::concat(&[
                             "pushMany(): frame ",
-                            &marshal::integer(i as u64),
+                            &text::uint(i as u64),
                             " of ",
-                            &marshal::integer(count as u64),
+                            &text::uint(count as u64),
                         ]),
                     )
                 })?;
@@ -268,7 +269,7 @@ fn push_result(p: Pushed) -> Result<Ts<PushResult>, Error> {
 /// Parses a dialect name, with an error listing the four.
 pub fn parse_dialect(name: &str) -> Result<Dialect, Error> {
     Dialect::parse(name).ok_or_else(|| {
-        Error::argument(marshal::cat(&[
+        Error::argument(text::concat(&[
             "unknown dialect ",
             &marshal::quoted(name),
             ": use \"loom\", \"agentloop\", \"agentchat\" or \"cueso\"",

@@ -9,6 +9,7 @@ use wasm_bindgen::prelude::*;
 use web_sys::AbortController;
 use weft_protocol::event::ToolSpec;
 use weft_protocol::json::RawJson;
+use weft_protocol::text;
 
 use super::{clear_timeout, fresh_token, now, random, set_timeout, Deferred, Shared};
 use crate::connection::{with_token, Connection, Output, Reply, RunHandle};
@@ -323,7 +324,7 @@ impl Shared {
             let answer = answer.unwrap_or_else(|e| {
                 let deny = ApprovalAnswer {
                     review: "no-continue".into(),
-                    message: Some(marshal::cat(&[
+                    message: Some(text::concat(&[
                         "the app's approval handler failed: ",
                         e.message(),
                     ])),
@@ -360,7 +361,7 @@ impl Shared {
                 finish(outcome.map_err(|thrown| describe(&thrown)))
             }),
             (None, _) => later(move || {
-                finish(Err(marshal::cat(&[
+                finish(Err(text::concat(&[
                     "the tool ",
                     &name,
                     " is no longer registered on this client",
@@ -444,7 +445,7 @@ fn result_text(v: &JsValue) -> Result<String, String> {
         return Ok(String::new());
     }
     js_sys::JSON::stringify(v).map(String::from).map_err(|e| {
-        marshal::cat(&[
+        text::concat(&[
             "the tool's result is not JSON-serializable: ",
             &describe(&e),
         ])

@@ -5,6 +5,7 @@ use weft_protocol::command::{ApprovalDecision, ClientTools, ToolResult};
 use weft_protocol::event::{Sequenced, ToolSpec};
 use weft_protocol::json::RawJson;
 use weft_protocol::reassembler::ToolStatus;
+use weft_protocol::text;
 use weft_protocol::{Command, Event, Review};
 
 use super::{Connection, Output, Phase, Tag};
@@ -21,7 +22,7 @@ impl Connection {
     ) -> Result<(), Error> {
         self.usable("onApproval")?;
         let review = Review::parse(&answer.review).ok_or_else(|| {
-            Error::argument(crate::marshal::cat(&[
+            Error::argument(text::concat(&[
                 "onApproval: the callback answered review ",
                 &crate::marshal::quoted(&answer.review),
                 "; use \"yes\", \"no-continue\", \"no-exit\", \"always\" or \"explain\"",

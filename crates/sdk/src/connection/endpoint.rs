@@ -1,10 +1,11 @@
 //! URL helpers: the URL a socket opens and the subprotocols it offers, with the token where
 //! weft or an original server takes it.
 
+use weft_protocol::text;
 use weft_protocol::Dialect;
 
 use crate::error::Error;
-use crate::marshal::{cat, quoted};
+use crate::marshal::quoted;
 
 /// The URL to open: `ws(s)://` (from `http(s)://` too), the dialect's endpoint path when the
 /// URL has none, and `session_id` as a query parameter.
@@ -27,7 +28,7 @@ pub fn endpoint_url(
         other => {
             return Err(bad_url(
                 url,
-                &cat(&[
+                &text::concat(&[
                     "the scheme ",
                     &quoted(other),
                     " is not ws, wss, http or https",
@@ -52,7 +53,7 @@ pub fn endpoint_url(
     } else {
         path
     };
-    let mut out = cat(&[scheme, "://", host, path]);
+    let mut out = text::concat(&[scheme, "://", host, path]);
     let mut sep = '?';
     if let Some(q) = query.filter(|q| !q.is_empty()) {
         out.push(sep);
@@ -68,7 +69,7 @@ pub fn endpoint_url(
 }
 
 fn bad_url(url: &str, why: &str) -> Error {
-    Error::argument(cat(&[
+    Error::argument(text::concat(&[
         "url ",
         &quoted(url),
         " is not a WebSocket URL (",
@@ -97,10 +98,10 @@ fn percent_encode(s: &str) -> String {
 /// The subprotocols to offer: `weft.<dialect>` names the dialect, `weft.token.<t>` carries the
 /// token. A token must be a valid subprotocol token (RFC 6455 §4.1), or the browser throws.
 pub fn subprotocols(dialect: Dialect, token: Option<&str>) -> Result<Vec<String>, Error> {
-    let mut protocols = vec![cat(&["weft.", dialect.as_str()])];
+    let mut protocols = vec![text::concat(&["weft.", dialect.as_str()])];
     if let Some(token) = token {
         check_token(token)?;
-        protocols.push(cat(&["weft.token.", token]));
+        protocols.push(text::concat(&["weft.token.", token]));
     }
     Ok(protocols)
 }
@@ -120,7 +121,7 @@ pub fn with_token(
         .collect();
     if protocols.iter().any(|p| p.starts_with("weft.")) {
         check_token(token)?;
-        protocols.push(cat(&["weft.token.", token]));
+        protocols.push(text::concat(&["weft.token.", token]));
         Ok((url.into(), protocols))
     } else {
         Ok((original_url(url, Some(token)), protocols))
@@ -165,7 +166,7 @@ pub fn original_url(url: &str, token: Option<&str>) -> String {
     match token {
         Some(t) => {
             let sep = if url.contains('?') { "&" } else { "?" };
-            cat(&[url, sep, "token=", &percent_encode(t)])
+            text::concat(&[url, sep, "token=", &percent_encode(t)])
         }
         None => url.into(),
     }

@@ -4,11 +4,11 @@
 
 use weft_protocol::command::Resume;
 use weft_protocol::reassembler::{Gap, RunStatus};
+use weft_protocol::text;
 use weft_protocol::{Command, Limits};
 
 use super::{Connection, Output, Phase, ServerKind, CLOSE_DEAD, CLOSE_NORMAL};
 use crate::error::{Error, ErrorCode};
-use crate::marshal::cat;
 
 impl Connection {
     /// `connect()`: opens the first socket (or reports that one is open).
@@ -146,11 +146,11 @@ impl Connection {
     /// The current socket closed (or could not open) with this code and reason. `random` in
     /// `[0, 1)` jitters the reconnect delay.
     pub fn closed(&mut self, code: u16, reason: &str, now: f64, random: f64) {
-        let code_text = crate::marshal::integer(code.into());
+        let code_text = text::uint(code.into());
         let why = if reason.is_empty() {
-            cat(&["close code ", &code_text])
+            text::concat(&["close code ", &code_text])
         } else {
-            cat(&["close code ", &code_text, ": ", reason])
+            text::concat(&["close code ", &code_text, ": ", reason])
         };
         self.next_ping = None;
         self.pong_deadline = None;
@@ -174,7 +174,7 @@ impl Connection {
                 self.phase = Phase::Idle;
                 let e = Error::new(
                     ErrorCode::ConnectFailed,
-                    cat(&[
+                    text::concat(&[
                         "could not connect to ",
                         &self.cfg.url,
                         " (",
@@ -192,7 +192,7 @@ impl Connection {
         }
         self.fail_sent_requests(&Error::new(
             ErrorCode::Disconnected,
-            cat(&[
+            text::concat(&[
                 "the connection dropped (",
                 &why,
                 ") before the reply arrived; ask again",
@@ -222,7 +222,7 @@ impl Connection {
                 };
                 let e = Error::new(
                     ErrorCode::Disconnected,
-                    cat(&[
+                    text::concat(&[
                         "the connection to ",
                         &self.cfg.url,
                         " closed (",
@@ -283,7 +283,7 @@ impl Connection {
             if let Some(r) = self.requests.remove(&id) {
                 let e = Error::new(
                     ErrorCode::Timeout,
-                    cat(&[
+                    text::concat(&[
                         "no reply from the server within ",
                         &crate::marshal::number(self.cfg.request_timeout_ms),
                         " ms; ask again, or raise requestTimeoutMs",

@@ -12,6 +12,7 @@
 use weft_protocol::dialect::capabilities::TurnEnd;
 use weft_protocol::event::Envelope;
 use weft_protocol::reassembler::RunStatus;
+use weft_protocol::text;
 use weft_protocol::{Event, Limits, Role, Sequenced};
 
 use super::{Connection, Output, RunHandle, ServerKind};
@@ -111,7 +112,7 @@ impl Connection {
     /// the other runs of ours whose request went out. Runs not sent yet wait for the next
     /// socket, which the client opens as after any drop.
     pub(super) fn cut_runs(&mut self, why: &str) {
-        let message = crate::marshal::cat(&[
+        let message = text::concat(&[
             "the connection dropped (",
             why,
             ") during the run, and the original ",

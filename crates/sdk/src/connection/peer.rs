@@ -16,6 +16,7 @@
 //! on later sockets: the kind found is kept for the life of the client.
 
 use weft_protocol::dialect::capabilities::TurnEnd;
+use weft_protocol::text;
 use weft_protocol::{Command, Dialect};
 
 /// The `server` option: which server to expect.
@@ -136,7 +137,7 @@ impl Peer {
 
     /// The method names for an `unsupported` error: why the server cannot serve this.
     pub fn why_not(self, what: &str) -> String {
-        crate::marshal::cat(&[
+        text::concat(&[
             what,
             " needs a weft server; the original ",
             self.dialect.as_str(),
