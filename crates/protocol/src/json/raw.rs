@@ -3,12 +3,12 @@
 use alloc::borrow::Cow;
 use alloc::boxed::Box;
 use alloc::string::String;
-use alloc::vec::Vec;
 use core::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::{parse, Json, Number, Object};
+use crate::sorted::SortedMap;
 
 /// Any JSON value — tool arguments, agent state, error details, a tool's input schema, the body
 /// of an event of an unknown type — kept as its text in one canonical form: the text serde_json
@@ -158,15 +158,10 @@ impl Serialize for Json<'_> {
 
 impl<'a> Object<'a> {
     /// The members as serde_json's map holds them: sorted by key, the last of repeated keys.
-    pub(crate) fn canonical(&self) -> Vec<(&str, &Json<'a>)> {
-        let mut members: Vec<(&str, &Json<'a>)> = Vec::with_capacity(self.0.len());
+    pub(crate) fn canonical(&self) -> SortedMap<&str, &Json<'a>> {
+        let mut members = SortedMap::new();
         for (k, v) in &self.0 {
-            // Insertion keeps the vector sorted: objects here hold a few keys, and a sort
-            // routine would be more code than this loop.
-            match members.binary_search_by(|(m, _)| (*m).cmp(k.as_ref())) {
-                Ok(i) => members[i].1 = v,
-                Err(i) => members.insert(i, (k.as_ref(), v)),
-            }
+            members.insert(k.as_ref(), v);
         }
         members
     }
