@@ -222,7 +222,8 @@ fn nest(e: Error, parent: &str) -> Error {
 /// [`Fields`] that read on past a bad field: each read returns a default instead of failing,
 /// the first problem is kept, and [`Lenient::finish`] returns it. A decoder that reads a dozen
 /// fields then has one error exit instead of one per field (each dropping what was read before
-/// it): that was half of the decoders' code in the SDK's wasm. A read beside them that still
+/// it): in the SDK's wasm that halved `Event::from_json` (19.9 → 9.3 KB of code) and took a
+/// quarter off the dialects' `decode_server` (22.7 → 17.1 KB). A read beside them that still
 /// fails at once (`?`, for values with no default) can report its problem before an earlier
 /// lenient read's; either names a real fault of the frame.
 pub(crate) struct Lenient<'a> {

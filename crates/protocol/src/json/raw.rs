@@ -17,8 +17,9 @@ use crate::sorted::SortedMap;
 /// are, and it serializes to the same bytes a `serde_json::Value` would.
 ///
 /// Why not `serde_json::Value`: a client only passes these values through — to the app, as JSON
-/// — and building a `Value` costs a `BTreeMap` per object and the map's code (a tenth of the
-/// browser SDK's wasm). Servers that look inside convert with [`RawJson::to_value`].
+/// — and building a `Value` costs a `BTreeMap` per object and the map's code (5.7 KB gzip of the
+/// browser SDK's wasm, measured when this replaced it). Servers that look inside convert with
+/// [`RawJson::to_value`].
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct RawJson(Box<str>);
 
