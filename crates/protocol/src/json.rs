@@ -552,4 +552,4 @@ fn whole_number(digits: &[u8]) -> Option<u64> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -77,29 +77,9 @@ fn every_golden_frame_agrees_and_the_stream_takes_the_fast_path() {
     }
 }
 
-/// Values to put in a string field, as JSON text: plain, escaped, and broken.
-const STRINGS: &[&str] = &[
-    r#""hello""#,
-    r#""""#,
-    r#""a\"b\\c\/d""#,
-    r#""line\nbreak\ttab\r\b\f""#,
-    r#""caf\u00e9 \u00E9""#,
-    r#""\ud83d\ude00 emoji""#,
-    "\"\u{1F600} raw \u{e9}\"",
-    r#""lone \ud83d high""#,
-    r#""lone \ude00 low""#,
-    r#""\ud83d\u0041 bad pair""#,
-    r#""bad \x escape""#,
-    r#""short \u12""#,
-    "\"raw \u{1} control\"",
-    "\"raw \n newline\"",
-    r#""unterminated"#,
-    "null",
-    "12",
-    "true",
-    "{}",
-    "[\"a\"]",
-];
+/// What else goes in a string field, beside the JSON reader's string cases: values of other
+/// types, which the fast path must decline.
+const NOT_STRINGS: &[&str] = &["null", "12", "true", "{}", "[\"a\"]"];
 
 /// Values to put in `event_id`.
 const NUMBERS: &[&str] = &[
@@ -249,7 +229,7 @@ fn variations_of_the_fast_shapes_agree() {
         let mut answered = 0;
         let mut declined = 0;
         for template in templates {
-            for s in STRINGS {
+            for s in crate::json::tests::STRINGS.iter().chain(NOT_STRINGS) {
                 for n in NUMBERS {
                     let frame = template.replace('S', s).replace('N', n);
                     if agree(dialect, &frame) {
