@@ -28,7 +28,6 @@ impl RawJson {
         RawJson(Box::from("null"))
     }
 
-    /// `{}`.
     pub fn empty_object() -> Self {
         RawJson(Box::from("{}"))
     }
