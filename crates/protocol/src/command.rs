@@ -179,6 +179,16 @@ pub enum ToolFormat {
     Json,
 }
 
+impl ToolFormat {
+    /// The name on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolFormat::Yaml => "yaml",
+            ToolFormat::Json => "json",
+        }
+    }
+}
+
 /// `tool_show` parameters.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ToolShowQuery {

@@ -16,8 +16,10 @@ use core::fmt;
 
 mod float;
 mod raw;
+mod write;
 
 pub use raw::RawJson;
+pub(crate) use write::{array, ObjectWriter};
 
 /// A JSON value whose strings borrow from the text they were read from where they could.
 #[derive(Debug, Clone, PartialEq)]

@@ -23,32 +23,13 @@ use crate::command::{Command, RunCommand};
 use crate::event::Event;
 use crate::event::Sequenced;
 use crate::field::{Fields, Lenient};
-use crate::json::Object;
+use crate::json::{Object, ObjectWriter};
 use crate::names::{Agent, FinishReason};
 use crate::Error;
 
 use super::extension::{self, arguments_text, parse_arguments, stamp, ExtIn, WithExt};
 use super::loom::check_run_id;
 use super::{frame_type, Dialect, Out};
-
-/// `chat`: a user message.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ChatRequest {
-    /// Always `"chat"`.
-    #[serde(rename = "type")]
-    pub kind: &'static str,
-    /// The user input; empty or whitespace-only is rejected.
-    pub message: String,
-    /// Conversation continuity across reconnects.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub session_id: Option<String>,
-    /// weft: the agent (react when absent).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub agent: Option<String>,
-    /// weft: the client's run id.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
-}
 
 /// Server events: `type` plus one or two string fields each.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -110,20 +91,20 @@ pub(crate) fn decode_request(obj: &Object<'_>) -> Result<Command, Error> {
     }))
 }
 
+/// Writes `chat` (the user's message; weft adds `agent` when it is not react, and the client's
+/// run `id`) or a shared extension request.
 pub(crate) fn encode_request(command: &Command) -> Result<String, Error> {
     match command {
-        Command::Run(r) => serde_json::to_string(&ChatRequest {
-            kind: "chat",
-            message: r.message.clone(),
-            session_id: r.thread_id.clone(),
-            agent: (r.agent != Agent::React).then(|| r.agent.as_str().into()),
-            id: r.id.clone(),
-        })
-        .map_err(|_| Error::invalid("chat", "could not be serialized")),
-        other => extension::encode_request(other).unwrap_or(Err(Error::Unsupported {
+        Command::Run(r) => Ok(ObjectWriter::typed("chat")
+            .str("message", &r.message)
+            .opt_str("session_id", r.thread_id.as_deref())
+            .opt_str("agent", (r.agent != Agent::React).then(|| r.agent.as_str()))
+            .opt_str("id", r.id.as_deref())
+            .finish()),
+        other => extension::encode_request(other).ok_or(Error::Unsupported {
             dialect: Dialect::Agentchat,
             what: "this command",
-        })),
+        }),
     }
 }
 

@@ -23,28 +23,13 @@ use serde::Serialize;
 use crate::command::{Command, RunCommand};
 use crate::event::{Event, Sequenced};
 use crate::field::{Fields, Lenient};
-use crate::json::{Json, Object};
+use crate::json::{Json, Object, ObjectWriter};
 use crate::names::{Agent, FinishReason};
 use crate::Error;
 
 use super::extension::{self, stamp, ExtIn, WithExt};
 use super::loom::check_run_id;
 use super::{Dialect, Out};
-
-/// The client's message.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ChatMessage {
-    /// The user's message.
-    pub message: String,
-    /// Session to reuse; `null` (or absent) creates one.
-    pub session_id: Option<String>,
-    /// weft: the agent (react when absent).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub agent: Option<String>,
-    /// weft: the client's run id.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
-}
 
 /// The `tool_call` object of `tool_call_delta`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -148,19 +133,21 @@ pub(crate) fn decode_request(obj: &Object<'_>) -> Result<Command, Error> {
     }))
 }
 
+/// Writes the client's message — `message`, and `session_id` as `null` to ask for a new
+/// session, as cueso's own client sends it; weft adds `agent` when it is not react, and the
+/// client's run `id` — or a shared extension request.
 pub(crate) fn encode_request(command: &Command) -> Result<String, Error> {
     match command {
-        Command::Run(r) => serde_json::to_string(&ChatMessage {
-            message: r.message.clone(),
-            session_id: r.thread_id.clone(),
-            agent: (r.agent != Agent::React).then(|| r.agent.as_str().into()),
-            id: r.id.clone(),
-        })
-        .map_err(|_| Error::invalid("message", "could not be serialized")),
-        other => extension::encode_request(other).unwrap_or(Err(Error::Unsupported {
+        Command::Run(r) => Ok(ObjectWriter::new()
+            .str("message", &r.message)
+            .str_or_null("session_id", r.thread_id.as_deref())
+            .opt_str("agent", (r.agent != Agent::React).then(|| r.agent.as_str()))
+            .opt_str("id", r.id.as_deref())
+            .finish()),
+        other => extension::encode_request(other).ok_or(Error::Unsupported {
             dialect: Dialect::Cueso,
             what: "this command",
-        })),
+        }),
     }
 }
 

@@ -8,84 +8,16 @@
 //! own JSON object is sent as a frame, with `run_id` and `event_id` beside it.
 
 use alloc::string::String;
-use alloc::vec::Vec;
 use serde::Serialize;
 
 use crate::command::{ApprovalDecision, ClientTools, Command, Resume, ToolResult};
 use crate::event::{Event, Sequenced, ToolSpec, Usage};
 use crate::field::{Fields, Lenient};
-use crate::json::{Json, Object, RawJson};
+use crate::json::{self, Json, Object, ObjectWriter, RawJson};
 use crate::names::Review;
 use crate::Error;
 
 use super::Out;
-
-/// `approval_response` (loom, agentchat and cueso form).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ApprovalResponseRequest {
-    /// Always `"approval_response"`.
-    #[serde(rename = "type")]
-    pub kind: &'static str,
-    pub call_id: String,
-    pub review: Review,
-    /// Told to the model on a denial.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub custom_deny_message: Option<String>,
-}
-
-/// `tool_result`: the outcome of a client-side tool.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ToolResultRequest {
-    /// Always `"tool_result"`.
-    #[serde(rename = "type")]
-    pub kind: &'static str,
-    pub call_id: String,
-    pub result: String,
-    /// Whether it is an error.
-    pub is_error: bool,
-}
-
-/// `client_tools`: tools this socket runs itself.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ClientToolsRequest {
-    /// Always `"client_tools"`.
-    #[serde(rename = "type")]
-    pub kind: &'static str,
-    pub tools: Vec<ToolSpec>,
-    /// The socket answers approval requests.
-    #[serde(skip_serializing_if = "core::ops::Not::not")]
-    pub approvals: bool,
-}
-
-/// `resume`: replay a run after a reconnect.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ResumeRequest {
-    /// Always `"resume"`.
-    #[serde(rename = "type")]
-    pub kind: &'static str,
-    pub run_id: String,
-    /// The last event id seen.
-    pub after_event_id: u64,
-}
-
-/// `cancel`: stop a run. `id` is the run id (DESIGN.md); `run_id` is accepted too.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct CancelRequest {
-    /// Always `"cancel"`.
-    #[serde(rename = "type")]
-    pub kind: &'static str,
-    pub id: String,
-}
-
-/// `ping`, accepted on every endpoint so every client can run a heartbeat.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct PingRequest {
-    /// Always `"ping"`.
-    #[serde(rename = "type")]
-    pub kind: &'static str,
-    /// Echoed in the `pong`.
-    pub id: String,
-}
 
 /// Decodes a shared extension request, or returns `None` when `kind` is not one.
 pub(crate) fn decode_request(kind: &str, obj: &Object<'_>) -> Option<Result<Command, Error>> {
@@ -129,44 +61,37 @@ pub(crate) fn decode_request(kind: &str, obj: &Object<'_>) -> Option<Result<Comm
 }
 
 /// Encodes a shared extension request, or returns `None` when the command is not one.
-pub(crate) fn encode_request(command: &Command) -> Option<Result<String, Error>> {
-    let json = match command {
-        Command::ApprovalResponse(d) => {
-            let call_id = d.call_id.clone()?;
-            serde_json::to_string(&ApprovalResponseRequest {
-                kind: "approval_response",
-                call_id,
-                review: d.review,
-                custom_deny_message: d.custom_deny_message.clone(),
-            })
+/// Writes a shared extension request — `None` for a command that is not one. `approval_response`
+/// here is the form of loom, agentchat and cueso (agentloop has its own), so it needs the call
+/// id; `cancel` names the run in `id` (DESIGN.md), which servers also accept as `run_id`.
+pub(crate) fn encode_request(command: &Command) -> Option<String> {
+    Some(match command {
+        Command::ApprovalResponse(d) => ObjectWriter::typed("approval_response")
+            .str("call_id", d.call_id.as_deref()?)
+            .str("review", d.review.as_str())
+            .opt_str("custom_deny_message", d.custom_deny_message.as_deref())
+            .finish(),
+        Command::ToolResult(r) => ObjectWriter::typed("tool_result")
+            .str("call_id", &r.call_id)
+            .str("result", &r.result)
+            .bool("is_error", r.is_error)
+            .finish(),
+        Command::ClientTools(t) => {
+            let mut w = ObjectWriter::typed("client_tools");
+            w.json("tools", &json::array(t.tools.iter().map(ToolSpec::to_json)));
+            if t.approvals {
+                w.bool("approvals", true);
+            }
+            w.finish()
         }
-        Command::ToolResult(r) => serde_json::to_string(&ToolResultRequest {
-            kind: "tool_result",
-            call_id: r.call_id.clone(),
-            result: r.result.clone(),
-            is_error: r.is_error,
-        }),
-        Command::ClientTools(t) => serde_json::to_string(&ClientToolsRequest {
-            kind: "client_tools",
-            tools: t.tools.clone(),
-            approvals: t.approvals,
-        }),
-        Command::Resume(r) => serde_json::to_string(&ResumeRequest {
-            kind: "resume",
-            run_id: r.run_id.clone(),
-            after_event_id: r.after_event_id,
-        }),
-        Command::Cancel { run_id } => serde_json::to_string(&CancelRequest {
-            kind: "cancel",
-            id: run_id.clone(),
-        }),
-        Command::Ping { id } => serde_json::to_string(&PingRequest {
-            kind: "ping",
-            id: id.clone(),
-        }),
+        Command::Resume(r) => ObjectWriter::typed("resume")
+            .str("run_id", &r.run_id)
+            .uint("after_event_id", r.after_event_id)
+            .finish(),
+        Command::Cancel { run_id } => ObjectWriter::typed("cancel").str("id", run_id).finish(),
+        Command::Ping { id } => ObjectWriter::typed("ping").str("id", id).finish(),
         _ => return None,
-    };
-    Some(json.map_err(|_| Error::invalid(command.kind(), "could not be serialized")))
+    })
 }
 
 /// An extension server frame: the event's own fields, then `run_id` and `event_id`.

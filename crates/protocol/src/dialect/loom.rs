@@ -17,93 +17,11 @@ use crate::command::{
 };
 use crate::event::{Envelope, Event, Sequenced, StoredMessage, ToolSpec, Usage};
 use crate::field::{Fields, Lenient};
-use crate::json::Object;
+use crate::json::{Object, ObjectWriter};
 use crate::names::Agent;
 use crate::Error;
 
 use super::{extension, frame_type, Dialect, Out};
-
-/// `run`: execute one agent run (§3.1).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct RunRequest {
-    /// Always `"run"`.
-    #[serde(rename = "type")]
-    pub kind: &'static str,
-    /// User message to the agent.
-    pub message: String,
-    /// `react`, `dup`, `tot` or `got`.
-    pub agent: String,
-    /// Optional request id; becomes the run id.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
-    /// Session/thread id.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub thread_id: Option<String>,
-    /// Working directory path.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub working_folder: Option<String>,
-    /// Adaptive GoT (`got` only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub got_adaptive: Option<bool>,
-    /// Verbose: `values`/`updates` snapshots.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub verbose: Option<bool>,
-}
-
-/// `tools_list` (§3.2).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ToolsListRequest {
-    /// Always `"tools_list"`.
-    #[serde(rename = "type")]
-    pub kind: &'static str,
-    /// Request id (echoed).
-    pub id: String,
-    /// Working directory.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub working_folder: Option<String>,
-    /// Thread id.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub thread_id: Option<String>,
-}
-
-/// `tool_show` (§3.3).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ToolShowRequest {
-    /// Always `"tool_show"`.
-    #[serde(rename = "type")]
-    pub kind: &'static str,
-    /// Request id.
-    pub id: String,
-    /// Tool name.
-    pub name: String,
-    /// `yaml` (default) or `json`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub output: Option<ToolFormat>,
-    /// Working directory.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub working_folder: Option<String>,
-    /// Thread id.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub thread_id: Option<String>,
-}
-
-/// `user_messages` (§3.5).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct UserMessagesRequest {
-    /// Always `"user_messages"`.
-    #[serde(rename = "type")]
-    pub kind: &'static str,
-    /// Request id.
-    pub id: String,
-    /// Thread id; required.
-    pub thread_id: String,
-    /// Only messages with a sequence number below this.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub before: Option<u64>,
-    /// At most this many.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub limit: Option<u64>,
-}
 
 /// `run_stream_event` (§4.1): one event of a run, with its envelope.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -303,39 +221,37 @@ pub(crate) fn decode_request(obj: &Object<'_>) -> Result<Command, Error> {
     })
 }
 
+/// Writes a request as loom's own client does (§3): `run`, `tools_list`, `tool_show` and
+/// `user_messages` in loom's shapes, the rest as weft's shared extension requests.
 pub(crate) fn encode_request(command: &Command) -> Result<String, Error> {
-    let json = match command {
-        Command::Run(r) => serde_json::to_string(&RunRequest {
-            kind: "run",
-            message: r.message.clone(),
-            agent: r.agent.as_str().into(),
-            id: r.id.clone(),
-            thread_id: r.thread_id.clone(),
-            working_folder: r.working_folder.clone(),
-            got_adaptive: r.got_adaptive,
-            verbose: r.verbose,
-        }),
-        Command::ToolsList(q) => serde_json::to_string(&ToolsListRequest {
-            kind: "tools_list",
-            id: q.id.clone(),
-            working_folder: q.working_folder.clone(),
-            thread_id: q.thread_id.clone(),
-        }),
-        Command::ToolShow(q) => serde_json::to_string(&ToolShowRequest {
-            kind: "tool_show",
-            id: q.id.clone(),
-            name: q.name.clone(),
-            output: q.output,
-            working_folder: q.working_folder.clone(),
-            thread_id: q.thread_id.clone(),
-        }),
-        Command::UserMessages(q) => serde_json::to_string(&UserMessagesRequest {
-            kind: "user_messages",
-            id: q.id.clone(),
-            thread_id: q.thread_id.clone(),
-            before: q.before,
-            limit: q.limit,
-        }),
+    Ok(match command {
+        Command::Run(r) => ObjectWriter::typed("run")
+            .str("message", &r.message)
+            .str("agent", r.agent.as_str())
+            .opt_str("id", r.id.as_deref())
+            .opt_str("thread_id", r.thread_id.as_deref())
+            .opt_str("working_folder", r.working_folder.as_deref())
+            .opt_bool("got_adaptive", r.got_adaptive)
+            .opt_bool("verbose", r.verbose)
+            .finish(),
+        Command::ToolsList(q) => ObjectWriter::typed("tools_list")
+            .str("id", &q.id)
+            .opt_str("working_folder", q.working_folder.as_deref())
+            .opt_str("thread_id", q.thread_id.as_deref())
+            .finish(),
+        Command::ToolShow(q) => ObjectWriter::typed("tool_show")
+            .str("id", &q.id)
+            .str("name", &q.name)
+            .opt_str("output", q.output.map(ToolFormat::as_str))
+            .opt_str("working_folder", q.working_folder.as_deref())
+            .opt_str("thread_id", q.thread_id.as_deref())
+            .finish(),
+        Command::UserMessages(q) => ObjectWriter::typed("user_messages")
+            .str("id", &q.id)
+            .str("thread_id", &q.thread_id)
+            .opt_uint("before", q.before)
+            .opt_uint("limit", q.limit)
+            .finish(),
         Command::ApprovalResponse(d) if d.call_id.is_none() => {
             return Err(Error::invalid(
                 "approval_response",
@@ -354,17 +270,13 @@ pub(crate) fn encode_request(command: &Command) -> Result<String, Error> {
                 what: "compaction requests",
             })
         }
-        other => match extension::encode_request(other) {
-            Some(r) => return r,
-            None => {
-                return Err(Error::Unsupported {
-                    dialect: Dialect::Loom,
-                    what: "this command",
-                })
-            }
-        },
-    };
-    json.map_err(|_| Error::invalid(command.kind(), "could not be serialized"))
+        other => {
+            return extension::encode_request(other).ok_or(Error::Unsupported {
+                dialect: Dialect::Loom,
+                what: "this command",
+            })
+        }
+    })
 }
 
 pub(crate) fn encode(out: &mut Out<'_>) {

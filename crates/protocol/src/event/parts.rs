@@ -5,7 +5,7 @@ use alloc::string::String;
 use serde::{Deserialize, Serialize, Serializer};
 
 use crate::field::Fields;
-use crate::json::{Json, RawJson};
+use crate::json::{Json, ObjectWriter, RawJson};
 use crate::names::Role;
 use crate::Error;
 
@@ -111,6 +111,18 @@ impl ToolSpec {
             input_schema: f.opt("input_schema")?.unwrap_or_else(RawJson::empty_object),
             read_only: f.opt("read_only")?.unwrap_or(false),
         })
+    }
+
+    /// The JSON object `Serialize` writes, by [`ObjectWriter`] (for requests).
+    pub(crate) fn to_json(&self) -> String {
+        let mut w = ObjectWriter::new();
+        w.str("name", &self.name)
+            .opt_str("description", self.description.as_deref())
+            .raw("input_schema", &self.input_schema);
+        if self.read_only {
+            w.bool("read_only", true);
+        }
+        w.finish()
     }
 }
 

@@ -32,7 +32,7 @@ use serde::Serialize;
 
 use crate::command::{ApprovalDecision, Command, RunCommand};
 use crate::field::Fields;
-use crate::json::{Json, Object, RawJson};
+use crate::json::{self, Json, Object, ObjectWriter, RawJson};
 use crate::names::{Agent, Review};
 use crate::Error;
 
@@ -68,49 +68,10 @@ pub struct ContentPart<'a> {
     pub text: &'a str,
 }
 
-/// An item of `user_input.payload.input` (a user message).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ResponseInputItem<'a> {
-    /// `message`.
-    #[serde(rename = "type")]
-    pub kind: &'a str,
-    /// `user`.
-    pub role: &'a str,
-    pub content: Vec<ContentPart<'a>>,
-}
-
-/// `user_input` payload.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct UserInputPayload<'a> {
-    /// Input items (typically one user message).
-    pub input: Vec<ResponseInputItem<'a>>,
-    /// Accepted; the server keeps history itself.
-    #[serde(rename = "previousResponseId", skip_serializing_if = "Option::is_none")]
-    pub previous_response_id: Option<&'a str>,
-    /// weft: the agent (react when absent).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub agent: Option<&'a str>,
-}
-
 /// `applyPatch` of approval messages.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ApplyPatchCommand<'a> {
     pub patch: &'a str,
-}
-
-/// `approval_response` payload.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ApprovalResponsePayload<'a> {
-    pub review: Review,
-    /// Told to the model on a denial.
-    #[serde(rename = "customDenyMessage", skip_serializing_if = "Option::is_none")]
-    pub custom_deny_message: Option<&'a str>,
-    /// An explanation the client attaches.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub explanation: Option<&'a str>,
-    /// weft: the call answered (without it, the oldest pending approval).
-    #[serde(rename = "callId", skip_serializing_if = "Option::is_none")]
-    pub call_id: Option<&'a str>,
 }
 
 /// The payload of a `response_item`.
@@ -217,10 +178,6 @@ pub struct ErrorPayload<'a> {
     pub details: Option<RawJson>,
 }
 
-/// An empty payload (`get_context_info`, `manual_compact`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct Empty {}
-
 /// The text of the `input_text`/`output_text` parts of a content array.
 fn text_of(content: &[Json<'_>]) -> String {
     let mut text = String::new();
@@ -308,47 +265,52 @@ pub(crate) fn decode_request(obj: &Object<'_>) -> Result<Command, Error> {
     })
 }
 
+/// Writes a request as agentloop's own client does: `{id, type, payload}`. A user message is
+/// `user_input` with one `message` item of `input_text` parts (the run id, when the client
+/// chose one, is the frame id), an answer `approval_response` with `review` (weft adds
+/// `callId`); `get_context_info` and `manual_compact` have no payload. The rest are shared
+/// extension requests.
 pub(crate) fn encode_request(command: &Command, frame_id: &str) -> Result<String, Error> {
-    let json = match command {
-        Command::Run(r) => serde_json::to_string(&WsMessage {
-            id: r.id.as_deref().unwrap_or(frame_id),
-            kind: "user_input",
-            payload: Some(UserInputPayload {
-                input: vec![ResponseInputItem {
-                    kind: "message",
-                    role: "user",
-                    content: parts(&r.message),
-                }],
-                previous_response_id: r.previous_response_id.as_deref(),
-                agent: (r.agent != Agent::React).then(|| r.agent.as_str()),
-            }),
-        }),
-        Command::ApprovalResponse(d) => serde_json::to_string(&WsMessage {
-            id: frame_id,
-            kind: "approval_response",
-            payload: Some(ApprovalResponsePayload {
-                review: d.review,
-                custom_deny_message: d.custom_deny_message.as_deref(),
-                explanation: d.explanation.as_deref(),
-                call_id: d.call_id.as_deref(),
-            }),
-        }),
-        Command::ContextInfo { id } => serde_json::to_string(&WsMessage {
-            id: id.as_deref().unwrap_or(frame_id),
-            kind: "get_context_info",
-            payload: None::<Empty>,
-        }),
-        Command::Compact { id } => serde_json::to_string(&WsMessage {
-            id: id.as_deref().unwrap_or(frame_id),
-            kind: "manual_compact",
-            payload: None::<Empty>,
-        }),
+    let (id, kind, payload) = match command {
+        Command::Run(r) => {
+            let item = ObjectWriter::typed("message")
+                .str("role", "user")
+                .json("content", &json::array([input_text(&r.message)]))
+                .finish();
+            let payload = ObjectWriter::new()
+                .json("input", &json::array([item]))
+                .opt_str("previousResponseId", r.previous_response_id.as_deref())
+                .opt_str("agent", (r.agent != Agent::React).then(|| r.agent.as_str()))
+                .finish();
+            (r.id.as_deref(), "user_input", Some(payload))
+        }
+        Command::ApprovalResponse(d) => {
+            let payload = ObjectWriter::new()
+                .str("review", d.review.as_str())
+                .opt_str("customDenyMessage", d.custom_deny_message.as_deref())
+                .opt_str("explanation", d.explanation.as_deref())
+                .opt_str("callId", d.call_id.as_deref())
+                .finish();
+            (None, "approval_response", Some(payload))
+        }
+        Command::ContextInfo { id } => (id.as_deref(), "get_context_info", None),
+        Command::Compact { id } => (id.as_deref(), "manual_compact", None),
         other => {
-            return extension::encode_request(other).unwrap_or(Err(Error::Unsupported {
+            return extension::encode_request(other).ok_or(Error::Unsupported {
                 dialect: Dialect::Agentloop,
                 what: "this command",
-            }))
+            })
         }
     };
-    json.map_err(|_| Error::invalid(command.kind(), "could not be serialized"))
+    let mut w = ObjectWriter::new();
+    w.str("id", id.unwrap_or(frame_id)).str("type", kind);
+    if let Some(p) = payload {
+        w.json("payload", &p);
+    }
+    Ok(w.finish())
+}
+
+/// A content part of the user's text, as the original client writes it.
+fn input_text(text: &str) -> String {
+    ObjectWriter::typed("input_text").str("text", text).finish()
 }
