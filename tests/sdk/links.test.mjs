@@ -1,6 +1,6 @@
-// What the browser SDK's wasm must not carry: the server's half of the protocol crate, the
-// parsers and formatting the client has smaller ones for, and panic messages. Checked on the
-// published build itself (scripts/build-sdk, wasm-opt included) built once more keeping its
+// What the browser SDK's wasm must not carry: the server's half of the protocol crate, the JSON
+// parser, writer and formatting the client has smaller ones for, and panic messages. Checked on
+// the published build itself (scripts/build-sdk, wasm-opt included) built once more keeping its
 // function names (`--keep-names`: the same code, demangled names in a name section); the cargo
 // build is the one scripts/build-sdk already made, so this costs wasm-bindgen and wasm-opt only.
 import { test } from "node:test";
@@ -15,8 +15,8 @@ const root = new URL("../..", import.meta.url).pathname;
 
 /** Functions, by demangled path, and why the SDK has no use for them. */
 const FORBIDDEN = [
-  [/^<?serde_json::de::|serde_json::read::/, "serde_json's deserializer: frames are read by weft_protocol::json"],
-  [/serde_json::value::/, "serde_json's Value: arbitrary JSON is weft_protocol::json::RawJson"],
+  [/serde_json::/, "serde_json: frames are read by weft_protocol::json, values written by its ObjectWriter, arbitrary JSON kept as RawJson text"],
+  [/serde::ser::|as serde_core::ser::Serialize>/, "serde's serializers: what goes to JavaScript is written by to_json methods"],
   [/core::num::dec2flt/, "core's float parser (15 KB of tables): weft_protocol::json reads floats itself"],
   [/^core::fmt::write$|^alloc::fmt::format|core::fmt::Formatter>::pad/, "the formatting engine: messages are joined by concatenation"],
   [/core::panicking::panic_fmt|rust_begin_unwind/, "panic messages: the build aborts at once"],

@@ -19,7 +19,7 @@ mod raw;
 mod write;
 
 pub use raw::RawJson;
-pub(crate) use write::{array, ObjectWriter};
+pub use write::{array, float, ObjectWriter};
 
 /// A JSON value whose strings borrow from the text they were read from where they could.
 #[derive(Debug, Clone, PartialEq)]

@@ -55,8 +55,14 @@ fn golden_transcripts() {
             });
             assert_eq!(jsonl, recorded, "{dialect}/{name}: encoding changed");
             let recorded_frames: Vec<String> = recorded.lines().map(String::from).collect();
-            let got = serde_json::to_string_pretty(&reassemble(dialect, &recorded_frames)).unwrap()
-                + "\n";
+            let reassembled = reassemble(dialect, &recorded_frames);
+            // The SDK writes transcripts without serde; `Serialize` is the reference.
+            assert_eq!(
+                reassembled.to_json(),
+                serde_json::to_string(&reassembled).unwrap(),
+                "{dialect}/{name}: Transcript::to_json"
+            );
+            let got = serde_json::to_string_pretty(&reassembled).unwrap() + "\n";
             let want = std::fs::read_to_string(&transcript_path).unwrap();
             assert_eq!(got, want, "{dialect}/{name}: reassembly changed");
             checked += 1;
@@ -165,4 +171,76 @@ fn a_call_id_reused_by_another_run_is_another_call() {
         assert_eq!(calls[1].result.as_deref(), Some("ok run-b"));
         assert_eq!(calls[1].arguments, Some(serde_json::json!({"x": 1}).into()));
     }
+}
+
+#[test]
+fn every_status_and_absence_is_written_as_serialize_writes_it() {
+    use weft_protocol::reassembler::{Message, Run, RunStatus, ToolCall, ToolStatus};
+    use weft_protocol::{Agent, Review, Role, Usage};
+    let usage = Usage {
+        prompt_tokens: 1,
+        completion_tokens: 2,
+        total_tokens: 3,
+    };
+    let call = |status, full: bool| ToolCall {
+        call_id: "c\"1".into(),
+        name: "n".into(),
+        arguments_text: "{\"a\":".into(),
+        arguments: full.then(|| serde_json::json!({"b": [1, 2.5], "a": null}).into()),
+        status,
+        review: full.then_some(Review::NoContinue),
+        review_message: full.then(|| "no\n".into()),
+        output: if full { "out".into() } else { String::new() },
+        result: full.then(|| "r".into()),
+        is_error: full,
+        run_id: full.then(|| "run-1".into()),
+    };
+    let run = |status, full: bool| Run {
+        run_id: full.then(|| "run-1".into()),
+        agent: full.then(|| Agent::from("future-agent")),
+        status,
+        reply: full.then(|| "hi".into()),
+        usage: full.then_some(usage),
+        call_usage: if full { vec![usage, usage] } else { vec![] },
+        total_usage: usage,
+        error: full.then(|| "boom".into()),
+        paused: full,
+    };
+    let mut t = Transcript::default();
+    assert_eq!(t.to_json(), serde_json::to_string(&t).unwrap());
+    for full in [false, true] {
+        t.messages.push(Message {
+            role: if full { Role::Assistant } else { Role::User },
+            text: "t\u{0}".into(),
+            reasoning: if full { "why".into() } else { String::new() },
+            run_id: full.then(|| "run-1".into()),
+            tool_call_ids: if full {
+                vec!["a".into(), "b".into()]
+            } else {
+                vec![]
+            },
+            complete: full,
+        });
+        for status in [
+            ToolStatus::Streaming,
+            ToolStatus::Pending,
+            ToolStatus::AwaitingApproval,
+            ToolStatus::Approved,
+            ToolStatus::Denied,
+            ToolStatus::Running,
+            ToolStatus::Done,
+            ToolStatus::Error,
+        ] {
+            t.tool_calls.push(call(status, full));
+        }
+        for status in [
+            RunStatus::Running,
+            RunStatus::Completed,
+            RunStatus::Failed,
+            RunStatus::Cancelled,
+        ] {
+            t.runs.push(run(status, full));
+        }
+    }
+    assert_eq!(t.to_json(), serde_json::to_string(&t).unwrap());
 }

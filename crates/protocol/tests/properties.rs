@@ -339,6 +339,22 @@ proptest! {
     }
 
     #[test]
+    fn events_are_written_as_serialize_writes_them(
+        events in prop::collection::vec(prop_oneof![run_event(), reply_event()], 1..8),
+        session in opt(word()),
+    ) {
+        // `Sequenced::to_json` is how the SDK hands events to JavaScript; `Serialize` is the
+        // reference, byte for byte.
+        let mut seq = Sequencer::new(session, "run-p");
+        for ev in events {
+            let stamped = seq.stamp(ev.clone());
+            prop_assert_eq!(stamped.to_json(), serde_json::to_string(&stamped).unwrap());
+            let bare = weft_protocol::Sequenced::bare(ev);
+            prop_assert_eq!(bare.to_json(), serde_json::to_string(&bare).unwrap());
+        }
+    }
+
+    #[test]
     fn loom_carries_every_reply_losslessly(ev in reply_event()) {
         let stamped = weft_protocol::Sequenced::bare(ev);
         let frames = Encoder::new(Dialect::Loom, 1).encode(&stamped);
@@ -523,4 +539,57 @@ fn a_gap_is_reported_with_the_resume_point() {
     assert_eq!(pushed.applied, 2);
     assert!(r.push_frame(frames[3].as_bytes()).unwrap().duplicate);
     assert_eq!(r.last_event_id("run-tool"), 4);
+}
+
+#[test]
+fn unusual_events_are_written_as_serialize_writes_them() {
+    use weft_protocol::event::UnknownEvent;
+    use weft_protocol::Sequenced;
+    let unknown = |data: Value| {
+        Event::Unknown(UnknownEvent {
+            kind: "from_the_future".into(),
+            data: data.into(),
+        })
+    };
+    let events = [
+        unknown(json!({"z": [1, {"b": null, "a": 1.5}], "type": "shadowed", "é\n": "x"})),
+        unknown(json!({})),
+        unknown(json!([1, 2])),
+        Event::TotEvaluate {
+            chosen: 0,
+            scores: vec![f64::NAN, f64::INFINITY, -0.0, 1e300, 5e-324, 0.1 + 0.2],
+        },
+        Event::Checkpoint {
+            checkpoint_id: "c".into(),
+            timestamp: "t".into(),
+            step: i64::MIN,
+            state: json!({"k": "v"}).into(),
+            thread_id: None,
+            checkpoint_ns: Some("ns".into()),
+        },
+        Event::NodeExit {
+            id: "act".into(),
+            result: NodeResult::Err("it \"broke\"\u{7f}\u{1f}".into()),
+        },
+        Event::GotExpand {
+            node_id: "n1".into(),
+            nodes_added: 2,
+            edges_added: 3,
+        },
+    ];
+    for event in events {
+        let mut seq = Sequenced::bare(event);
+        seq.envelope.node_id = Some("run-x-1".into());
+        seq.envelope.event_id = Some(u64::MAX);
+        assert_eq!(seq.to_json(), serde_json::to_string(&seq).unwrap());
+    }
+    for (name, run) in common::scenarios() {
+        for seq in run {
+            assert_eq!(
+                seq.to_json(),
+                serde_json::to_string(&seq).unwrap(),
+                "{name}"
+            );
+        }
+    }
 }

@@ -403,7 +403,7 @@ impl Client {
             .core
             .try_borrow()
             .map_err(|_| Error::new(ErrorCode::Busy, "transcript() was called re-entrantly"))?;
-        Ok(marshal::to_ts(core.transcript())?)
+        Ok(marshal::to_ts(&core.transcript().to_json())?)
     }
 
     /// The last event id of a run received with nothing missing before it.

@@ -28,5 +28,5 @@ pub fn dialect_info(
             .collect(),
         reports_context: dialect.reports_context(),
     };
-    Ok(marshal::to_ts(&info)?)
+    Ok(marshal::to_ts(&info.to_json())?)
 }

@@ -7,7 +7,6 @@
 //! The TypeScript types still come from tsify: `Ts<T>` only tags the parsed value.
 
 use js_sys::{Array, Object, Reflect, Uint8Array};
-use serde::Serialize;
 use tsify::{Ts, Tsify};
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
@@ -18,28 +17,10 @@ use weft_protocol::text;
 use crate::error::{Error, ErrorCode};
 use crate::read::FromJs;
 
-/// Any serializable value as a plain JS value.
-pub fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, Error> {
-    parse(serde_json::to_string(value), "a value")
-}
-
-/// The part of [`to_js`] that does not depend on the type, kept out of line so each of its
-/// instantiations (a dozen, most inlined into an export or the drive loop) carries only the
-/// serializer call.
-#[inline(never)]
-fn parse(text: Result<String, serde_json::Error>, what: &str) -> Result<JsValue, Error> {
-    let text = text.map_err(|e| serialize_failed(what, &e))?;
-    js_sys::JSON::parse(&text).map_err(|e| parse_failed(&e))
-}
-
-/// serde_json's own message is not shown: formatting its error would link core's formatting
-/// engine into the SDK for a failure that is a bug to report either way (a `Serialize` of the
-/// SDK's own types refusing a value).
-fn serialize_failed(what: &str, _: &serde_json::Error) -> Error {
-    Error::new(
-        ErrorCode::Internal,
-        text::concat(&["could not serialize ", what, " as JSON"]),
-    )
+/// JSON text — a value's `to_json`, which writes what its `Serialize` would — as a plain JS
+/// value.
+pub fn parse(json: &str) -> Result<JsValue, Error> {
+    js_sys::JSON::parse(json).map_err(|e| parse_failed(&e))
 }
 
 fn parse_failed(thrown: &JsValue) -> Error {
@@ -51,28 +32,28 @@ fn parse_failed(thrown: &JsValue) -> Error {
 
 /// A JSON value kept as text, parsed by JavaScript's own `JSON.parse`.
 pub fn raw(value: &RawJson) -> Result<JsValue, Error> {
-    js_sys::JSON::parse(value.as_str()).map_err(|e| parse_failed(&e))
+    parse(value.as_str())
 }
 
-/// A number as JavaScript writes it, for messages: through serde_json's float writer, which the
-/// SDK links anyway, instead of `f64`'s `Display` (14 KB of core's float formatting).
+/// A number as JavaScript writes it, for messages: through the protocol's float writer, which
+/// the SDK links anyway, instead of `f64`'s `Display` (14 KB of core's float formatting).
 pub fn number(n: f64) -> String {
-    match serde_json::Number::from_f64(n) {
-        // A whole number prints without the `.0` JSON writers add.
-        Some(_) if n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0 => {
-            let digits = text::uint(n.abs() as u64);
-            if n < 0.0 {
-                text::concat(&["-", &digits])
-            } else {
-                digits
-            }
-        }
-        // Writing a number cannot fail.
-        Some(json) => serde_json::to_string(&json).unwrap_or_default(),
-        None if n.is_nan() => "NaN".into(),
-        None if n > 0.0 => "Infinity".into(),
-        None => "-Infinity".into(),
+    if n.is_nan() {
+        return "NaN".into();
     }
+    if n.is_infinite() {
+        return if n > 0.0 { "Infinity" } else { "-Infinity" }.into();
+    }
+    // A whole number prints without the `.0` JSON writers add.
+    if n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0 {
+        let digits = text::uint(n.abs() as u64);
+        return if n < 0.0 {
+            text::concat(&["-", &digits])
+        } else {
+            digits
+        };
+    }
+    weft_protocol::json::float(n)
 }
 
 /// `s` in double quotes, escaped as JSON escapes it, for messages that quote what the app
@@ -81,9 +62,9 @@ pub fn quoted(s: &str) -> String {
     String::from(RawJson::string(s).as_str())
 }
 
-/// A value typed with its tsify declaration.
-pub fn to_ts<T: Tsify + Serialize>(value: &T) -> Result<Ts<T>, Error> {
-    to_js(value).map(Ts::new_unchecked)
+/// JSON text of a value typed with its tsify declaration.
+pub fn to_ts<T: Tsify>(json: &str) -> Result<Ts<T>, Error> {
+    parse(json).map(Ts::new_unchecked)
 }
 
 /// Reads an app-supplied value of a declared type; `what` is its TypeScript name, so the
@@ -102,11 +83,10 @@ fn invalid(what: &str, why: &str) -> Error {
 /// envelope (the protocol's `Serialize` for `Sequenced`, as a loom frame carries it), plus
 /// `run_id` so a listener knows which run it belongs to.
 ///
-/// Written straight to JSON text and parsed once, `run_id` set in the same call: no
-/// `serde_json::Value` tree is built per event.
+/// Written straight to JSON text (`Sequenced::to_json`) and parsed once, `run_id` set in the
+/// same call.
 pub fn event(seq: &Sequenced) -> Result<JsValue, Error> {
-    let json = serde_json::to_string(seq).map_err(|e| serialize_failed("an event", &e))?;
-    event_object(&json, seq.envelope.run_id.as_deref()).map_err(|e| parse_failed(&e))
+    event_object(&seq.to_json(), seq.envelope.run_id.as_deref()).map_err(|e| parse_failed(&e))
 }
 
 #[wasm_bindgen(inline_js = r#"

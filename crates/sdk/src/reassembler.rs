@@ -167,7 +167,7 @@ impl Reassembler {
     /// every call.
     pub fn transcript(&self) -> Result<Ts<Transcript>, JsValue> {
         let core = self.core.try_borrow().map_err(|_| busy())?;
-        Ok(marshal::to_ts(core.transcript())?)
+        Ok(marshal::to_ts(&core.transcript().to_json())?)
     }
 
     /// The last event id of `runId` applied with nothing missing before it: the
@@ -260,8 +260,12 @@ fn push_result(p: Pushed) -> Result<Ts<PushResult>, Error> {
     // Counts of events in one push stay far below 2^53.
     let object = push_result_object(p.applied as f64, p.duplicate);
     if let Some(gap) = &p.gap {
-        Reflect::set(&object, &JsValue::from_str("gap"), &marshal::to_js(gap)?)
-            .map_err(|e| Error::new(ErrorCode::Internal, crate::error::describe(&e)))?;
+        Reflect::set(
+            &object,
+            &JsValue::from_str("gap"),
+            &marshal::parse(&crate::types::gap_json(gap))?,
+        )
+        .map_err(|e| Error::new(ErrorCode::Internal, crate::error::describe(&e)))?;
     }
     Ok(Ts::new_unchecked(object.into()))
 }

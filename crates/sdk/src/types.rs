@@ -8,7 +8,7 @@
 use serde::Serialize;
 use tsify::Tsify;
 use weft_protocol::event::StoredMessage;
-use weft_protocol::json::RawJson;
+use weft_protocol::json::{self, ObjectWriter, RawJson};
 use weft_protocol::reassembler::Gap;
 use weft_protocol::Usage;
 
@@ -319,4 +319,222 @@ pub struct DialectInfo {
     /// Whether its runs report the context window as they go (`context_info` events); where
     /// they do not, `contextInfo()` on a socket of a dialect that serves it asks.
     pub reports_context: bool,
+}
+
+// The results go to JavaScript as JSON text parsed by `JSON.parse` (crate::marshal), written
+// member by member: serde's serializer is not linked into the SDK. The derived `Serialize`
+// above stays as the reference the tests compare these with, and as tsify's source of the
+// TypeScript shapes.
+
+impl RunResult {
+    pub(crate) fn to_json(&self) -> String {
+        let mut w = ObjectWriter::new();
+        w.str("reply", &self.reply);
+        if let Some(u) = &self.usage {
+            w.json("usage", &u.to_json());
+        }
+        w.json("totalUsage", &self.total_usage.to_json())
+            .str("runId", &self.run_id)
+            .finish()
+    }
+}
+
+impl ApprovalRequest {
+    pub(crate) fn to_json(&self) -> String {
+        ObjectWriter::new()
+            .opt_str("callId", self.call_id.as_deref())
+            .str("name", &self.name)
+            .raw("arguments", &self.arguments)
+            .opt_str("runId", self.run_id.as_deref())
+            .json("signal", "null")
+            .finish()
+    }
+}
+
+impl ToolDefinition {
+    pub(crate) fn to_json(&self) -> String {
+        let mut w = ObjectWriter::new();
+        w.str("name", &self.name)
+            .opt_str("description", self.description.as_deref());
+        if let Some(schema) = &self.input_schema {
+            w.raw("inputSchema", schema);
+        }
+        if self.read_only {
+            w.bool("readOnly", true);
+        }
+        w.finish()
+    }
+
+    /// A list of them, as `toolsList()` resolves.
+    pub(crate) fn list_json(tools: &[ToolDefinition]) -> String {
+        json::array(tools.iter().map(ToolDefinition::to_json))
+    }
+}
+
+impl UserMessagesPage {
+    pub(crate) fn to_json(&self) -> String {
+        ObjectWriter::new()
+            .str("threadId", &self.thread_id)
+            .json(
+                "messages",
+                &json::array(self.messages.iter().map(StoredMessage::to_json)),
+            )
+            .bool("hasMore", self.has_more)
+            .opt_str("activeRunId", self.active_run_id.as_deref())
+            .finish()
+    }
+}
+
+impl ContextInfo {
+    pub(crate) fn to_json(&self) -> String {
+        ObjectWriter::new()
+            .uint("tokenCount", self.token_count)
+            .float("usagePercent", self.usage_percent)
+            .uint("transcriptLength", self.transcript_length)
+            .uint("maxTokens", self.max_tokens)
+            .str("strategy", &self.strategy)
+            .finish()
+    }
+}
+
+impl CompactResult {
+    pub(crate) fn to_json(&self) -> String {
+        ObjectWriter::new()
+            .uint("oldTokenCount", self.old_token_count)
+            .uint("newTokenCount", self.new_token_count)
+            .float("reductionPercent", self.reduction_percent)
+            .str("strategy", &self.strategy)
+            .finish()
+    }
+}
+
+impl ClientStatus {
+    pub(crate) fn to_json(&self) -> String {
+        let mut w = ObjectWriter::new();
+        w.str("state", self.state)
+            .opt_uint("attempt", self.attempt.map(u64::from));
+        if let Some(ms) = self.retry_in_ms {
+            w.float("retryInMs", ms);
+        }
+        w.opt_str("reason", self.reason.as_deref()).finish()
+    }
+}
+
+impl DialectInfo {
+    pub(crate) fn to_json(&self) -> String {
+        ObjectWriter::new()
+            .str("endpoint", self.endpoint)
+            .strings("requests", &self.requests)
+            .bool("reportsContext", self.reports_context)
+            .finish()
+    }
+}
+
+/// `Gap` as `PushResult.gap` carries it (the protocol's snake_case).
+pub(crate) fn gap_json(gap: &Gap) -> String {
+    ObjectWriter::new()
+        .str("run_id", &gap.run_id)
+        .uint("after_event_id", gap.after_event_id)
+        .uint("received", gap.received)
+        .finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use weft_protocol::{Role, Usage};
+
+    fn same<T: Serialize>(value: &T, written: String) {
+        assert_eq!(written, serde_json::to_string(value).unwrap());
+    }
+
+    #[test]
+    fn results_are_written_as_serialize_writes_them() {
+        let usage = Usage {
+            prompt_tokens: 3,
+            completion_tokens: 4,
+            total_tokens: 7,
+        };
+        for full in [false, true] {
+            let r = RunResult {
+                reply: "hi \"you\"".into(),
+                usage: full.then_some(usage),
+                total_usage: usage,
+                run_id: "run-1".into(),
+            };
+            same(&r, r.to_json());
+            let a = ApprovalRequest {
+                call_id: full.then(|| "c1".into()),
+                name: "shell".into(),
+                arguments: RawJson::parse(r#"{"cmd":"ls\n","n":1.5}"#).unwrap(),
+                run_id: full.then(|| "run-1".into()),
+                signal: (),
+            };
+            same(&a, a.to_json());
+            let tools = vec![
+                ToolDefinition {
+                    name: "t".into(),
+                    description: full.then(|| "d".into()),
+                    input_schema: full.then(RawJson::empty_object),
+                    read_only: full,
+                },
+                ToolDefinition {
+                    name: "u".into(),
+                    description: None,
+                    input_schema: None,
+                    read_only: false,
+                },
+            ];
+            same(&tools, ToolDefinition::list_json(&tools));
+            same(
+                &Vec::<ToolDefinition>::new(),
+                ToolDefinition::list_json(&[]),
+            );
+            let page = UserMessagesPage {
+                thread_id: "t".into(),
+                messages: vec![StoredMessage {
+                    id: full.then_some(9),
+                    role: Role::User,
+                    content: "q".into(),
+                }],
+                has_more: full,
+                active_run_id: full.then(|| "run-2".into()),
+            };
+            same(&page, page.to_json());
+            let s = ClientStatus {
+                state: "reconnecting",
+                attempt: full.then_some(3),
+                retry_in_ms: full.then_some(1500.5),
+                reason: full.then(|| "1006 ".into()),
+            };
+            same(&s, s.to_json());
+        }
+        let c = ContextInfo {
+            token_count: 10,
+            usage_percent: 0.1 + 0.2,
+            transcript_length: 2,
+            max_tokens: 128_000,
+            strategy: "summarize".into(),
+        };
+        same(&c, c.to_json());
+        let c = CompactResult {
+            old_token_count: 10,
+            new_token_count: 5,
+            reduction_percent: 50.0,
+            strategy: "summarize".into(),
+        };
+        same(&c, c.to_json());
+        let d = DialectInfo {
+            endpoint: "/ws",
+            requests: vec!["ping", "toolsList"],
+            reports_context: true,
+        };
+        same(&d, d.to_json());
+        let g = Gap {
+            run_id: "r".into(),
+            after_event_id: 4,
+            received: 6,
+        };
+        same(&g, gap_json(&g));
+    }
 }

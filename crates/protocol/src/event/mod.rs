@@ -11,6 +11,7 @@
 
 mod json;
 mod parts;
+mod write;
 
 use alloc::string::String;
 use alloc::vec::Vec;

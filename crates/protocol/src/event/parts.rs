@@ -113,8 +113,8 @@ impl ToolSpec {
         })
     }
 
-    /// The JSON object `Serialize` writes, by [`ObjectWriter`] (for requests).
-    pub(crate) fn to_json(&self) -> String {
+    /// The JSON object `Serialize` writes.
+    pub fn to_json(&self) -> String {
         let mut w = ObjectWriter::new();
         w.str("name", &self.name)
             .opt_str("description", self.description.as_deref())

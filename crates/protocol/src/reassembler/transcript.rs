@@ -1,7 +1,7 @@
 //! The transcript a [`Reassembler`](super::Reassembler) builds: messages, tool calls and runs,
 //! each as a client shows it.
 
-use crate::json::RawJson;
+use crate::json::{self, ObjectWriter, RawJson};
 use alloc::string::String;
 use alloc::vec::Vec;
 use serde::Serialize;
@@ -193,5 +193,110 @@ impl ToolCall {
         if self.status == ToolStatus::Streaming {
             self.status = ToolStatus::Pending;
         }
+    }
+}
+
+impl Transcript {
+    /// The JSON text `Serialize` writes, written by [`ObjectWriter`]: what the browser SDK's
+    /// `transcript()` hands to JavaScript without linking serde's serializer (the tests hold the
+    /// two equal).
+    pub fn to_json(&self) -> String {
+        ObjectWriter::new()
+            .json(
+                "messages",
+                &json::array(self.messages.iter().map(Message::to_json)),
+            )
+            .json(
+                "tool_calls",
+                &json::array(self.tool_calls.iter().map(ToolCall::to_json)),
+            )
+            .json("runs", &json::array(self.runs.iter().map(Run::to_json)))
+            .finish()
+    }
+}
+
+impl Message {
+    fn to_json(&self) -> String {
+        let mut w = ObjectWriter::new();
+        w.str("role", self.role.as_str()).str("text", &self.text);
+        if !self.reasoning.is_empty() {
+            w.str("reasoning", &self.reasoning);
+        }
+        w.opt_str("run_id", self.run_id.as_deref());
+        if !self.tool_call_ids.is_empty() {
+            w.strings("tool_call_ids", &self.tool_call_ids);
+        }
+        w.bool("complete", self.complete).finish()
+    }
+}
+
+impl ToolStatus {
+    /// The wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolStatus::Streaming => "streaming",
+            ToolStatus::Pending => "pending",
+            ToolStatus::AwaitingApproval => "awaiting_approval",
+            ToolStatus::Approved => "approved",
+            ToolStatus::Denied => "denied",
+            ToolStatus::Running => "running",
+            ToolStatus::Done => "done",
+            ToolStatus::Error => "error",
+        }
+    }
+}
+
+impl ToolCall {
+    fn to_json(&self) -> String {
+        let mut w = ObjectWriter::new();
+        w.str("call_id", &self.call_id)
+            .str("name", &self.name)
+            .str("arguments_text", &self.arguments_text)
+            .json(
+                "arguments",
+                self.arguments.as_ref().map_or("null", RawJson::as_str),
+            )
+            .str("status", self.status.as_str())
+            .opt_str("review", self.review.map(Review::as_str))
+            .opt_str("review_message", self.review_message.as_deref());
+        if !self.output.is_empty() {
+            w.str("output", &self.output);
+        }
+        w.str_or_null("result", self.result.as_deref())
+            .bool("is_error", self.is_error)
+            .opt_str("run_id", self.run_id.as_deref())
+            .finish()
+    }
+}
+
+impl RunStatus {
+    /// The wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Completed => "completed",
+            RunStatus::Failed => "failed",
+            RunStatus::Cancelled => "cancelled",
+        }
+    }
+}
+
+impl Run {
+    fn to_json(&self) -> String {
+        let usage = self.usage.as_ref().map(Usage::to_json);
+        ObjectWriter::new()
+            .str_or_null("run_id", self.run_id.as_deref())
+            .opt_str("agent", self.agent.as_ref().map(Agent::as_str))
+            .str("status", self.status.as_str())
+            .str_or_null("reply", self.reply.as_deref())
+            .json("usage", usage.as_deref().unwrap_or("null"))
+            .json(
+                "call_usage",
+                &json::array(self.call_usage.iter().map(Usage::to_json)),
+            )
+            .json("total_usage", &self.total_usage.to_json())
+            .str_or_null("error", self.error.as_deref())
+            .bool("paused", self.paused)
+            .finish()
     }
 }

@@ -17,7 +17,7 @@ use crate::error::{describe, report, Error, ErrorCode};
 use crate::marshal;
 use crate::run::{Run, RunState};
 use crate::socket::Socket;
-use crate::types::ApprovalAnswer;
+use crate::types::{ApprovalAnswer, ToolDefinition};
 
 impl Shared {
     /// Runs `f` on the core; an error goes back to the caller. The core is never borrowed
@@ -113,7 +113,7 @@ impl Shared {
             }
             Output::Status(status) => {
                 if !self.status.is_empty() {
-                    if let Ok(js) = marshal::to_js(&status) {
+                    if let Ok(js) = marshal::parse(&status.to_json()) {
                         self.status.emit(&js);
                     }
                 }
@@ -157,7 +157,7 @@ impl Shared {
             Output::RunDone { run, result } => {
                 let state = self.runs.borrow_mut().remove(&run);
                 if let Some(state) = state {
-                    state.finish(result.and_then(|r| marshal::to_js(&r)));
+                    state.finish(result.and_then(|r| marshal::parse(&r.to_json())));
                 }
             }
             Output::Reply { id, result, .. } => {
@@ -165,11 +165,11 @@ impl Shared {
                 if let Some(d) = waiter {
                     d.settle(result.and_then(|r| match r {
                         Reply::Pong(ms) => Ok(JsValue::from_f64(ms)),
-                        Reply::Tools(tools) => marshal::to_js(&tools),
-                        Reply::Tool(tool) => marshal::to_js(&tool),
-                        Reply::Messages(page) => marshal::to_js(&page),
-                        Reply::Context(info) => marshal::to_js(&info),
-                        Reply::Compacted(result) => marshal::to_js(&result),
+                        Reply::Tools(tools) => marshal::parse(&ToolDefinition::list_json(&tools)),
+                        Reply::Tool(tool) => marshal::raw(&tool),
+                        Reply::Messages(page) => marshal::parse(&page.to_json()),
+                        Reply::Context(info) => marshal::parse(&info.to_json()),
+                        Reply::Compacted(result) => marshal::parse(&result.to_json()),
                     }));
                 }
             }
@@ -298,7 +298,7 @@ impl Shared {
             // Nobody here answers: another socket of the session may.
             return;
         };
-        let arg = match marshal::to_js(&request) {
+        let arg = match marshal::parse(&request.to_json()) {
             Ok(v) => v,
             Err(e) => return self.error(e),
         };
