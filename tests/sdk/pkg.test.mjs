@@ -86,6 +86,34 @@ test("pushMany names the frame it stops at, and keeps the ones before it", () =>
   assert.deepEqual(all.transcript(), transcript);
 });
 
+test("text of every width arrives whole, as a string, a Uint8Array or an ArrayBuffer", () => {
+  // Strings cross into wasm through TextEncoder.encodeInto into a buffer the reassembler keeps:
+  // a short frame after a long one, multi-byte characters and a lone surrogate (which becomes
+  // U+FFFD, as any string passed into wasm) must come out exactly.
+  const pieces = ["a", "é", "€", "😀", "\ud800", "x".repeat(5000), "ok"];
+  const want = "a" + "é" + "€" + "😀" + "\ufffd" + "x".repeat(5000) + "ok";
+  // Written by hand, not by JSON.stringify, which would escape the lone surrogate.
+  const frames = (runId) =>
+    pieces.map(
+      (content, i) =>
+        `{"type":"run_stream_event","id":"${runId}","event":{"type":"message_chunk",` +
+        `"content":"${content}","id":"think","event_id":${i + 1}}}`,
+    );
+  const text = (r) => r.transcript().messages.map((m) => m.text).join("");
+  const enc = new TextEncoder();
+  const strings = new Reassembler("loom");
+  const bytes = new Reassembler("loom");
+  const buffers = new Reassembler("loom");
+  for (const f of frames("run-a")) {
+    strings.push(f);
+    bytes.push(enc.encode(f));
+    buffers.push(enc.encode(f).buffer);
+  }
+  const many = new Reassembler("loom");
+  assert.equal(many.pushMany(frames("run-a")).applied, pieces.length);
+  for (const r of [strings, bytes, buffers, many]) assert.equal(text(r), want);
+});
+
 // ----- a scripted server -----
 
 /** The client frame that starts a run, in each dialect, and the id it gives the run. */

@@ -55,6 +55,8 @@ pub struct Client {
 pub(crate) struct Shared {
     core: RefCell<Connection>,
     socket: RefCell<Option<Socket>>,
+    /// Where the socket's frames are copied into wasm; taken while one is handled.
+    frame_buf: RefCell<marshal::FrameBuf>,
     timer: Timer,
     draining: Cell<bool>,
     connect_waiters: RefCell<Vec<Deferred>>,
@@ -235,6 +237,7 @@ impl Client {
             Shared {
                 core: RefCell::new(Connection::new(cfg)),
                 socket: RefCell::new(None),
+                frame_buf: RefCell::default(),
                 timer: Timer {
                     callback: RefCell::new(Some(Closure::<dyn FnMut()>::new(move || {
                         if let Some(s) = weak.upgrade() {

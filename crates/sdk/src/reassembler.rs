@@ -40,6 +40,7 @@ pub struct Reassembler {
     /// A delivery loop is running further up the stack: a push from inside a listener only
     /// queues, so listeners see events in frame order, never nested.
     delivering: Cell<bool>,
+    buf: RefCell<marshal::FrameBuf>,
 }
 
 #[wasm_bindgen]
@@ -56,6 +57,7 @@ impl Reassembler {
             events: Listeners::new(),
             pending: RefCell::new(VecDeque::new()),
             delivering: Cell::new(false),
+            buf: RefCell::default(),
         })
     }
 
@@ -77,11 +79,13 @@ impl Reassembler {
         &self,
         #[wasm_bindgen(unchecked_param_type = "string | Uint8Array | ArrayBuffer")] frame: JsValue,
     ) -> Result<Ts<PushResult>, JsValue> {
-        let bytes = marshal::frame(&frame).map_err(|e| e.context("push()"))?;
+        let mut buf = self.buf.try_borrow_mut().map_err(|_| busy())?;
+        let bytes = buf.frame(&frame).map_err(|e| e.context("push()"))?;
         let pushed = self.apply(|core| {
-            core.push_frame(&bytes)
+            core.push_frame(bytes)
                 .map_err(|e| Error::from_protocol(&e, "push()"))
         });
+        drop(buf);
         self.deliver();
         Ok(push_result(pushed?)?)
     }
@@ -98,7 +102,7 @@ impl Reassembler {
         #[wasm_bindgen(unchecked_param_type = "string[]")] frames: JsValue,
     ) -> Result<Ts<PushResult>, JsValue> {
         let joined = join_frames(&frames);
-        let Some(text) = joined.as_string() else {
+        if !joined.is_string() {
             let why = match joined.as_f64() {
                 Some(i) if i >= 0.0 => text::concat(&[
                     "pushMany(): frame ",
@@ -111,7 +115,9 @@ impl Reassembler {
                 ]),
             };
             return Err(Error::argument(why).into_js());
-        };
+        }
+        let mut buf = self.buf.try_borrow_mut().map_err(|_| busy())?;
+        let text = buf.text(&joined);
         let count = frames.unchecked_ref::<Array>().length() as usize;
         let total = self.apply(|core| {
             let mut total = Pushed::default();
@@ -136,10 +142,10 @@ impl Reassembler {
             };
             // One pass over the text for the pieces; as many as frames, unless a frame held
             // the separator.
-            let pieces: Vec<&str> = text.split(FRAME_SEPARATOR).collect();
+            let pieces: Vec<&[u8]> = text.split(|&b| b == FRAME_SEPARATOR).collect();
             if count > 0 && pieces.len() == count {
                 for (i, frame) in pieces.iter().enumerate() {
-                    push(i, frame.as_bytes())?;
+                    push(i, frame)?;
                 }
             } else if count > 0 {
                 // A frame holds the separator itself (so it is not valid JSON): one by one,
@@ -158,6 +164,7 @@ impl Reassembler {
             }
             Ok(total)
         });
+        drop(buf);
         self.deliver();
         Ok(push_result(total?)?)
     }
@@ -226,8 +233,8 @@ impl Reassembler {
     }
 }
 
-/// Separates the frames of a `pushMany` batch on their way into wasm.
-const FRAME_SEPARATOR: char = '\u{1e}';
+/// Separates the frames of a `pushMany` batch on their way into wasm (U+001E, one byte in UTF-8).
+const FRAME_SEPARATOR: u8 = 0x1e;
 
 // Helpers that run on the JavaScript side of the boundary, where they are one call each.
 #[wasm_bindgen(inline_js = r#"

@@ -228,10 +228,12 @@ impl Shared {
             },
             move |data| {
                 let Some(s) = b.upgrade() else { return };
-                match marshal::frame(&data) {
-                    Ok(bytes) => s.update(|c| c.frame(&bytes, now())),
+                let mut buf = s.frame_buf.take();
+                match buf.frame(&data) {
+                    Ok(bytes) => s.update(|c| c.frame(bytes, now())),
                     Err(e) => s.error(e.context("the server sent a frame of an unexpected kind")),
                 }
+                s.frame_buf.replace(buf);
             },
             move |code, reason| {
                 if let Some(s) = c.upgrade() {
