@@ -272,6 +272,7 @@ impl<'a> Reader<'a> {
     }
 
     /// The byte at `i`, if any.
+    #[inline(always)]
     pub(crate) fn byte(&self, i: usize) -> Option<u8> {
         self.t.as_bytes().get(i).copied()
     }

@@ -192,6 +192,7 @@ impl Slots<'_> {
 
 /// Stores a value in an empty slot; a repeated key declines the frame (the general path decides
 /// which occurrence counts).
+#[inline(always)]
 fn put<T>(slot: &mut Option<T>, value: T) -> Option<()> {
     if slot.is_some() {
         return None;

@@ -51,6 +51,7 @@ impl<'a> Reader<'a> {
         }
     }
 
+    #[inline(always)]
     pub(super) fn null(&mut self) -> Option<()> {
         self.ws();
         let rest = self.t.as_bytes().get(self.at..)?;
@@ -58,6 +59,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A string after optional whitespace, borrowed when it has no escapes.
+    #[inline(always)]
     pub(super) fn str(&mut self) -> Option<Cow<'a, str>> {
         self.ws();
         self.string().ok()
