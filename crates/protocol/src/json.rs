@@ -14,6 +14,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
 
+mod canonical;
 mod float;
 mod raw;
 mod write;
@@ -295,7 +296,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Skips whitespace and consumes `word` if it comes next.
-    fn word(&mut self, word: &[u8]) -> bool {
+    pub(crate) fn word(&mut self, word: &[u8]) -> bool {
         self.ws();
         let found = self.t.as_bytes()[self.at..].starts_with(word);
         if found {
