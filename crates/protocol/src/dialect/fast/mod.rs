@@ -1,13 +1,14 @@
 //! The fast path for the frames a stream is made of: text, reasoning and tool-argument deltas,
-//! and usage counts.
+//! and usage counts (and agentchat's whole tool calls and results, which it has instead of
+//! deltas).
 //!
 //! Nearly every frame of a reply is one of a few small, flat shapes (loom `message_chunk`,
 //! `reasoning_chunk` and `tool_call_chunk` inside `run_stream_event`; cueso `content_delta` and
 //! `tool_call_delta`; agentloop `response_item` messages and reasoning; agentchat
-//! `agent_message` and `agent_thinking`; the `usage` extension frame of the three that have
-//! one). The general path builds a (borrowed) JSON tree of the frame and reads the event out of
-//! it; this module reads these shapes member by member in one pass, so the reassembler can
-//! append a delta's text without building the event at all.
+//! `agent_message`, `agent_thinking`, `tool_call` and `tool_result`; the `usage` extension
+//! frame of the three that have one). The general path builds a (borrowed) JSON tree of the
+//! frame and reads the event out of it; this module reads these shapes member by member in one
+//! pass, so the reassembler can append a delta's text without building the event at all.
 //!
 //! It only ever answers for a frame it understands completely: anything else — another type,
 //! an unknown or repeated key, a `null`, a number that is not a plain whole number, a string
@@ -24,6 +25,7 @@ use alloc::string::String;
 
 use crate::json::Reader;
 
+use super::extension::parse_arguments;
 use super::Dialect;
 use crate::event::{Envelope, Event, Sequenced, Usage};
 use crate::names::FinishReason;
@@ -411,23 +413,54 @@ fn response_item<'a>(s: &mut Reader<'a>) -> Option<(bool, Cow<'a, str>)> {
     Some((reasoning, content.unwrap_or_default()))
 }
 
-/// `{"type":"agent_message","message":…}`, `{"type":"agent_thinking","reasoning":…}` and the
-/// `usage` extension frame, each with `run_id` and `event_id`.
+/// `{"type":"agent_message","message":…}`, `{"type":"agent_thinking","reasoning":…}`, the
+/// `usage` extension frame, `{"type":"tool_call","tool_name":…,"tool_args":…,"call_id":…}`
+/// and `{"type":"tool_result","tool_name":…,"result":…,"success":…,"call_id":…}`, each with
+/// `run_id` and `event_id`. The dialect has no deltas of calls: its whole calls and results are
+/// most of what is left of a stream, and each is read here without a tree.
 fn agentchat<'a>(s: &mut Reader<'a>) -> Option<Delta<'a>> {
     let mut slots = Slots::default();
     let mut message = None;
     let mut reasoning = None;
+    let mut success = None;
     s.object(|s, key| match &*key {
         "type" => put(&mut slots.kind, s.str()?),
         "message" => put(&mut message, s.str()?),
         "reasoning" => put(&mut reasoning, s.str()?),
         "run_id" => put(&mut slots.run_id, s.str()?),
         "event_id" => put(&mut slots.event_id, s.uint()?),
+        "call_id" => put(&mut slots.call_id, s.str()?),
+        "tool_name" => put(&mut slots.name, s.str()?),
+        "tool_args" => put(&mut slots.arguments_delta, s.str()?),
+        "result" => put(&mut slots.content, s.str()?),
+        "success" => put(&mut success, s.bool()?),
         k => slots.usage_member(s, k),
     })?;
+    // Each shape takes only its own fields: a frame with any other is the general path's.
+    let tool = slots.call_id.is_some()
+        || slots.name.is_some()
+        || slots.arguments_delta.is_some()
+        || slots.content.is_some()
+        || success.is_some();
     let body = match (slots.kind.as_deref()?, message, reasoning) {
-        ("usage", None, None) => return usage_frame(&slots),
+        ("usage", None, None) if success.is_none() => return usage_frame(&slots),
         _ if slots.has_usage() => return None,
+        ("tool_call", None, None) if slots.content.is_none() && success.is_none() => {
+            Body::Event(Event::ToolCall {
+                call_id: owned(slots.call_id),
+                name: slots.name?.into_owned(),
+                arguments: parse_arguments(&slots.arguments_delta?),
+            })
+        }
+        ("tool_result", None, None) if slots.arguments_delta.is_none() => {
+            Body::Event(Event::ToolEnd {
+                call_id: owned(slots.call_id),
+                name: slots.name?.into_owned(),
+                result: slots.content?.into_owned(),
+                is_error: !success?,
+            })
+        }
+        _ if tool => return None,
         ("agent_message", Some(content), None) => Body::Event(Event::LlmComplete {
             content: content.into_owned(),
             tool_calls: alloc::vec::Vec::new(),

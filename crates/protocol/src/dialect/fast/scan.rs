@@ -51,6 +51,14 @@ impl<'a> Reader<'a> {
         }
     }
 
+    pub(super) fn bool(&mut self) -> Option<bool> {
+        if self.word(b"true") {
+            Some(true)
+        } else {
+            self.word(b"false").then_some(false)
+        }
+    }
+
     #[inline(always)]
     pub(super) fn null(&mut self) -> Option<()> {
         self.ws();

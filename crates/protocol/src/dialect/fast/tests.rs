@@ -77,6 +77,20 @@ fn every_golden_frame_agrees_and_the_stream_takes_the_fast_path() {
     }
 }
 
+#[test]
+fn agentchat_calls_and_results_take_the_fast_path() {
+    let mut answered = 0;
+    for frame in golden_frames(Dialect::Agentchat) {
+        if frame.starts_with("{\"type\":\"tool_call\"")
+            || frame.starts_with("{\"type\":\"tool_result\"")
+        {
+            assert!(agree(Dialect::Agentchat, &frame), "{frame}");
+            answered += 1;
+        }
+    }
+    assert!(answered > 0);
+}
+
 /// What else goes in a string field, beside the JSON reader's string cases: values of other
 /// types, which the fast path must decline.
 const NOT_STRINGS: &[&str] = &["null", "12", "true", "{}", "[\"a\"]"];
@@ -246,6 +260,50 @@ fn variations_of_the_fast_shapes_agree() {
             "{dialect}: {answered} / {declined}"
         );
     }
+}
+
+/// agentchat's calls and results beside the other shapes' fields, which they must decline.
+const AGENTCHAT_TOOLS: &[&str] = &[
+    r#"{"type":"tool_call","tool_name":"read","tool_args":S,"call_id":"c","result":"r","event_id":N}"#,
+    r#"{"type":"tool_call","tool_name":"read","tool_args":S,"success":true,"event_id":N}"#,
+    r#"{"type":"tool_call","tool_name":"read","tool_args":S,"message":"m","event_id":N}"#,
+    r#"{"type":"tool_call","tool_name":"read","tool_args":S,"total_tokens":3,"event_id":N}"#,
+    r#"{"type":"tool_call","tool_name":"read","tool_args":S,"call_id":null,"event_id":N}"#,
+    r#"{"type":"tool_call","tool_name":"read","tool_args":"{}","tool_args":S,"event_id":N}"#,
+    r#"{"type":"tool_call","tool_args":S,"event_id":N}"#,
+    r#"{"type":"tool_call","tool_name":S,"event_id":N}"#,
+    r#"{"call_id":S,"event_id":N,"run_id":"run-1","tool_args":"[1, 2]","tool_name":"t","type":"tool_call"}"#,
+    r#" { "type" : "tool_call" , "tool_name" : "t" , "tool_args" : S , "event_id" : N } "#,
+    r#"{"type":"tool_result","tool_name":"read","result":S,"success":false,"tool_args":"{}","event_id":N}"#,
+    r#"{"type":"tool_result","tool_name":"read","result":S,"success":true,"reasoning":"x","event_id":N}"#,
+    r#"{"type":"tool_result","tool_name":"read","result":S,"event_id":N}"#,
+    r#"{"type":"tool_result","tool_name":"read","success":true,"call_id":S,"event_id":N}"#,
+    r#"{"type":"tool_result","tool_name":"read","result":"r","success":truex,"call_id":S,"event_id":N}"#,
+    r#"{"type":"tool_result","tool_name":"read","result":"r","success":null,"call_id":S,"event_id":N}"#,
+    r#"{"type":"usage","prompt_tokens":1,"completion_tokens":2,"total_tokens":3,"success":true,"run_id":S,"event_id":N}"#,
+    r#"{"type":"usage","prompt_tokens":1,"completion_tokens":2,"total_tokens":3,"result":S,"event_id":N}"#,
+    r#"{"type":"agent_message","message":S,"tool_name":"t","event_id":N}"#,
+    r#"{"type":"agent_thinking","reasoning":S,"success":false,"event_id":N}"#,
+    r#"{"type":"user_message","tool_name":"t","tool_args":S,"event_id":N}"#,
+];
+
+#[test]
+fn variations_of_agentchat_calls_and_results_agree() {
+    let mut answered = 0;
+    let mut declined = 0;
+    for template in AGENTCHAT_TOOLS {
+        for s in crate::json::tests::STRINGS.iter().chain(NOT_STRINGS) {
+            for n in NUMBERS {
+                let frame = template.replace('S', s).replace('N', n);
+                if agree(Dialect::Agentchat, &frame) {
+                    answered += 1;
+                } else {
+                    declined += 1;
+                }
+            }
+        }
+    }
+    assert!(answered > 20 && declined > 20, "{answered} / {declined}");
 }
 
 #[test]
