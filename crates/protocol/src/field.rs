@@ -90,14 +90,18 @@ impl<T: FromJson> FromJson for Vec<T> {
     const EXPECTED: &'static str = "an array";
     fn from_json(v: &Json<'_>) -> Result<Self, String> {
         let items = v.as_array().ok_or_else(|| mismatch::<Self>(v))?;
-        items
-            .iter()
-            .enumerate()
-            .map(|(i, item)| {
-                T::from_json(item).map_err(|p| concat(&["[", &uint(i as u64), "] ", &p]))
-            })
-            .collect()
+        let mut out = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            out.push(T::from_json(item).map_err(|p| item_problem(i, &p))?);
+        }
+        Ok(out)
     }
+}
+
+/// The problem of item `i` of an array; out of line, as [`Fields::objects`]'s.
+#[inline(never)]
+fn item_problem(i: usize, problem: &str) -> String {
+    concat(&["[", &uint(i as u64), "] ", problem])
 }
 
 /// Reads the fields of one frame or object, naming `kind` in every error.
@@ -178,19 +182,33 @@ impl<'a> Fields<'a> {
                 return Err(self.err(name, concat(&["must be an array, found ", v.type_name()])))
             }
         };
-        items
-            .iter()
-            .enumerate()
-            .map(|(i, item)| {
-                let path = concat(&[name, "[", &uint(i as u64), "]"]);
-                match item {
-                    Json::Object(m) => read(Fields::new(self.kind, m)).map_err(|e| nest(e, &path)),
-                    v => {
-                        Err(self.err(&path, concat(&["must be an object, found ", v.type_name()])))
-                    }
-                }
-            })
-            .collect()
+        let mut out = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            let read = match item {
+                Json::Object(m) => read(Fields::new(self.kind, m)),
+                _ => return Err(self.item_failed(name, i, item, None)),
+            };
+            match read {
+                Ok(value) => out.push(value),
+                Err(e) => return Err(self.item_failed(name, i, item, Some(e))),
+            }
+        }
+        Ok(out)
+    }
+
+    /// Item `i` of array `name` was no object (`e` is `None`) or failed to read (`e`): the
+    /// error, its path naming the item. Out of line: built only on failure, and once for every
+    /// element type.
+    #[inline(never)]
+    fn item_failed(&self, name: &str, i: usize, item: &Json<'_>, e: Option<Error>) -> Error {
+        let path = concat(&[name, "[", &uint(i as u64), "]"]);
+        match e {
+            Some(e) => nest(e, &path),
+            None => self.err(
+                &path,
+                concat(&["must be an object, found ", item.type_name()]),
+            ),
+        }
     }
 
     /// The raw value of a field, if present and non-null.

@@ -106,6 +106,25 @@ fn malformed_known_types_name_the_type_and_the_field() {
         "malformed `client_tools`: field `tools[1].name` must be a string, found a number"
     );
     let e = request(
+        Dialect::Cueso,
+        r#"{"type":"client_tools","tools":[{"name":"a"},{"name":"b"},[]]}"#,
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "malformed `client_tools`: field `tools[2]` must be an object, found an array"
+    );
+    let e = Dialect::Loom
+        .decode_server(
+            br#"{"type":"run_stream_event","id":"r","event":{"type":"tot_evaluate","chosen":0,"scores":[1,"x"]}}"#,
+            Limits::default(),
+        )
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "malformed `tot_evaluate`: field `event.scores` [1] must be a number, found a string"
+    );
+    let e = request(
         Dialect::Agentloop,
         r#"{"id":"1","type":"approval_response","payload":{"review":"maybe"}}"#,
     )
