@@ -71,7 +71,14 @@ pub fn json_reader(data: &[u8]) {
     let Ok(text) = core::str::from_utf8(data) else {
         return;
     };
-    let ours = crate::json::parse(text).ok().map(|j| j.to_serde());
+    let tree = crate::json::parse(text).ok();
+    // `RawJson::parse` keeps text it finds canonical as it is: that must be the text it would
+    // write from the tree.
+    assert!(
+        crate::json::RawJson::parse(text) == tree.as_ref().map(crate::json::RawJson::from_tree),
+        "RawJson::parse disagrees with reading the tree and writing it"
+    );
+    let ours = tree.map(|j| j.to_serde());
     let theirs: Option<serde_json::Value> = serde_json::from_str(text).ok();
     let write = |v: Option<serde_json::Value>| v.map(|v| serde_json::to_string(&v).ok());
     assert!(
