@@ -19,6 +19,7 @@ mod float;
 mod raw;
 mod write;
 
+pub use float::parse_f64;
 pub use raw::RawJson;
 pub use write::{array, float, ObjectWriter};
 

@@ -31,6 +31,68 @@ const POW10: [f64; 23] = [
 /// Integers up to this convert to `f64` exactly.
 const EXACT_INT: u64 = 1 << 53;
 
+/// What `text.parse::<f64>()` gives, `None` where that is an error, without linking core's
+/// parser: the Worker reaches core's only through a few fields it reads from settings, model
+/// replies and tool calls, and its tables are several KB of the upload beside this parser,
+/// which the Worker links for JSON anyway.
+///
+/// The grammar is core's (`<f64 as FromStr>`), not JSON's: an optional `+` or `-`, then either
+/// decimal digits with at most one `.` and at least one digit (`5`, `5.`, `.5`, `007`), followed
+/// by an optional exponent (`e` or `E`, an optional sign, at least one digit), or one of `inf`,
+/// `infinity` and `nan` in any case. Nothing else, whitespace included, is accepted. A number
+/// too large gives an infinity and one too small a zero, both with its sign, as core does.
+pub fn parse_f64(text: &str) -> Option<f64> {
+    let bytes = text.as_bytes();
+    let (negative, body) = match bytes.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        Some((b'+', rest)) => (false, rest),
+        _ => (false, bytes),
+    };
+    let magnitude = if is_decimal(body) {
+        parse_magnitude(body)
+    } else if body.eq_ignore_ascii_case(b"inf") || body.eq_ignore_ascii_case(b"infinity") {
+        f64::INFINITY
+    } else if body.eq_ignore_ascii_case(b"nan") {
+        f64::NAN
+    } else {
+        return None;
+    };
+    // Negating flips the sign bit of a NaN too, as core does for `-nan`.
+    Some(if negative { -magnitude } else { magnitude })
+}
+
+/// Digits with at most one `.` and at least one digit, then an optional exponent with at least
+/// one digit: the shapes `parse_magnitude` reads.
+fn is_decimal(body: &[u8]) -> bool {
+    let digits = |from: usize| {
+        body.get(from..).map_or(0, |rest| {
+            rest.iter().take_while(|b| b.is_ascii_digit()).count()
+        })
+    };
+    let whole = digits(0);
+    let mut at = whole;
+    let mut fraction = 0;
+    if body.get(at) == Some(&b'.') {
+        fraction = digits(at + 1);
+        at += 1 + fraction;
+    }
+    if whole + fraction == 0 {
+        return false;
+    }
+    if matches!(body.get(at), Some(b'e' | b'E')) {
+        at += 1;
+        if matches!(body.get(at), Some(b'+' | b'-')) {
+            at += 1;
+        }
+        let exponent = digits(at);
+        if exponent == 0 {
+            return false;
+        }
+        at += exponent;
+    }
+    at == body.len()
+}
+
 /// The f64 nearest to the JSON number `text` (grammar already checked by the caller:
 /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`), ties to even, exactly as `text.parse::<f64>()`
 /// gives; infinite when it overflows (the caller turns that into an error).
