@@ -32,6 +32,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use weft_protocol::event::NodeResult;
+use weft_protocol::json::parse_f64;
 use weft_protocol::Event;
 
 use super::{clip, prompts, Phase, Response, Run};
@@ -175,7 +176,7 @@ pub(super) fn parse_scores(text: &str, n: usize, neutral: f64) -> Vec<f64> {
         .iter()
         .map(|v| match v {
             Value::Number(x) => x.as_f64().unwrap_or(0.0),
-            Value::String(s) => s.trim().parse().unwrap_or(0.0),
+            Value::String(s) => parse_f64(s.trim()).unwrap_or(0.0),
             _ => 0.0,
         })
         .map(|x| if x.is_finite() { x } else { 0.0 })
@@ -493,6 +494,32 @@ mod tests {
         );
         assert_eq!(parse_scores("no idea", 2, 0.5), [0.5, 0.5]);
         assert_eq!(parse_scores(r#"{"scores": []}"#, 1, 0.4), [0.4]);
+    }
+
+    /// A score given as a string reads as `str::parse::<f64>` read it: the same scores as the
+    /// number it parses to, where that is finite, else as a missing score.
+    #[cfg(not(target_arch = "wasm32"))]
+    mod string_scores {
+        use proptest::prelude::*;
+
+        use super::parse_scores;
+
+        proptest! {
+            #[test]
+            fn read_as_str_parse_read_them(
+                text in prop_oneof![
+                    "\\PC{0,10}",
+                    "[ \t]?[+-]?[0-9]{0,3}(\\.[0-9]{0,3})?([eE][+-]?[0-9]{0,3})?[ \t\n]?",
+                    "[ +-]?(inf|Infinity|NaN|nan|INF)[ ]?",
+                ],
+                other in 0.0..100.0_f64,
+            ) {
+                let parsed = text.trim().parse::<f64>().ok().filter(|x| x.is_finite());
+                let reply = serde_json::json!([text, other]).to_string();
+                let want = serde_json::json!([parsed.unwrap_or(0.0), other]).to_string();
+                prop_assert_eq!(parse_scores(&reply, 2, 0.5), parse_scores(&want, 2, 0.5));
+            }
+        }
     }
 
     #[test]

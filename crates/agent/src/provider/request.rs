@@ -6,6 +6,7 @@ use alloc::vec::Vec;
 use core::fmt;
 
 use serde::{Deserialize, Serialize};
+use weft_protocol::json::parse_f64;
 
 /// One model call, said once for every provider.
 ///
@@ -202,6 +203,22 @@ impl fmt::Debug for HttpRequest {
 /// A sampling temperature as JSON, written the way it was set: `0.7_f32` widened to `f64`
 /// would print as `0.699999988079071`. `None` for NaN or infinity, which JSON cannot carry.
 pub(crate) fn temperature_json(value: f32) -> Option<serde_json::Value> {
-    let shortest = format!("{value}").parse::<f64>().ok()?;
+    let shortest = parse_f64(&format!("{value}"))?;
     serde_json::Number::from_f64(shortest).map(serde_json::Value::Number)
+}
+
+/// `temperature_json` reads its shortest decimal with the protocol's `parse_f64` where it used
+/// `str::parse`: the two agree on every text `{}` writes for an `f32`, NaN and infinities too.
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn temperatures_read_as_str_parse_read_them(value in any::<f32>()) {
+            let text = format!("{value}");
+            let core = text.parse::<f64>().ok().map(f64::to_bits);
+            prop_assert_eq!(super::parse_f64(&text).map(f64::to_bits), core, "{}", text);
+        }
+    }
 }

@@ -14,6 +14,8 @@
 //! `**` is accepted as `^`. Numbers are `f64`; `%` is the remainder with the sign of the
 //! dividend. Names and functions are case-insensitive.
 
+use weft_protocol::json::parse_f64;
+
 /// The longest expression accepted, in characters: generous for arithmetic, and a bound on the
 /// work one call can cause.
 pub const MAX_EXPRESSION_LEN: usize = 1000;
@@ -126,7 +128,8 @@ fn tokenize(input: &str) -> Result<Vec<Token>, String> {
                 }
             }
             let text: String = chars[start..i].iter().collect();
-            let value: f64 = text.parse().map_err(|_| {
+            // core's grammar, as `str::parse` read it (`5.`, `.5`, `007` too), without its tables.
+            let value = parse_f64(&text).ok_or_else(|| {
                 format!("syntax error at position {position}: invalid number '{text}'")
             })?;
             if !value.is_finite() {
@@ -462,7 +465,7 @@ fn format_number(x: f64) -> String {
         return format!("{}", x as i64);
     }
     // 12 significant digits: what survives of a decimal through a few float operations.
-    let rounded: f64 = format!("{x:.11e}").parse().unwrap_or(x);
+    let rounded = parse_f64(&format!("{x:.11e}")).unwrap_or(x);
     let magnitude = rounded.abs();
     if rounded.fract() == 0.0 && magnitude < 1e15 {
         format!("{}", rounded as i64)
@@ -470,5 +473,62 @@ fn format_number(x: f64) -> String {
         format!("{rounded:e}")
     } else {
         format!("{rounded}")
+    }
+}
+
+/// The calculator reads numbers with the protocol's `parse_f64` where it used `str::parse`:
+/// these hold the two equal on every text that reaches either call.
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::{tokenize, Kind};
+
+    fn core(text: &str) -> Option<u64> {
+        text.parse::<f64>().ok().map(f64::to_bits)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(5000))]
+
+        /// A number token is whatever the tokenizer scans from a digit or `.`: digits and dots,
+        /// then an exponent only when digits follow it.
+        #[test]
+        fn number_tokens_read_as_str_parse_read_them(
+            text in "[0-9.]{1,8}([eE][+-]?[0-9]{0,3})?[0-9.]{0,3}"
+        ) {
+            match tokenize(&text) {
+                Ok(tokens) => {
+                    for (i, token) in tokens.iter().enumerate() {
+                        if let Kind::Number(value) = token.kind {
+                            let end = tokens.get(i + 1).map_or(text.len(), |t| t.position - 1);
+                            let number = &text[token.position - 1..end];
+                            prop_assert_eq!(Some(value.to_bits()), core(number), "{:?}", text);
+                        }
+                    }
+                }
+                Err(error) => {
+                    let invalid = error
+                        .split_once(": invalid number '")
+                        .and_then(|(_, rest)| rest.strip_suffix('\''));
+                    match invalid {
+                        Some(number) => prop_assert_eq!(core(number), None, "{:?}", text),
+                        // Only the first number can have an exponent of three digits, and then
+                        // it is the whole text (the rest is a name, or makes it invalid).
+                        None => {
+                            prop_assert!(error.starts_with("the number at position 1 is too large"));
+                            prop_assert!(text.parse::<f64>().is_ok_and(f64::is_infinite));
+                        }
+                    }
+                }
+            }
+        }
+
+        /// The rounding step reads back what `{:.11e}` wrote, for any float.
+        #[test]
+        fn rounded_numbers_read_as_str_parse_read_them(x in any::<f64>()) {
+            let text = format!("{x:.11e}");
+            prop_assert_eq!(super::parse_f64(&text).map(f64::to_bits), core(&text), "{}", text);
+        }
     }
 }
