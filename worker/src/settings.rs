@@ -5,6 +5,7 @@ use weft_agent::engine::Config;
 use weft_agent::provider::{
     workers_ai_rest_base, Provider, ProviderConfig, WORKERS_AI_DEFAULT_MODEL,
 };
+use weft_protocol::json::parse_f64;
 use worker::Env;
 
 /// Where a run's model comes from.
@@ -140,6 +141,14 @@ fn number<T: std::str::FromStr>(env: &Env, name: &str, default: T) -> T {
         .unwrap_or(default)
 }
 
+/// [`number`] for an `f64`, read as `str::parse` reads it (`1.5`, `.5`, `1e3`, `inf`) by the
+/// protocol's parser: core's would link its tables for two settings.
+fn float(env: &Env, name: &str, default: f64) -> f64 {
+    var(env, name)
+        .and_then(|v| parse_f64(&v))
+        .unwrap_or(default)
+}
+
 impl Settings {
     pub fn from_env(env: &Env) -> Settings {
         let model = choose_model(env);
@@ -161,9 +170,9 @@ impl Settings {
             llm_idle_timeout_ms: number(env, "LLM_IDLE_TIMEOUT_MS", 60_000),
             stream_batch_reads: number(env, "STREAM_BATCH_READS", 64),
             stream_batch_ms: number(env, "STREAM_BATCH_MS", 250),
-            event_retention_ms: (number(env, "EVENT_RETENTION_HOURS", 24.0_f64).max(0.0)
-                * 3_600_000.0) as u64,
-            session_ttl_ms: Some(number(env, "SESSION_TTL_DAYS", 0.0_f64))
+            event_retention_ms: (float(env, "EVENT_RETENTION_HOURS", 24.0).max(0.0) * 3_600_000.0)
+                as u64,
+            session_ttl_ms: Some(float(env, "SESSION_TTL_DAYS", 0.0))
                 .filter(|days| *days > 0.0)
                 .map(|days| (days * 86_400_000.0) as u64),
             storage_stats: var(env, "WEFT_STORAGE_STATS").is_some_and(|v| v == "1"),
@@ -277,5 +286,40 @@ fn choose_model(env: &Env) -> Model {
             ))
         }
         None => Model::Missing(NO_MODEL.into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use weft_protocol::json::parse_f64;
+
+    /// What `float` reads is any trimmed, non-empty text a user put in a setting: every string
+    /// of up to five characters drawn from what numbers and their near misses are made of, and
+    /// the odd longer one, read as `str::parse::<f64>` read them.
+    #[test]
+    fn float_settings_read_as_str_parse_read_them() {
+        let alphabet = ["0", "1", "5", ".", "e", "+", "-", "i", "N", "a", "_", " "];
+        let mut texts = vec![String::new()];
+        let mut from = 0;
+        for _ in 0..5 {
+            let to = texts.len();
+            for i in from..to {
+                for piece in alphabet {
+                    let text = format!("{}{piece}", texts[i]);
+                    texts.push(text);
+                }
+            }
+            from = to;
+        }
+        texts.extend(
+            [
+                "24", "0.5", "1e3", "inf", "Infinity", "-inf", "NaN", "1e400", "1,5", "7 days",
+            ]
+            .map(String::from),
+        );
+        for text in &texts {
+            let core = text.parse::<f64>().ok().map(f64::to_bits);
+            assert_eq!(parse_f64(text).map(f64::to_bits), core, "{text:?}");
+        }
     }
 }
