@@ -138,16 +138,13 @@ pub(crate) fn decode_request(obj: &Object<'_>) -> Result<Command, Error> {
 /// client's run `id` — or a shared extension request.
 pub(crate) fn encode_request(command: &Command) -> Result<String, Error> {
     match command {
-        Command::Run(r) => Ok(ObjectWriter::new()
-            .str("message", &r.message)
-            .str_or_null("session_id", r.thread_id.as_deref())
-            .opt_str("agent", (r.agent != Agent::React).then(|| r.agent.as_str()))
-            .opt_str("id", r.id.as_deref())
-            .finish()),
-        other => extension::encode_request(other).ok_or(Error::Unsupported {
-            dialect: Dialect::Cueso,
-            what: "this command",
-        }),
+        Command::Run(r) => {
+            let mut w = ObjectWriter::new();
+            w.str("message", &r.message)
+                .str_or_null("session_id", r.thread_id.as_deref());
+            Ok(extension::run_extras(&mut w, r).finish())
+        }
+        other => extension::encode_request(Dialect::Cueso, other),
     }
 }
 

@@ -10,14 +10,14 @@
 use alloc::string::String;
 use serde::Serialize;
 
-use crate::command::{ApprovalDecision, ClientTools, Command, Resume, ToolResult};
+use crate::command::{ApprovalDecision, ClientTools, Command, Resume, RunCommand, ToolResult};
 use crate::event::{Event, Sequenced, ToolSpec, Usage};
 use crate::field::{Fields, Lenient};
 use crate::json::{self, Json, Object, ObjectWriter, RawJson};
-use crate::names::Review;
+use crate::names::{Agent, Review};
 use crate::Error;
 
-use super::Out;
+use super::{Dialect, Out};
 
 /// Decodes a shared extension request, or returns `None` when `kind` is not one.
 pub(crate) fn decode_request(kind: &str, obj: &Object<'_>) -> Option<Result<Command, Error>> {
@@ -61,13 +61,17 @@ pub(crate) fn decode_request(kind: &str, obj: &Object<'_>) -> Option<Result<Comm
 }
 
 /// Encodes a shared extension request, or returns `None` when the command is not one.
-/// Writes a shared extension request — `None` for a command that is not one. `approval_response`
+/// Writes a shared extension request; `dialect` can carry no other command. `approval_response`
 /// here is the form of loom, agentchat and cueso (agentloop has its own), so it needs the call
 /// id; `cancel` names the run in `id` (DESIGN.md), which servers also accept as `run_id`.
-pub(crate) fn encode_request(command: &Command) -> Option<String> {
-    Some(match command {
+pub(crate) fn encode_request(dialect: Dialect, command: &Command) -> Result<String, Error> {
+    let unsupported = Error::Unsupported {
+        dialect,
+        what: "this command",
+    };
+    Ok(match command {
         Command::ApprovalResponse(d) => ObjectWriter::typed("approval_response")
-            .str("call_id", d.call_id.as_deref()?)
+            .str("call_id", d.call_id.as_deref().ok_or(unsupported)?)
             .str("review", d.review.as_str())
             .opt_str("custom_deny_message", d.custom_deny_message.as_deref())
             .finish(),
@@ -90,8 +94,15 @@ pub(crate) fn encode_request(command: &Command) -> Option<String> {
             .finish(),
         Command::Cancel { run_id } => ObjectWriter::typed("cancel").str("id", run_id).finish(),
         Command::Ping { id } => ObjectWriter::typed("ping").str("id", id).finish(),
-        _ => return None,
+        _ => return Err(unsupported),
     })
+}
+
+/// What weft adds to the user message of agentchat and cueso, whose own have neither: the agent
+/// when it is not react (their servers' only agent), and the client's run id.
+pub(crate) fn run_extras<'w>(w: &'w mut ObjectWriter, r: &RunCommand) -> &'w mut ObjectWriter {
+    w.opt_str("agent", (r.agent != Agent::React).then(|| r.agent.as_str()))
+        .opt_str("id", r.id.as_deref())
 }
 
 /// An extension server frame: the event's own fields, then `run_id` and `event_id`.

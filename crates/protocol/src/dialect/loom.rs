@@ -270,12 +270,7 @@ pub(crate) fn encode_request(command: &Command) -> Result<String, Error> {
                 what: "compaction requests",
             })
         }
-        other => {
-            return extension::encode_request(other).ok_or(Error::Unsupported {
-                dialect: Dialect::Loom,
-                what: "this command",
-            })
-        }
+        other => return extension::encode_request(Dialect::Loom, other),
     })
 }
 

@@ -295,12 +295,7 @@ pub(crate) fn encode_request(command: &Command, frame_id: &str) -> Result<String
         }
         Command::ContextInfo { id } => (id.as_deref(), "get_context_info", None),
         Command::Compact { id } => (id.as_deref(), "manual_compact", None),
-        other => {
-            return extension::encode_request(other).ok_or(Error::Unsupported {
-                dialect: Dialect::Agentloop,
-                what: "this command",
-            })
-        }
+        other => return extension::encode_request(Dialect::Agentloop, other),
     };
     let mut w = ObjectWriter::new();
     w.str("id", id.unwrap_or(frame_id)).str("type", kind);
