@@ -76,7 +76,7 @@ describe('settings', () => {
       .filter((f) => f.endsWith('.rs'))
       .map((f) => read(join('worker/src', f)))
       .join('\n');
-    const read_ = new Set([...source.matchAll(/\b(?:var|number|list)\(env, "([A-Z][A-Z0-9_]*)"/g)].map((m) => m[1]));
+    const read_ = new Set([...source.matchAll(/\b(?:var|number|float|list)\(env, "([A-Z][A-Z0-9_]*)"/g)].map((m) => m[1]));
     // npm start's own: the scripted model's URL is passed by it and nothing else.
     read_.delete('SCRIPTED_LLM_URL');
     const example = new Set(exampleNames());
