@@ -279,7 +279,17 @@ impl<'a> Reader<'a> {
         self.t.as_bytes().get(i).copied()
     }
 
+    /// Skips whitespace. The check inline, the loop not: frames are compact, so nearly every
+    /// call finds none, and a call per token cost more than the check.
+    #[inline(always)]
     pub(crate) fn ws(&mut self) {
+        if let Some(b' ' | b'\n' | b'\r' | b'\t') = self.byte(self.at) {
+            self.skip_ws();
+        }
+    }
+
+    #[inline(never)]
+    fn skip_ws(&mut self) {
         while let Some(b' ' | b'\n' | b'\r' | b'\t') = self.byte(self.at) {
             self.at += 1;
         }

@@ -213,12 +213,12 @@ fn loom<'a>(s: &mut Reader<'a>) -> Option<Delta<'a>> {
     let mut kind = None;
     let mut run_id = None;
     let mut inner = None;
-    s.object(|s, key| match &*key {
+    s.object(|s, key| match key {
         "type" => put(&mut kind, s.str()?),
         "id" => put(&mut run_id, s.str()?),
         "event" => {
             let mut slots = Slots::default();
-            s.object(|s, key| match &*key {
+            s.object(|s, key| match key {
                 "type" => put(&mut slots.kind, s.str()?),
                 "content" => put(&mut slots.content, s.str()?),
                 "id" => put(&mut slots.id, s.str()?),
@@ -279,7 +279,7 @@ fn cueso<'a>(s: &mut Reader<'a>) -> Option<Delta<'a>> {
     let mut slots = Slots::default();
     let mut role = None;
     let mut call = None;
-    s.object(|s, key| match &*key {
+    s.object(|s, key| match key {
         "type" => put(&mut slots.kind, s.str()?),
         "content" => put(&mut slots.content, s.str()?),
         "role" => put(&mut role, s.str()?),
@@ -288,7 +288,7 @@ fn cueso<'a>(s: &mut Reader<'a>) -> Option<Delta<'a>> {
         "tool_call" => {
             let mut c = Slots::default();
             let mut input_null = None;
-            s.object(|s, key| match &*key {
+            s.object(|s, key| match key {
                 "id" => put(&mut c.call_id, s.str()?),
                 "name" => put(&mut c.name, s.str()?),
                 "input_json" => put(&mut c.arguments_delta, s.str()?),
@@ -341,7 +341,7 @@ fn agentloop<'a>(s: &mut Reader<'a>) -> Option<Delta<'a>> {
     let mut slots = Slots::default();
     let mut frame_id = None;
     let mut item = None;
-    s.object(|s, key| match &*key {
+    s.object(|s, key| match key {
         "type" => put(&mut slots.kind, s.str()?),
         // Every agentloop frame has a unique id; nothing reads it back.
         "id" => put(&mut frame_id, s.str()?),
@@ -378,7 +378,7 @@ fn response_item<'a>(s: &mut Reader<'a>) -> Option<(bool, Cow<'a, str>)> {
     let mut role = None;
     let mut duration = None;
     let mut content: Option<Cow<'a, str>> = None;
-    s.object(|s, key| match &*key {
+    s.object(|s, key| match key {
         "type" => put(&mut kind, s.str()?),
         "id" => put(&mut id, s.str()?),
         "role" => put(&mut role, s.str()?),
@@ -388,7 +388,7 @@ fn response_item<'a>(s: &mut Reader<'a>) -> Option<(bool, Cow<'a, str>)> {
             s.array(|s| {
                 let mut part_type = None;
                 let mut part_text = None;
-                s.object(|s, key| match &*key {
+                s.object(|s, key| match key {
                     "type" => put(&mut part_type, s.str()?),
                     "text" => put(&mut part_text, s.str()?),
                     _ => None,
@@ -423,7 +423,7 @@ fn agentchat<'a>(s: &mut Reader<'a>) -> Option<Delta<'a>> {
     let mut message = None;
     let mut reasoning = None;
     let mut success = None;
-    s.object(|s, key| match &*key {
+    s.object(|s, key| match key {
         "type" => put(&mut slots.kind, s.str()?),
         "message" => put(&mut message, s.str()?),
         "reasoning" => put(&mut reasoning, s.str()?),
