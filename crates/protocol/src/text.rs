@@ -30,14 +30,27 @@ pub fn uint(n: u64) -> String {
     digits[i..].iter().map(|&d| char::from(d)).collect()
 }
 
+/// `n` in decimal, `-` before a negative one.
+pub fn int(n: i64) -> String {
+    let digits = uint(n.unsigned_abs());
+    if n < 0 {
+        concat(&["-", &digits])
+    } else {
+        digits
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{concat, uint};
+    use super::{concat, int, uint};
 
     #[test]
     fn whole_numbers_read_as_display_writes_them() {
         for n in [0, 7, 10, 99, 100, 1006, 12_345, u64::MAX] {
             assert_eq!(uint(n), std::format!("{n}"));
+        }
+        for n in [0, -1, 7, -10, i64::MIN, i64::MAX] {
+            assert_eq!(int(n), std::format!("{n}"));
         }
         assert_eq!(concat(&["a", "", "bc"]), "abc");
     }

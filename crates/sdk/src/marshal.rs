@@ -46,12 +46,7 @@ pub fn number(n: f64) -> String {
     }
     // A whole number prints without the `.0` JSON writers add.
     if n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0 {
-        let digits = text::uint(n.abs() as u64);
-        return if n < 0.0 {
-            text::concat(&["-", &digits])
-        } else {
-            digits
-        };
+        return text::int(n as i64);
     }
     weft_protocol::json::float(n)
 }

@@ -92,7 +92,7 @@ fn number(r: &mut Reader<'_>) -> bool {
     let start = r.at;
     match r.number() {
         Ok(Number::PosInt(_) | Number::NegInt(_)) => true,
-        Ok(Number::Float(f)) => zmij::Buffer::new().format_finite(f) == &r.t[start..r.at],
+        Ok(Number::Float(f)) => super::float(f) == r.t[start..r.at],
         Err(_) => false,
     }
 }

@@ -178,11 +178,8 @@ fn write(out: &mut String, value: &Json<'_>) {
         Json::Bool(true) => out.push_str("true"),
         Json::Bool(false) => out.push_str("false"),
         Json::Number(Number::PosInt(n)) => out.push_str(&crate::text::uint(*n)),
-        Json::Number(Number::NegInt(n)) => {
-            out.push('-');
-            out.push_str(&crate::text::uint(n.unsigned_abs()));
-        }
-        Json::Number(Number::Float(f)) => out.push_str(zmij::Buffer::new().format_finite(*f)),
+        Json::Number(Number::NegInt(n)) => out.push_str(&crate::text::int(*n)),
+        Json::Number(Number::Float(f)) => out.push_str(&super::float(*f)),
         Json::String(text) => write_str(out, text),
         Json::Array(items) => {
             out.push('[');

@@ -83,11 +83,7 @@ impl ObjectWriter {
     }
 
     pub fn int(&mut self, key: &str, value: i64) -> &mut Self {
-        let digits = text::uint(value.unsigned_abs());
-        match value < 0 {
-            true => self.json(key, &text::concat(&["-", &digits])),
-            false => self.json(key, &digits),
-        }
+        self.json(key, &text::int(value))
     }
 
     pub fn float(&mut self, key: &str, value: f64) -> &mut Self {
