@@ -21,7 +21,7 @@ mod write;
 
 pub use float::parse_f64;
 pub use raw::RawJson;
-pub use write::{array, float, ObjectWriter};
+pub use write::{float, objects, ObjectWriter};
 
 /// A JSON value whose strings borrow from the text they were read from where they could.
 #[derive(Debug, Clone, PartialEq)]

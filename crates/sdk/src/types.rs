@@ -331,9 +331,9 @@ impl RunResult {
         let mut w = ObjectWriter::new();
         w.str("reply", &self.reply);
         if let Some(u) = &self.usage {
-            w.json("usage", &u.to_json());
+            w.object("usage", |w| u.write_members(w));
         }
-        w.json("totalUsage", &self.total_usage.to_json())
+        w.object("totalUsage", |w| self.total_usage.write_members(w))
             .str("runId", &self.run_id)
             .finish()
     }
@@ -352,8 +352,7 @@ impl ApprovalRequest {
 }
 
 impl ToolDefinition {
-    pub(crate) fn to_json(&self) -> String {
-        let mut w = ObjectWriter::new();
+    fn write_members(&self, w: &mut ObjectWriter) {
         w.str("name", &self.name)
             .opt_str("description", self.description.as_deref());
         if let Some(schema) = &self.input_schema {
@@ -362,12 +361,11 @@ impl ToolDefinition {
         if self.read_only {
             w.bool("readOnly", true);
         }
-        w.finish()
     }
 
     /// A list of them, as `toolsList()` resolves.
     pub(crate) fn list_json(tools: &[ToolDefinition]) -> String {
-        json::array(tools.iter().map(ToolDefinition::to_json))
+        json::objects(tools, ToolDefinition::write_members)
     }
 }
 
@@ -375,10 +373,7 @@ impl UserMessagesPage {
     pub(crate) fn to_json(&self) -> String {
         ObjectWriter::new()
             .str("threadId", &self.thread_id)
-            .json(
-                "messages",
-                &json::array(self.messages.iter().map(StoredMessage::to_json)),
-            )
+            .objects("messages", &self.messages, StoredMessage::write_members)
             .bool("hasMore", self.has_more)
             .opt_str("activeRunId", self.active_run_id.as_deref())
             .finish()

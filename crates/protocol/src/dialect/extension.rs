@@ -13,7 +13,7 @@ use serde::Serialize;
 use crate::command::{ApprovalDecision, ClientTools, Command, Resume, RunCommand, ToolResult};
 use crate::event::{Event, Sequenced, ToolSpec, Usage};
 use crate::field::{Fields, Lenient};
-use crate::json::{self, Json, Object, ObjectWriter, RawJson};
+use crate::json::{Json, Object, ObjectWriter, RawJson};
 use crate::names::{Agent, Review};
 use crate::Error;
 
@@ -82,7 +82,7 @@ pub(crate) fn encode_request(dialect: Dialect, command: &Command) -> Result<Stri
             .finish(),
         Command::ClientTools(t) => {
             let mut w = ObjectWriter::typed("client_tools");
-            w.json("tools", &json::array(t.tools.iter().map(ToolSpec::to_json)));
+            w.objects("tools", &t.tools, ToolSpec::write_members);
             if t.approvals {
                 w.bool("approvals", true);
             }

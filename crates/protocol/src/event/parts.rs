@@ -113,16 +113,14 @@ impl ToolSpec {
         })
     }
 
-    /// The JSON object `Serialize` writes.
-    pub fn to_json(&self) -> String {
-        let mut w = ObjectWriter::new();
+    /// Its members, into an object being written.
+    pub fn write_members(&self, w: &mut ObjectWriter) {
         w.str("name", &self.name)
             .opt_str("description", self.description.as_deref())
             .raw("input_schema", &self.input_schema);
         if self.read_only {
             w.bool("read_only", true);
         }
-        w.finish()
     }
 }
 

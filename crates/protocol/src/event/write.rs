@@ -7,7 +7,7 @@
 use alloc::string::String;
 
 use super::{Event, NodeResult, Sequenced, StoredMessage, ToolSpec, UnknownEvent, Usage};
-use crate::json::{self, ObjectWriter, RawJson};
+use crate::json::{ObjectWriter, RawJson};
 
 impl Sequenced {
     /// The event's members, then the envelope's.
@@ -45,9 +45,9 @@ impl Event {
                 w.str("id", id);
                 match result {
                     NodeResult::Ok => w.str("result", "Ok"),
-                    NodeResult::Err(e) => {
-                        w.json("result", &ObjectWriter::new().str("Err", e).finish())
-                    }
+                    NodeResult::Err(e) => w.object("result", |w| {
+                        w.str("Err", e);
+                    }),
                 };
             }
             Event::MessageChunk { content, id } | Event::ReasoningChunk { content, id } => {
@@ -82,10 +82,7 @@ impl Event {
                 w.strings("candidates", candidates);
             }
             Event::TotEvaluate { chosen, scores } => {
-                w.uint("chosen", *chosen).json(
-                    "scores",
-                    &json::array(scores.iter().map(|s| json::float(*s))),
-                );
+                w.uint("chosen", *chosen).floats("scores", scores);
             }
             Event::TotBacktrack { reason, to_depth } => {
                 w.str("reason", reason).uint("to_depth", *to_depth);
@@ -220,10 +217,10 @@ impl Event {
             } => {
                 w.str("reply", reply);
                 if let Some(u) = usage {
-                    w.json("usage", &u.to_json());
+                    w.object("usage", |w| u.write_members(w));
                 }
                 if let Some(u) = total_usage {
-                    w.json("total_usage", &u.to_json());
+                    w.object("total_usage", |w| u.write_members(w));
                 }
                 w.opt_uint("iteration_count", *iteration_count);
                 if *paused {
@@ -248,7 +245,7 @@ impl Event {
             }
             Event::ToolsList { id, tools } => {
                 w.str("id", id)
-                    .json("tools", &json::array(tools.iter().map(ToolSpec::to_json)));
+                    .objects("tools", tools, ToolSpec::write_members);
             }
             Event::ToolShow {
                 id,
@@ -268,11 +265,10 @@ impl Event {
                 has_more,
                 active_run_id,
             } => {
-                w.str("id", id).str("thread_id", thread_id).json(
-                    "messages",
-                    &json::array(messages.iter().map(StoredMessage::to_json)),
-                );
-                w.opt_bool("has_more", *has_more)
+                w.str("id", id)
+                    .str("thread_id", thread_id)
+                    .objects("messages", messages, StoredMessage::write_members)
+                    .opt_bool("has_more", *has_more)
                     .opt_str("active_run_id", active_run_id.as_deref());
             }
             Event::Unknown(_) => {}
@@ -296,27 +292,19 @@ impl UnknownEvent {
 }
 
 impl Usage {
-    fn write_members(&self, w: &mut ObjectWriter) {
+    /// Its members, into an object being written.
+    pub fn write_members(&self, w: &mut ObjectWriter) {
         w.uint("prompt_tokens", self.prompt_tokens)
             .uint("completion_tokens", self.completion_tokens)
             .uint("total_tokens", self.total_tokens);
     }
-
-    /// The JSON object `Serialize` writes.
-    pub fn to_json(&self) -> String {
-        let mut w = ObjectWriter::new();
-        self.write_members(&mut w);
-        w.finish()
-    }
 }
 
 impl StoredMessage {
-    /// The JSON object `Serialize` writes.
-    pub fn to_json(&self) -> String {
-        let mut w = ObjectWriter::new();
+    /// Its members, into an object being written.
+    pub fn write_members(&self, w: &mut ObjectWriter) {
         w.opt_uint("id", self.id)
             .str("role", self.role.as_str())
             .str("content", &self.content);
-        w.finish()
     }
 }

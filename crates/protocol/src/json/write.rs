@@ -15,10 +15,13 @@ use super::raw::write_str;
 use super::RawJson;
 use crate::text;
 
-/// An object being written; [`ObjectWriter::finish`] closes it.
+/// An object being written; [`ObjectWriter::finish`] closes it. Nested objects and arrays of
+/// them are written into the same text ([`ObjectWriter::object`], [`ObjectWriter::objects`]),
+/// not built apart and copied in.
 #[derive(Debug)]
 pub struct ObjectWriter {
     out: String,
+    empty: bool,
 }
 
 impl Default for ObjectWriter {
@@ -29,9 +32,13 @@ impl Default for ObjectWriter {
 
 impl ObjectWriter {
     pub fn new() -> Self {
-        ObjectWriter {
-            out: String::from("{"),
-        }
+        ObjectWriter::within(String::new())
+    }
+
+    /// An object opened at the end of `out`.
+    fn within(mut out: String) -> Self {
+        out.push('{');
+        ObjectWriter { out, empty: true }
     }
 
     /// An object whose first member is `"type":kind`, as every request of these dialects but
@@ -43,9 +50,10 @@ impl ObjectWriter {
     }
 
     fn key(&mut self, key: &str) -> &mut String {
-        if self.out.len() > 1 {
+        if !self.empty {
             self.out.push(',');
         }
+        self.empty = false;
         write_str(&mut self.out, key);
         self.out.push(':');
         &mut self.out
@@ -104,6 +112,20 @@ impl ObjectWriter {
         self
     }
 
+    /// An array of numbers, each as [`float`] writes it.
+    pub fn floats(&mut self, key: &str, values: &[f64]) -> &mut Self {
+        let out = self.key(key);
+        out.push('[');
+        for (i, v) in values.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str(&float(*v));
+        }
+        out.push(']');
+        self
+    }
+
     pub fn bool(&mut self, key: &str, value: bool) -> &mut Self {
         self.json(key, if value { "true" } else { "false" })
     }
@@ -119,10 +141,44 @@ impl ObjectWriter {
         self.json(key, value.as_str())
     }
 
-    /// A member whose value is JSON text already (a nested object or array this module wrote).
+    /// A member whose value is JSON text already (`null`, a number, a [`RawJson`]).
     pub fn json(&mut self, key: &str, value: &str) -> &mut Self {
         self.key(key).push_str(value);
         self
+    }
+
+    /// A member whose value is an object `write` writes.
+    pub fn object(&mut self, key: &str, write: impl FnOnce(&mut ObjectWriter)) -> &mut Self {
+        self.key(key);
+        self.nested(write);
+        self
+    }
+
+    /// A member whose value is an array of objects, one per item, each written by `write` (an
+    /// item's `write_members` fits).
+    pub fn objects<I: IntoIterator>(
+        &mut self,
+        key: &str,
+        items: I,
+        mut write: impl FnMut(I::Item, &mut ObjectWriter),
+    ) -> &mut Self {
+        self.key(key).push('[');
+        for (i, item) in items.into_iter().enumerate() {
+            if i > 0 {
+                self.out.push(',');
+            }
+            self.nested(|w| write(item, w));
+        }
+        self.out.push(']');
+        self
+    }
+
+    /// An object written at the end of this one's text (a member's key already written).
+    fn nested(&mut self, write: impl FnOnce(&mut ObjectWriter)) {
+        let mut inner = ObjectWriter::within(core::mem::take(&mut self.out));
+        write(&mut inner);
+        inner.out.push('}');
+        self.out = inner.out;
     }
 
     pub fn finish(&mut self) -> String {
@@ -142,14 +198,19 @@ pub fn float(value: f64) -> String {
     }
 }
 
-/// A JSON array of the texts `items` (each already JSON).
-pub fn array(items: impl IntoIterator<Item = String>) -> String {
+/// A JSON array of objects, one per item, each written by `write`.
+pub fn objects<I: IntoIterator>(
+    items: I,
+    mut write: impl FnMut(I::Item, &mut ObjectWriter),
+) -> String {
     let mut out = String::from("[");
     for (i, item) in items.into_iter().enumerate() {
         if i > 0 {
             out.push(',');
         }
-        out.push_str(&item);
+        let mut w = ObjectWriter::within(out);
+        write(item, &mut w);
+        out = w.finish();
     }
     out.push(']');
     out
@@ -157,9 +218,8 @@ pub fn array(items: impl IntoIterator<Item = String>) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{array, ObjectWriter};
+    use super::{objects, ObjectWriter};
     use crate::json::RawJson;
-    use alloc::string::String;
     use serde_json::json;
 
     #[test]
@@ -177,7 +237,10 @@ mod tests {
                 "input_schema",
                 &RawJson::parse(r#"{"b":1,"a":[1.5]}"#).unwrap(),
             )
-            .json("parts", &array([String::from("1"), String::from("{}")]))
+            .objects("parts", [1, 2], |n, w| {
+                w.uint("n", n);
+            })
+            .object("empty", |_| {})
             .finish();
         let want = serde_json::to_string(&json!({
             "type": "run",
@@ -188,7 +251,8 @@ mod tests {
             "verbose": true,
             "session_id": null,
             "input_schema": {"a": [1.5], "b": 1},
-            "parts": [1, {}],
+            "parts": [{"n": 1}, {"n": 2}],
+            "empty": {},
         }))
         .unwrap();
         // serde_json's map sorts keys; compare as values, and the bytes of one member each.
@@ -197,8 +261,16 @@ mod tests {
             serde_json::from_str::<serde_json::Value>(&want).unwrap()
         );
         assert!(text.starts_with(r#"{"type":"run","message":"say \"hi\"\n\u0001é","#));
-        assert!(text.ends_with(r#""input_schema":{"a":[1.5],"b":1},"parts":[1,{}]}"#));
+        assert!(text.ends_with(
+            r#""input_schema":{"a":[1.5],"b":1},"parts":[{"n":1},{"n":2}],"empty":{}}"#
+        ));
         assert_eq!(ObjectWriter::new().finish(), "{}");
-        assert_eq!(array([]), "[]");
+        assert_eq!(objects([0; 0], |_: i32, _| {}), "[]");
+        assert_eq!(
+            objects(["a", "b"], |s, w| {
+                w.str("s", s);
+            }),
+            r#"[{"s":"a"},{"s":"b"}]"#
+        );
     }
 }

@@ -1,7 +1,7 @@
 //! The transcript a [`Reassembler`](super::Reassembler) builds: messages, tool calls and runs,
 //! each as a client shows it.
 
-use crate::json::{self, ObjectWriter, RawJson};
+use crate::json::{ObjectWriter, RawJson};
 use alloc::string::String;
 use alloc::vec::Vec;
 use serde::Serialize;
@@ -202,22 +202,15 @@ impl Transcript {
     /// two equal).
     pub fn to_json(&self) -> String {
         ObjectWriter::new()
-            .json(
-                "messages",
-                &json::array(self.messages.iter().map(Message::to_json)),
-            )
-            .json(
-                "tool_calls",
-                &json::array(self.tool_calls.iter().map(ToolCall::to_json)),
-            )
-            .json("runs", &json::array(self.runs.iter().map(Run::to_json)))
+            .objects("messages", &self.messages, Message::write_members)
+            .objects("tool_calls", &self.tool_calls, ToolCall::write_members)
+            .objects("runs", &self.runs, Run::write_members)
             .finish()
     }
 }
 
 impl Message {
-    fn to_json(&self) -> String {
-        let mut w = ObjectWriter::new();
+    fn write_members(&self, w: &mut ObjectWriter) {
         w.str("role", self.role.as_str()).str("text", &self.text);
         if !self.reasoning.is_empty() {
             w.str("reasoning", &self.reasoning);
@@ -226,7 +219,7 @@ impl Message {
         if !self.tool_call_ids.is_empty() {
             w.strings("tool_call_ids", &self.tool_call_ids);
         }
-        w.bool("complete", self.complete).finish()
+        w.bool("complete", self.complete);
     }
 }
 
@@ -247,8 +240,7 @@ impl ToolStatus {
 }
 
 impl ToolCall {
-    fn to_json(&self) -> String {
-        let mut w = ObjectWriter::new();
+    fn write_members(&self, w: &mut ObjectWriter) {
         w.str("call_id", &self.call_id)
             .str("name", &self.name)
             .str("arguments_text", &self.arguments_text)
@@ -264,8 +256,7 @@ impl ToolCall {
         }
         w.str_or_null("result", self.result.as_deref())
             .bool("is_error", self.is_error)
-            .opt_str("run_id", self.run_id.as_deref())
-            .finish()
+            .opt_str("run_id", self.run_id.as_deref());
     }
 }
 
@@ -282,21 +273,18 @@ impl RunStatus {
 }
 
 impl Run {
-    fn to_json(&self) -> String {
-        let usage = self.usage.as_ref().map(Usage::to_json);
-        ObjectWriter::new()
-            .str_or_null("run_id", self.run_id.as_deref())
+    fn write_members(&self, w: &mut ObjectWriter) {
+        w.str_or_null("run_id", self.run_id.as_deref())
             .opt_str("agent", self.agent.as_ref().map(Agent::as_str))
             .str("status", self.status.as_str())
-            .str_or_null("reply", self.reply.as_deref())
-            .json("usage", usage.as_deref().unwrap_or("null"))
-            .json(
-                "call_usage",
-                &json::array(self.call_usage.iter().map(Usage::to_json)),
-            )
-            .json("total_usage", &self.total_usage.to_json())
+            .str_or_null("reply", self.reply.as_deref());
+        match &self.usage {
+            Some(u) => w.object("usage", |w| u.write_members(w)),
+            None => w.json("usage", "null"),
+        };
+        w.objects("call_usage", &self.call_usage, Usage::write_members)
+            .object("total_usage", |w| self.total_usage.write_members(w))
             .str_or_null("error", self.error.as_deref())
-            .bool("paused", self.paused)
-            .finish()
+            .bool("paused", self.paused);
     }
 }

@@ -32,7 +32,7 @@ use serde::Serialize;
 
 use crate::command::{ApprovalDecision, Command, RunCommand};
 use crate::field::Fields;
-use crate::json::{self, Json, Object, ObjectWriter, RawJson};
+use crate::json::{Json, Object, ObjectWriter, RawJson};
 use crate::names::{Agent, Review};
 use crate::Error;
 
@@ -271,41 +271,44 @@ pub(crate) fn decode_request(obj: &Object<'_>) -> Result<Command, Error> {
 /// `callId`); `get_context_info` and `manual_compact` have no payload. The rest are shared
 /// extension requests.
 pub(crate) fn encode_request(command: &Command, frame_id: &str) -> Result<String, Error> {
-    let (id, kind, payload) = match command {
+    let mut w = ObjectWriter::new();
+    match command {
         Command::Run(r) => {
-            let item = ObjectWriter::typed("message")
-                .str("role", "user")
-                .json("content", &json::array([input_text(&r.message)]))
-                .finish();
-            let payload = ObjectWriter::new()
-                .json("input", &json::array([item]))
-                .opt_str("previousResponseId", r.previous_response_id.as_deref())
-                .opt_str("agent", (r.agent != Agent::React).then(|| r.agent.as_str()))
-                .finish();
-            (r.id.as_deref(), "user_input", Some(payload))
+            w.str("id", r.id.as_deref().unwrap_or(frame_id))
+                .str("type", "user_input")
+                .object("payload", |p| {
+                    p.objects("input", [&r.message], |message, item| {
+                        item.str("type", "message").str("role", "user").objects(
+                            "content",
+                            [message],
+                            |text, part| {
+                                part.str("type", "input_text").str("text", text);
+                            },
+                        );
+                    })
+                    .opt_str("previousResponseId", r.previous_response_id.as_deref())
+                    .opt_str("agent", (r.agent != Agent::React).then(|| r.agent.as_str()));
+                });
         }
         Command::ApprovalResponse(d) => {
-            let payload = ObjectWriter::new()
-                .str("review", d.review.as_str())
-                .opt_str("customDenyMessage", d.custom_deny_message.as_deref())
-                .opt_str("explanation", d.explanation.as_deref())
-                .opt_str("callId", d.call_id.as_deref())
-                .finish();
-            (None, "approval_response", Some(payload))
+            w.str("id", frame_id)
+                .str("type", "approval_response")
+                .object("payload", |p| {
+                    p.str("review", d.review.as_str())
+                        .opt_str("customDenyMessage", d.custom_deny_message.as_deref())
+                        .opt_str("explanation", d.explanation.as_deref())
+                        .opt_str("callId", d.call_id.as_deref());
+                });
         }
-        Command::ContextInfo { id } => (id.as_deref(), "get_context_info", None),
-        Command::Compact { id } => (id.as_deref(), "manual_compact", None),
+        Command::ContextInfo { id } => {
+            w.str("id", id.as_deref().unwrap_or(frame_id))
+                .str("type", "get_context_info");
+        }
+        Command::Compact { id } => {
+            w.str("id", id.as_deref().unwrap_or(frame_id))
+                .str("type", "manual_compact");
+        }
         other => return extension::encode_request(Dialect::Agentloop, other),
-    };
-    let mut w = ObjectWriter::new();
-    w.str("id", id.unwrap_or(frame_id)).str("type", kind);
-    if let Some(p) = payload {
-        w.json("payload", &p);
     }
     Ok(w.finish())
-}
-
-/// A content part of the user's text, as the original client writes it.
-fn input_text(text: &str) -> String {
-    ObjectWriter::typed("input_text").str("text", text).finish()
 }
