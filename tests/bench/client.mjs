@@ -128,7 +128,7 @@ export async function clientBench({ sdkDir, namedSdkDir, dataDir, datasets, dial
       await page.evaluate((n) => window.bench.drop(n), ds.name);
     }
     // Where weft's time goes: a CPU profile of each contestant named, on a build that keeps its
-    // function names (same code: wasm-opt -Oz -g) and the page not minified, in a fresh page.
+    // function names (same code: the same wasm-opt passes with -g) and the page not minified, in a fresh page.
     let prof = null;
     if (profile && namedSdkDir) {
       const p2 = await browser.context.newPage();

@@ -107,7 +107,7 @@ async function main() {
     // What to measure: the SDK as published (or pkg/ as built, for --quick).
     let sdk = null;
     if (o.sections.includes('client') || o.sections.includes('bundle')) {
-      log(o.quick ? 'using pkg/ as built' : 'building weft-sdk (release, wasm-opt -Oz) into a folder of the bench');
+      log(o.quick ? 'using pkg/ as built' : 'building weft-sdk (release, scripts/build-sdk) into a folder of the bench');
       sdk = await sdkPackage(o.quick ? 'pkg' : 'build', join(work, 'sdk'));
       cmd(`weft-sdk: ${sdk.how}`);
     }

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { benchDir, root, run, targetDir, toolchainEnv } from './env.mjs';
 
 /**
- * The SDK package to measure. `mode` "build": release build + wasm-bindgen + wasm-opt -Oz (the
+ * The SDK package to measure. `mode` "build": release build + wasm-bindgen + wasm-opt (the
  * published build) into `out`; "pkg": the repo's pkg/ as it is (scripts/build-sdk's output).
  */
 export async function sdkPackage(mode, out) {
@@ -26,7 +26,7 @@ export async function sdkPackage(mode, out) {
   for (const dir of [out, named]) {
     for (const f of ['index.mjs', 'node.mjs', 'index.d.mts', 'ai.mjs', 'ai.d.mts', 'package.json']) copyFileSync(join(root, 'pkg', f), join(dir, f));
   }
-  return { dir: out, named, how: 'scripts/build-sdk (cargo build --release -Zbuild-std with immediate-abort panics, wasm32; wasm-bindgen --target web; wasm-opt -Oz)' };
+  return { dir: out, named, how: 'scripts/build-sdk (cargo build --release -Zbuild-std with immediate-abort panics, wasm32; wasm-bindgen --target web; wasm-opt --flatten --rereloop -Oz -Oz)' };
 }
 
 /** Builds tests/bench/native; returns the binary's path. `release` false: a debug build (smoke). */

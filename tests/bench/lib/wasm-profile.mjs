@@ -1,5 +1,5 @@
 // Where a wasm module's bytes go: code size per function from the name section, grouped by
-// crate. Used on a build that keeps its names (wasm-opt -Oz without --strip-debug: the same
+// crate. Used on a build that keeps its names (scripts/build-sdk --keep-names: the same wasm-opt passes without --strip-debug, the same
 // code as the published build, plus the name section).
 
 import { readFileSync } from 'node:fs';
