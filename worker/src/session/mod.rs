@@ -85,6 +85,8 @@ pub struct Session {
     frames: Cell<Window>,
     /// Runs started this minute (`SESSION_RUNS_PER_MINUTE`).
     runs: Cell<Window>,
+    /// This session's `SESSIONS_PER_MINUTE` check while it is new and asked (limits.rs).
+    creating: limits::Creating,
 }
 
 impl std::fmt::Debug for Session {
@@ -114,6 +116,7 @@ impl DurableObject for Session {
             links: Links::default(),
             frames: Cell::new(Window::default()),
             runs: Cell::new(Window::default()),
+            creating: limits::Creating::default(),
         }
     }
 
