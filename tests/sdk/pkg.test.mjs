@@ -114,6 +114,26 @@ test("text of every width arrives whole, as a string, a Uint8Array or an ArrayBu
   for (const r of [strings, bytes, buffers, many]) assert.equal(text(r), want);
 });
 
+test("a string frame after the wasm memory grew arrives whole", () => {
+  // A string is written through a view of the wasm memory kept across calls; growing the
+  // memory detaches it. Here the memory grows under frames that do not pass through that view
+  // (bytes: 32 MB of text the transcript keeps), and the next string frame must still be
+  // written where it is read, not into the old, detached view.
+  const frame = (content, id) =>
+    `{"type":"run_stream_event","id":"run-g","event":{"type":"message_chunk",` +
+    `"content":"${content}","id":"think","event_id":${id}}}`;
+  const r = new Reassembler("loom");
+  r.push(frame("first ", 1));
+  const piece = "y".repeat(1 << 19);
+  const enc = new TextEncoder();
+  for (let i = 0; i < 64; i++) r.push(enc.encode(frame(piece, i + 2)));
+  r.push(frame("last", 66));
+  const text = r.transcript().messages.map((m) => m.text).join("");
+  assert.equal(text.length, 6 + 64 * piece.length + 4);
+  assert.ok(text.startsWith("first y") && text.endsWith("ylast"), text.slice(-12));
+  r.free();
+});
+
 // ----- a scripted server -----
 
 /** The client frame that starts a run, in each dialect, and the id it gives the run. */
