@@ -197,6 +197,7 @@ describe('the agentloop example client', () => {
     const text = frames.filter((f) => f.payload?.type === 'message' && f.payload.role === 'assistant')
       .map((f) => f.payload.content[0].text).join('');
     assert.match(text, /It is /);
+    assert.deepEqual(frames.filter((f) => f.payload?.role === 'user'), [], 'the original never echoes the input');
     assert.equal(frames.at(-1).type, 'loading_state');
     c.send({ id: 'ctx-1', type: 'get_context_info' });
     c.send({ id: 'ctx-2', type: 'get_context_info' });

@@ -276,6 +276,42 @@ fn replaying_an_original_run_gives_the_frames_sent_live() {
 }
 
 #[test]
+fn agentloop_s_original_client_never_gets_its_input_back() {
+    let mut s = Sequencer::new(Some(common::SESSION.into()), "run-u");
+    let run = [
+        s.stamp(Event::RunStart {
+            run_id: Some("run-u".into()),
+            message: Some("hello".into()),
+            agent: Some(Agent::React),
+        }),
+        s.stamp(Event::UserMessage {
+            content: "and more".into(),
+        }),
+        s.stamp(Event::MessageChunk {
+            content: "Hi".into(),
+            id: "think".into(),
+        }),
+        s.stamp(Event::RunEnd {
+            reply: "Hi".into(),
+            usage: None,
+            total_usage: None,
+            iteration_count: Some(1),
+            paused: false,
+            tool_calls: vec![],
+        }),
+    ];
+    let roles = |frames: Vec<Value>| -> Vec<String> {
+        frames
+            .iter()
+            .filter_map(|f| f["payload"]["role"].as_str().map(String::from))
+            .collect()
+    };
+    assert_eq!(roles(original(Dialect::Agentloop, &run)), ["assistant"]);
+    let weft = encode(&mut Encoder::new(Dialect::Agentloop, 7), &run);
+    assert_eq!(roles(weft), ["user", "user", "assistant"]);
+}
+
+#[test]
 fn agentloop_no_exit_ends_with_agent_finished_then_loading_false() {
     let frames = original(Dialect::Agentloop, &reasoning_run(Review::NoExit));
     let tail: Vec<&str> = frames[frames.len() - 3..].iter().map(kind).collect();

@@ -67,8 +67,9 @@ fn shape_turn(out: &mut Out<'_>) -> bool {
             turn.explaining = false;
             turn.finished = false;
         }
-        Event::UserMessage { .. }
-        | Event::MessageChunk { .. }
+        // The original never echoes the user's input; its example client would print it.
+        Event::UserMessage { .. } => return false,
+        Event::MessageChunk { .. }
         | Event::ReasoningChunk { .. }
         | Event::ToolCall { .. }
         | Event::ToolEnd { .. } => turn.finished = false,
@@ -97,7 +98,8 @@ pub(crate) fn encode(out: &mut Out<'_>) {
             let mut ext = stamp(out);
             ext.agent = agent.as_ref().map(Agent::as_str);
             push(out, "loading_state", LoadingState { loading: true }, ext);
-            if let Some(m) = message {
+            // The input, for weft's clients only (see `shape_turn`).
+            if let Some(m) = message.as_ref().filter(|_| out.extensions) {
                 let ext = stamp(out);
                 let id = item_id("msg_user", ev);
                 push(

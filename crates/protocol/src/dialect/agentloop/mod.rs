@@ -2,8 +2,8 @@
 //!
 //! | canonical | agentloop frame |
 //! |---|---|
-//! | `run_start` | `loading_state {loading: true}`, then the user message as a `response_item` |
-//! | `user_message` | `response_item` message, role `user` |
+//! | `run_start` | `loading_state {loading: true}`, then (to weft's clients) the user message as a `response_item` |
+//! | `user_message` | `response_item` message, role `user` (to weft's clients) |
 //! | `message_chunk` | `response_item` message, role `assistant`; every chunk of one LLM response shares one `payload.id` |
 //! | `reasoning_chunk` | `response_item` `reasoning`, chunks sharing one `payload.id` |
 //! | `tool_call` | `response_item` `function_call` |
@@ -23,7 +23,8 @@
 //! client expects: a turn that ends without a model response after its last item (the user
 //! answered `no-exit`) still gets `agent_finished` before `loading_state:false`; an `explain`
 //! answer's explanation is followed by the repeated `approval_request` with no
-//! `agent_finished` or `context_info` between.
+//! `agent_finished` or `context_info` between. Nor does it get its own input back: the
+//! original never echoes it, and its example client prints every message item it is sent.
 
 use alloc::string::String;
 use alloc::vec;
