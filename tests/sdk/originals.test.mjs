@@ -80,10 +80,10 @@ const chromium = {
 
 /** Runs `scenario` against a fresh stand-in of `dialect`'s original; returns its outcome and
  * what the stand-in saw. */
-async function play(where, scenario, dialect) {
+async function play(where, scenario, dialect, options = OPTIONS) {
   const server = await startOriginal(dialect);
   try {
-    const out = await where.run(scenario, { url: server.url, dialect, options: OPTIONS });
+    const out = await where.run(scenario, { url: server.url, dialect, options });
     // Anything the client still sends after closing would show up here.
     await new Promise((r) => setTimeout(r, 50));
     return { out, server };
@@ -240,6 +240,18 @@ for (const where of [node, chromium]) {
       assert.equal(answers[1].customDenyMessage, "not now");
       assert.ok(EXPLANATION);
       documentOnly("agentloop", server);
+    });
+
+    test("cueso: a client without a sessionId stays in the session the original named for its first message", LIMIT, async () => {
+      const { sessionId: _, ...options } = OPTIONS;
+      const { out, server } = await play(where, scenarios.twoRuns, "cueso", options);
+      assert.equal(out.second.reply, PLAIN);
+      const chats = server.received.filter((m) => typeof m.message === "string");
+      assert.deepEqual(chats.map((m) => m.message), ["Hello", "Hello again"]);
+      // As cueso's web app: null first, then the id from session_created.
+      assert.equal(chats[0].session_id, null);
+      assert.equal(chats[1].session_id, server.sessions[0], JSON.stringify(chats));
+      documentOnly("cueso", server);
     });
 
     test("loom: ping, toolsList, toolShow and userMessages are answered by the original", LIMIT, async () => {

@@ -66,7 +66,8 @@ pub struct Config {
     /// The URL for an original server, which takes no subprotocol: [`Config::url`] with the
     /// token, if any, as the `token` query parameter (see [`original_url`]).
     pub original_url: String,
-    /// Default thread of runs.
+    /// Default thread of runs. Without one, on a server that names sessions (cueso's
+    /// original), the session it named for the first run (`original.rs`).
     pub session_id: Option<String>,
     /// The reconnect policy; `None` stays down after a drop.
     pub reconnect: Option<Backoff>,

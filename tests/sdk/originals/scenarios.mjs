@@ -136,3 +136,13 @@ export async function unsupported({ Client, within }, { url, dialect, options })
   c.close();
   return { out, reply: result.reply };
 }
+
+/** Two runs, one after the other, on one client. */
+export async function twoRuns({ Client, within }, { url, dialect, options }) {
+  const c = new Client({ url, dialect, ...options });
+  await within(c.connect(), 5000, "connect()");
+  const first = await within(c.run({ message: "Hello" }).result, 5000, "the first run.result");
+  const second = await within(c.run({ message: "Hello again" }).result, 5000, "the second run.result");
+  c.close();
+  return { first, second };
+}

@@ -41,13 +41,15 @@ export async function startOriginal(dialect) {
   const received = [];
   const refusals = [];
   const handshakes = [];
+  /** The session each cueso message went to, in order (the ones it made included). */
+  const sessions = [];
   const wss = new WebSocketServer({
     host: "127.0.0.1",
     port: 0,
     handleProtocols: (offered) => (dialect === "agentloop" && offered.size > 0 ? [...offered][0] : false),
   });
   await new Promise((resolve) => wss.once("listening", resolve));
-  const play = PLAYERS[dialect]({ wss, received, refusals });
+  const play = PLAYERS[dialect]({ wss, received, refusals, sessions });
   wss.on("connection", (ws, req) => {
     handshakes.push({
       url: req.url,
@@ -72,6 +74,7 @@ export async function startOriginal(dialect) {
     received,
     refusals,
     handshakes,
+    sessions,
     close: () =>
       new Promise((resolve) => {
         for (const ws of wss.clients) ws.terminate();
@@ -293,9 +296,10 @@ const PLAYERS = {
   },
 
   // ----- cueso (FastAPI) -----
-  cueso({ refusals }) {
+  cueso({ refusals, sessions }) {
     async function turn(ws, msg) {
       const session_id = msg.session_id ?? randomUUID();
+      sessions.push(session_id);
       send(ws, { type: "session_created", session_id });
       await sleep(5);
       let reply;

@@ -164,6 +164,16 @@ impl Dialect {
         matches!(self, Dialect::Loom)
     }
 
+    /// Whether the original server names the session of a message that names none, and a
+    /// client names it from then on to stay in that conversation. cueso's answers
+    /// `session_id: null` with `session_created` and a fresh id, which its web app sends in
+    /// every later message; sent `null` again, the next message would start a new session with
+    /// no history. (loom's envelope `session_id` is the run's own id; agentchat and agentloop
+    /// name no session.)
+    pub fn original_names_sessions(self) -> bool {
+        matches!(self, Dialect::Cueso)
+    }
+
     /// How the original server closes a turn.
     pub fn original_turn_end(self) -> TurnEnd {
         match self {

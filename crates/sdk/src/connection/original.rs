@@ -166,7 +166,9 @@ impl Connection {
     /// - it closes with one `run_end` carrying the reply: agentchat's is synthesized after
     ///   its one `agent_message`; agentloop's first `loading_state: false` of the turn gets
     ///   the turn's last assistant message as its reply, and a repeat (or a previous
-    ///   connection's leftover) outside a turn is dropped.
+    ///   connection's leftover) outside a turn is dropped;
+    /// - a session the server named for a client that has none becomes the client's, so its
+    ///   later runs stay in that conversation (cueso).
     pub(super) fn shape(&mut self, events: Vec<Sequenced>) -> Vec<Sequenced> {
         let Some(end) = self.peer().turn_end() else {
             return events;
@@ -178,6 +180,12 @@ impl Connection {
             // (the document makes it optional); with no resume there is nothing to order
             // across sockets, and one socket delivers in order.
             ev.envelope.event_id = None;
+            if self.cfg.session_id.is_none()
+                && matches!(ev.event, Event::RunStart { .. })
+                && self.peer().names_sessions()
+            {
+                self.cfg.session_id.clone_from(&ev.envelope.session_id);
+            }
             match (&mut ev.event, end) {
                 (Event::RunStart { message, .. }, _) if message.is_none() => {
                     *message = self.waiting_message();

@@ -122,6 +122,12 @@ impl Peer {
         self.original() && self.dialect.original_names_runs()
     }
 
+    /// Whether the client takes up the session the server named for a run that named none
+    /// (see [`Dialect::original_names_sessions`]). weft's session is the socket's.
+    pub fn names_sessions(self) -> bool {
+        self.original() && self.dialect.original_names_sessions()
+    }
+
     /// Whether the server takes the runs of a socket one at a time in the order sent, so
     /// that a run it names itself, or one it names not at all, is the oldest of ours still
     /// open. weft streams runs side by side, each named.

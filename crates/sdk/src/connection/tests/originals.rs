@@ -617,3 +617,32 @@ fn close_while_probing_is_final() {
     assert!(out.is_empty(), "{out:?}");
     assert!(c.run(opts("hi"), RUN.into(), 0.0).is_err());
 }
+
+#[test]
+fn cueso_s_original_names_the_session_of_a_client_without_one_and_the_next_run_names_it() {
+    let mut c = Connection::new(Config {
+        server: ServerChoice::Auto,
+        session_id: None,
+        ..config(Dialect::Cueso)
+    });
+    c.connect();
+    c.closed(1006, "", 0.0, 0.0);
+    c.tick(0.0, 0.0);
+    c.opened_as(0.0, "");
+    drain(&mut c);
+    c.run(opts("Hello"), RUN.into(), 0.0).unwrap();
+    let first = sent(&drain(&mut c));
+    assert_eq!(first[0]["session_id"], Value::Null, "{first:?}");
+    feed(
+        &mut c,
+        &frames_of(&[
+            json!({"type": "session_created", "session_id": "s-made"}),
+            json!({"type": "content_delta", "content": "Hi", "role": "assistant"}),
+            json!({"type": "final", "content": "Hi", "tool_calls": [], "session_id": "s-made", "iteration_count": 1, "paused": false}),
+        ]),
+    );
+    c.run(opts("Again"), "run-2".into(), 0.0).unwrap();
+    let second = sent(&drain(&mut c));
+    assert_eq!(second[0]["message"], "Again");
+    assert_eq!(second[0]["session_id"], "s-made", "{second:?}");
+}
