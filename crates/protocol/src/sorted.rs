@@ -146,6 +146,11 @@ impl<K, V> SortedMap<K, V> {
     pub fn values(&self) -> Values<'_, K, V> {
         Values(self.entries.iter())
     }
+
+    /// The values in key order, to change in place.
+    pub fn values_mut(&mut self) -> impl Iterator<Item = &mut V> {
+        self.entries.iter_mut().map(|(_, v)| v)
+    }
 }
 
 /// Iterators over a [`SortedMap`], in key order. (Named types rather than `impl Iterator`: an

@@ -236,6 +236,11 @@ impl Connection {
         }
     }
 
+    /// A run of this client's own (not one it follows) is on the server.
+    fn running(&self) -> bool {
+        self.runs.values().any(|r| r.sent && !r.followed)
+    }
+
     /// Time passed: reconnect when the wait is over, ping, notice a dead socket, expire
     /// requests.
     pub fn tick(&mut self, now: f64, random: f64) {
@@ -259,9 +264,8 @@ impl Connection {
                 self.closed(1006, "no reply to a heartbeat ping", now, random);
             } else if self.next_ping.is_some_and(|t| now >= t) {
                 let id = self.new_id("hb");
-                let running = self.runs.values().any(|r| r.sent && !r.followed);
                 let ping = Command::Ping { id: id.clone() };
-                let frame = match self.peer().heartbeat(running) {
+                let frame = match self.peer().heartbeat(self.running()) {
                     true => self.cfg.dialect.encode_request(&ping, &id).ok(),
                     false => None,
                 };
@@ -271,6 +275,12 @@ impl Connection {
                     self.pong_deadline = Some(now + self.cfg.heartbeat_timeout_ms);
                 }
                 self.next_ping = Some(now + self.cfg.heartbeat_interval_ms);
+            }
+        }
+        if self.running() && self.peer().answers_after_runs() {
+            let after = now + self.cfg.request_timeout_ms;
+            for r in self.requests.values_mut() {
+                r.deadline = r.deadline.max(after);
             }
         }
         let expired: Vec<String> = self

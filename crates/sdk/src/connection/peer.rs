@@ -111,7 +111,14 @@ impl Peer {
     /// dead socket).
     pub fn heartbeat(self, running: bool) -> bool {
         let ping = Command::Ping { id: String::new() };
-        self.serves(&ping) && !(running && self.original() && self.dialect.original_names_runs())
+        self.serves(&ping) && !(running && self.answers_after_runs())
+    }
+
+    /// Whether a request sent while a run of ours streams is answered only after that run
+    /// ends (original loom takes one request at a time). Its timeout then counts from the
+    /// run's end: a run may take minutes, and the request is not lost meanwhile.
+    pub fn answers_after_runs(self) -> bool {
+        self.original() && self.dialect.original_names_runs()
     }
 
     /// Whether the first event of a run named by the server, whatever its type, belongs to our

@@ -326,6 +326,42 @@ fn loom_s_original_names_the_run_and_the_client_adopts_it() {
 }
 
 #[test]
+fn a_request_behind_a_long_run_on_loom_s_original_waits_for_it_then_times_out() {
+    let mut c = original(Dialect::Loom);
+    c.run(opts("Hello"), RUN.into(), 0.0).unwrap();
+    c.tools_list(0.0).unwrap();
+    drain(&mut c);
+    // The original answers it after run_end: while the run streams, the timeout does not run.
+    for now in [20_000.0, 40_000.0, 60_000.0] {
+        c.tick(now, 0.0);
+        assert!(
+            replies(&drain(&mut c)).is_empty(),
+            "timed out at {now} ms, mid-run"
+        );
+    }
+    let server_run = "run-5b8e0d9c-0000-4000-8000-000000000002";
+    feed(
+        &mut c,
+        &[
+            loom_event(
+                server_run,
+                json!({"type": "message_chunk", "content": "Hi", "id": "think"}),
+            ),
+            json!({"type": "run_end", "id": server_run, "reply": "Hi"}).to_string(),
+        ],
+    );
+    // From the run's end it has the whole of requestTimeoutMs again, and no more.
+    c.tick(89_000.0, 0.0);
+    assert!(replies(&drain(&mut c)).is_empty());
+    c.tick(90_000.0, 0.0);
+    let out = drain(&mut c);
+    assert!(
+        matches!(&replies(&out)[..], [(_, Err(e))] if e.code() == "timeout"),
+        "{out:?}"
+    );
+}
+
+#[test]
 fn agentchat_s_original_ends_the_run_at_its_one_agent_message() {
     let mut c = original(Dialect::Agentchat);
     let run = c.run(opts("What time is it?"), RUN.into(), 0.0).unwrap();
