@@ -254,6 +254,15 @@ for (const where of [node, chromium]) {
       documentOnly("cueso", server);
     });
 
+    test("agentchat: the original streams every client's turn to every socket; each client keeps only its own", LIMIT, async () => {
+      const { out, server } = await play(where, scenarios.twoClients, "agentchat");
+      assert.equal(out.other, PLAIN);
+      assert.equal(out.mine, TIME);
+      assert.deepEqual(out.a, ["What time is it?", TIME]);
+      assert.deepEqual(out.b, ["Hello", PLAIN]);
+      documentOnly("agentchat", server);
+    });
+
     test("loom: ping, toolsList, toolShow and userMessages are answered by the original", LIMIT, async () => {
       const { out, server } = await play(where, scenarios.loomRequests, "loom");
       assert.ok(out.rtt >= 0 && out.rttDuring >= 0);

@@ -227,6 +227,9 @@ pub struct Connection {
     /// The `ping` asking a server that selected the subprotocol whether it is weft, and when
     /// to stop waiting for its answer (see `connection/peer.rs`).
     probe: Option<(String, f64)>,
+    /// The turn streaming is another client's, which a broadcasting original sends here too
+    /// (`original.rs`): its frames are dropped until it ends.
+    foreign_turn: bool,
     next_ping: Option<f64>,
     pong_deadline: Option<f64>,
     out: VecDeque<Output>,
@@ -260,6 +263,7 @@ impl Connection {
             offered_weft: false,
             try_original: false,
             probe: None,
+            foreign_turn: false,
             next_ping: None,
             pong_deadline: None,
             out: VecDeque::new(),

@@ -146,3 +146,19 @@ export async function twoRuns({ Client, within }, { url, dialect, options }) {
   c.close();
   return { first, second };
 }
+
+/** Two clients of one server, one run each, one after the other: what each one's run and
+ * transcript hold. */
+export async function twoClients({ Client, within }, { url, dialect, options }) {
+  const a = new Client({ url, dialect, ...options });
+  const b = new Client({ url, dialect, ...options });
+  await within(Promise.all([a.connect(), b.connect()]), 5000, "connect()");
+  const other = await within(b.run({ message: "Hello" }).result, 5000, "the other client's run.result");
+  const mine = await within(a.run({ message: "What time is it?" }).result, 5000, "run.result");
+  await new Promise((r) => setTimeout(r, 50));
+  const texts = (c) => c.transcript().messages.map((m) => m.text);
+  const out = { other: other.reply, mine: mine.reply, a: texts(a), b: texts(b) };
+  a.close();
+  b.close();
+  return out;
+}

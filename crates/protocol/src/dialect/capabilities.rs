@@ -174,6 +174,14 @@ impl Dialect {
         matches!(self, Dialect::Cueso)
     }
 
+    /// Whether the original server sends every client's turn to every socket, starting with
+    /// the turn's message (agentchat's `user_message`: Nova broadcasts each event to all its
+    /// sockets). A client then tells its own turn by that message, and another client's turn,
+    /// which carries no id, must not become its run.
+    pub fn original_broadcasts_turns(self) -> bool {
+        matches!(self, Dialect::Agentchat)
+    }
+
     /// How the original server closes a turn.
     pub fn original_turn_end(self) -> TurnEnd {
         match self {

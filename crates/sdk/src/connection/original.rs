@@ -168,18 +168,24 @@ impl Connection {
     ///   the turn's last assistant message as its reply, and a repeat (or a previous
     ///   connection's leftover) outside a turn is dropped;
     /// - a session the server named for a client that has none becomes the client's, so its
-    ///   later runs stay in that conversation (cueso).
+    ///   later runs stay in that conversation (cueso);
+    /// - another client's turn, which a broadcasting original streams here too, is dropped
+    ///   (agentchat).
     pub(super) fn shape(&mut self, events: Vec<Sequenced>) -> Vec<Sequenced> {
         let Some(end) = self.peer().turn_end() else {
             return events;
         };
         let adopts = self.peer().adopts_any_first_event();
+        let broadcasts = self.peer().broadcasts_turns();
         let mut out = Vec::with_capacity(events.len() + 1);
         for mut ev in events {
             // loom numbers a run's events but may repeat the last number on its `run_end`
             // (the document makes it optional); with no resume there is nothing to order
             // across sockets, and one socket delivers in order.
             ev.envelope.event_id = None;
+            if broadcasts && self.foreign(&ev, end) {
+                continue;
+            }
             if self.cfg.session_id.is_none()
                 && matches!(ev.event, Event::RunStart { .. })
                 && self.peer().names_sessions()
@@ -246,6 +252,27 @@ impl Connection {
         out
     }
 
+    /// Whether `ev` belongs to another client's turn, on a server that streams every client's
+    /// turns to every socket. A turn is ours when its message is the one our next run sent;
+    /// with none of ours waiting, it is another client's. Turns carry no ids, so a message
+    /// arriving while our turn streams is dropped alone, and what follows stays ours.
+    fn foreign(&mut self, ev: &Sequenced, end: TurnEnd) -> bool {
+        if let Event::RunStart {
+            message: Some(m), ..
+        } = &ev.event
+        {
+            if self.turn_open() {
+                return true;
+            }
+            self.foreign_turn = self.waiting_message().as_deref() != Some(m.as_str());
+        }
+        let foreign = self.foreign_turn;
+        if foreign && turn_ends(&ev.event, end) {
+            self.foreign_turn = false;
+        }
+        foreign
+    }
+
     /// The message of our run whose turn is about to start: the oldest sent and not started.
     fn waiting_message(&self) -> Option<String> {
         self.runs
@@ -275,5 +302,14 @@ impl Connection {
             .find(|m| m.role == Role::Assistant && !m.text.is_empty())
             .map(|m| m.text.clone())
             .unwrap_or_default()
+    }
+}
+
+/// Whether `event` closes a turn that ends as `end` says.
+fn turn_ends(event: &Event, end: TurnEnd) -> bool {
+    match (event, end) {
+        (Event::LlmComplete { content, .. }, TurnEnd::Reply) => !content.is_empty(),
+        (Event::RunEnd { .. }, TurnEnd::RunEnd | TurnEnd::LoadingStateOff) => true,
+        _ => false,
     }
 }

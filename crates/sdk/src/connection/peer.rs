@@ -135,6 +135,12 @@ impl Peer {
         self.original() && self.dialect.original_names_sessions()
     }
 
+    /// Whether the server streams other clients' turns to this socket too, each opened by its
+    /// message (see [`Dialect::original_broadcasts_turns`]).
+    pub fn broadcasts_turns(self) -> bool {
+        self.original() && self.dialect.original_broadcasts_turns()
+    }
+
     /// Whether the server takes the runs of a socket one at a time in the order sent, so
     /// that a run it names itself, or one it names not at all, is the oldest of ours still
     /// open. weft streams runs side by side, each named.

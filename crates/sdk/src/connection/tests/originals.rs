@@ -389,6 +389,41 @@ fn agentchat_s_original_ends_the_run_at_its_one_agent_message() {
 }
 
 #[test]
+fn agentchat_s_original_broadcasts_another_client_s_turn_which_is_not_taken_for_ours() {
+    let mut c = original(Dialect::Agentchat);
+    // Another client's turn streams while nothing of ours runs: not ours, and not a run.
+    let idle = feed(
+        &mut c,
+        &frames_of(&[
+            json!({"type": "user_message", "message": "Tell me a joke"}),
+            json!({"type": "agent_message", "message": "Why did the socket close?"}),
+        ]),
+    );
+    assert!(done(&idle).is_empty());
+    c.run(opts("What time is it?"), RUN.into(), 0.0).unwrap();
+    drain(&mut c);
+    let frames = frames_of(&[
+        // Another one, ahead of ours on the server.
+        json!({"type": "user_message", "message": "And another"}),
+        json!({"type": "tool_call", "tool_name": "read", "tool_args": "{\"path\":\"a\"}"}),
+        json!({"type": "agent_message", "message": "Not yours."}),
+        json!({"type": "user_message", "message": "What time is it?"}),
+        json!({"type": "tool_call", "tool_name": "get_time", "tool_args": "{\"timezone\":\"UTC\"}"}),
+        // A message of a third client while ours streams: dropped, the turn stays ours.
+        json!({"type": "user_message", "message": "Hello?"}),
+        json!({"type": "agent_message", "message": "It is 10:00 UTC."}),
+    ]);
+    let out = feed(&mut c, &frames);
+    assert_eq!(texts(&out), "It is 10:00 UTC.");
+    assert!(matches!(&done(&out)[..], [Ok(r)] if r.reply == "It is 10:00 UTC."));
+    let t = c.transcript();
+    let texts: Vec<&str> = t.messages.iter().map(|m| m.text.as_str()).collect();
+    assert_eq!(texts, ["What time is it?", "It is 10:00 UTC."]);
+    assert_eq!(t.tool_calls.len(), 1);
+    assert_eq!(t.tool_calls[0].name, "get_time");
+}
+
+#[test]
 fn cueso_s_original_ends_the_run_at_final() {
     let mut c = original(Dialect::Cueso);
     c.run(opts("Hello"), RUN.into(), 0.0).unwrap();
