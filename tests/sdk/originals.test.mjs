@@ -263,6 +263,18 @@ for (const where of [node, chromium]) {
       documentOnly("agentchat", server);
     });
 
+    test("agentloop: contextInfo() and compact() are answered by the original, and its refusal rejects compact()", LIMIT, async () => {
+      const { out, server } = await play(where, scenarios.context, "agentloop");
+      assert.ok(out.empty, "compact() on an empty transcript rejects");
+      assert.match(out.empty.message, /Automatic context compaction failed/);
+      assert.equal(out.reply, PLAIN);
+      assert.equal(out.info.tokenCount, 120);
+      assert.equal(out.info.maxTokens, 12000);
+      assert.equal(out.compacted.newTokenCount, 40);
+      assert.equal(out.compacted.reductionPercent, 66.7);
+      documentOnly("agentloop", server);
+    });
+
     test("loom: ping, toolsList, toolShow and userMessages are answered by the original", LIMIT, async () => {
       const { out, server } = await play(where, scenarios.loomRequests, "loom");
       assert.ok(out.rtt >= 0 && out.rttDuring >= 0);

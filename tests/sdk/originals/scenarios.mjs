@@ -162,3 +162,16 @@ export async function twoClients({ Client, within }, { url, dialect, options }) 
   b.close();
   return out;
 }
+
+/** agentloop's context requests: compact() on an empty transcript, then a run, then
+ * contextInfo() and compact(). */
+export async function context({ Client, within }, { url, dialect, options }) {
+  const c = new Client({ url, dialect, ...options });
+  await within(c.connect(), 5000, "connect()");
+  const empty = await within(c.compact().then(() => null, (e) => ({ code: e.code, message: e.message })), 5000, "compact() on nothing");
+  const reply = (await within(c.run({ message: "Hello" }).result, 5000, "run.result")).reply;
+  const info = await within(c.contextInfo(), 5000, "contextInfo()");
+  const compacted = await within(c.compact(), 5000, "compact()");
+  c.close();
+  return { empty, reply, info, compacted };
+}

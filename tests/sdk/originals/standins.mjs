@@ -193,6 +193,7 @@ const PLAYERS = {
     };
     async function turn(loop, input) {
       const { ws } = loop;
+      loop.turns += 1;
       send(ws, frame("loading_state", { loading: true }));
       await sleep(5);
       if (input === "What time is it?") {
@@ -238,7 +239,7 @@ const PLAYERS = {
         // A new connection terminates the previous loop; what that loop still had to send
         // arrives on the new socket.
         if (current?.dropped) send(ws, frame("loading_state", { loading: false }));
-        current = { ws, pending: null };
+        current = { ws, pending: null, turns: 0 };
       },
       message(ws, msg) {
         const loop = current?.ws === ws ? current : null;
@@ -254,6 +255,16 @@ const PLAYERS = {
             loop.pending = null;
             return resolve?.(msg.payload?.review);
           }
+          case "get_context_info":
+            return send(ws, frame("context_info", { tokenCount: 120 * loop.turns, usagePercent: loop.turns, transcriptLength: 3 * loop.turns, maxTokens: 12000, strategy: "auto" }));
+          case "manual_compact":
+            if (loop.turns === 0) {
+              return send(ws, frame("error", {
+                message: "Automatic context compaction failed",
+                details: { error: "Cannot compact empty transcript", context: "auto_compaction" },
+              }));
+            }
+            return send(ws, frame("context_compacted", { oldTokenCount: 120 * loop.turns, newTokenCount: 40, reductionPercent: 66.7, strategy: "auto" }));
           default:
             refusals.push(msg);
             return send(ws, { type: "error", payload: { message: `Unknown message type: ${msg.type}` } });
