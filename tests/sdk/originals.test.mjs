@@ -275,6 +275,14 @@ for (const where of [node, chromium]) {
       documentOnly("agentloop", server);
     });
 
+    test("cueso: an exception in a turn (an error, then the socket closed) fails that run with its message; the next run works", LIMIT, async () => {
+      const { out, server } = await play(where, scenarios.failedRun, "cueso");
+      assert.equal(out.failed.resolved, undefined, JSON.stringify(out.failed));
+      assert.match(out.failed.message, /529 - Overloaded/);
+      assert.equal(out.next, PLAIN);
+      documentOnly("cueso", server);
+    });
+
     test("loom: ping, toolsList, toolShow and userMessages are answered by the original", LIMIT, async () => {
       const { out, server } = await play(where, scenarios.loomRequests, "loom");
       assert.ok(out.rtt >= 0 && out.rttDuring >= 0);

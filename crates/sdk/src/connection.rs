@@ -230,6 +230,8 @@ pub struct Connection {
     /// The turn streaming is another client's, which a broadcasting original sends here too
     /// (`original.rs`): its frames are dropped until it ends.
     foreign_turn: bool,
+    /// The server sent what says it closes this socket: frames wait for the next one.
+    closing: bool,
     next_ping: Option<f64>,
     pong_deadline: Option<f64>,
     out: VecDeque<Output>,
@@ -264,6 +266,7 @@ impl Connection {
             try_original: false,
             probe: None,
             foreign_turn: false,
+            closing: false,
             next_ping: None,
             pong_deadline: None,
             out: VecDeque::new(),
@@ -357,7 +360,7 @@ impl Connection {
     }
 
     fn send(&mut self, frame: String, tag: Tag, now: f64) {
-        if self.phase == Phase::Open {
+        if self.phase == Phase::Open && !self.closing {
             self.mark_sent(&tag, now);
             self.out.push_back(Output::Send(frame));
         } else {

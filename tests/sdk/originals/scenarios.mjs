@@ -175,3 +175,17 @@ export async function context({ Client, within }, { url, dialect, options }) {
   c.close();
   return { empty, reply, info, compacted };
 }
+
+/** A run the server fails, then another run on the same client. */
+export async function failedRun({ Client, within }, { url, dialect, options }) {
+  const c = new Client({ url, dialect, ...options });
+  await within(c.connect(), 5000, "connect()");
+  const failed = await within(
+    c.run({ message: "fail" }).result.then((r) => ({ resolved: r }), (e) => ({ code: e.code, message: e.message })),
+    5000,
+    "the failed run.result",
+  );
+  const next = await within(c.run({ message: "Hello" }).result, 5000, "the next run.result");
+  c.close();
+  return { failed, next: next.reply };
+}

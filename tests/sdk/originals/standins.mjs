@@ -327,6 +327,11 @@ const PLAYERS = {
         send(ws, { type: "content_delta", content: "Hal", role: "assistant" });
         await sleep(30);
         return ws.terminate();
+      } else if (msg.message === "fail") {
+        // An exception in the turn: its message, and the socket closed.
+        send(ws, { type: "content_delta", content: "Let me", role: "assistant" });
+        send(ws, { type: "error", message: "Error code: 529 - Overloaded" });
+        return ws.close(1011);
       } else {
         for (const c of PLAIN_CHUNKS) {
           send(ws, { type: "content_delta", content: c, role: "assistant" });

@@ -182,6 +182,13 @@ impl Dialect {
         matches!(self, Dialect::Agentchat)
     }
 
+    /// Whether the original server closes the socket right after an `error` frame (cueso: any
+    /// exception, a frame it cannot validate included). A client then sends nothing more on
+    /// that socket: it would be lost with it.
+    pub fn original_closes_after_error(self) -> bool {
+        matches!(self, Dialect::Cueso)
+    }
+
     /// How the original server closes a turn.
     pub fn original_turn_end(self) -> TurnEnd {
         match self {

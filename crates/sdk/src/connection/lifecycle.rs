@@ -5,7 +5,7 @@
 use weft_protocol::command::Resume;
 use weft_protocol::reassembler::{Gap, RunStatus};
 use weft_protocol::text;
-use weft_protocol::{Command, Limits};
+use weft_protocol::{Command, Event, Limits};
 
 use super::{Connection, Output, Phase, ServerKind, CLOSE_DEAD, CLOSE_NORMAL};
 use crate::error::{Error, ErrorCode};
@@ -156,6 +156,7 @@ impl Connection {
         self.pong_deadline = None;
         self.heartbeats.clear();
         self.probe = None;
+        self.closing = false;
         match self.phase {
             Phase::Idle | Phase::Closed | Phase::Waiting { .. } => return,
             Phase::Connecting { first: true } => {
@@ -335,6 +336,14 @@ impl Connection {
         if self.peer().turn_end().is_some() {
             // An original server: nothing to resume or reorder, one event at a time, each
             // shaped into the run weft would have sent ([`Connection::shape`]).
+            let closes = self.peer().closes_after_error();
+            if closes
+                && events
+                    .iter()
+                    .any(|ev| matches!(ev.event, Event::Error { .. }))
+            {
+                self.closing = true;
+            }
             for ev in self.shape(events) {
                 self.reassembler.push_event(ev);
             }

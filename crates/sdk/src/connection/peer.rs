@@ -141,6 +141,12 @@ impl Peer {
         self.original() && self.dialect.original_broadcasts_turns()
     }
 
+    /// Whether an `error` from the server means it is closing the socket (see
+    /// [`Dialect::original_closes_after_error`]).
+    pub fn closes_after_error(self) -> bool {
+        self.original() && self.dialect.original_closes_after_error()
+    }
+
     /// Whether the server takes the runs of a socket one at a time in the order sent, so
     /// that a run it names itself, or one it names not at all, is the oldest of ours still
     /// open. weft streams runs side by side, each named.

@@ -717,3 +717,37 @@ fn cueso_s_original_names_the_session_of_a_client_without_one_and_the_next_run_n
     assert_eq!(second[0]["message"], "Again");
     assert_eq!(second[0]["session_id"], "s-made", "{second:?}");
 }
+
+#[test]
+fn cueso_s_original_failing_a_turn_fails_the_run_with_its_message() {
+    let mut c = original(Dialect::Cueso);
+    c.run(opts("fail"), RUN.into(), 0.0).unwrap();
+    drain(&mut c);
+    let out = feed(
+        &mut c,
+        &frames_of(&[
+            json!({"type": "session_created", "session_id": "sess-1"}),
+            json!({"type": "content_delta", "content": "Let me", "role": "assistant"}),
+            json!({"type": "error", "message": "Error code: 529 - Overloaded"}),
+        ]),
+    );
+    match &done(&out)[..] {
+        [Err(e)] => assert!(e.message().contains("529"), "{e:?}"),
+        other => panic!("{other:?}"),
+    }
+    // The original closes the socket after its error: a run asked for before the close
+    // arrives waits for the next socket instead of going out on this one and being cut.
+    c.run(opts("Hello"), "run-2".into(), 1.0).unwrap();
+    assert!(sent(&drain(&mut c)).is_empty());
+    c.closed(1011, "", 1.0, 0.0);
+    assert!(
+        done(&drain(&mut c)).is_empty(),
+        "the waiting run is not failed"
+    );
+    c.tick(60_000.0, 0.0);
+    drain(&mut c);
+    c.opened_as(60_000.0, "");
+    let resent = sent(&drain(&mut c));
+    assert_eq!(resent.len(), 1);
+    assert_eq!(resent[0]["message"], "Hello");
+}
