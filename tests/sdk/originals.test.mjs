@@ -226,16 +226,19 @@ for (const where of [node, chromium]) {
       });
     }
 
-    test("agentloop: approvals without a call id — yes, no-continue, explain then yes", LIMIT, async () => {
+    test("agentloop: approvals without a call id — yes, no-continue, explain then yes, and a shell command", LIMIT, async () => {
       const { out, server } = await play(where, scenarios.approvals, "agentloop");
       const request = { callId: null, name: "apply_patch", arguments: { patch: PATCH } };
       assert.deepEqual(out.yes, { reply: "Wrote notes.txt.", asked: [request] });
       assert.deepEqual(out["no-continue"], { reply: "I did not write it.", asked: [request] });
       // explain: the original explains and asks again.
       assert.deepEqual(out.explain, { reply: "Wrote notes.txt.", asked: [request, request] });
-      assert.deepEqual(out.runs, ["completed", "completed", "completed"]);
+      // A shell command comes as its argv (`bash -lc …`), asked as the tool `shell`.
+      const shell = { callId: null, name: "shell", arguments: { command: ["bash", "-lc", "ls"] } };
+      assert.deepEqual(out.shell, { reply: "Listed: a.txt", asked: [shell] });
+      assert.deepEqual(out.runs, ["completed", "completed", "completed", "completed"]);
       const answers = server.received.filter((m) => m.type === "approval_response").map((m) => m.payload);
-      assert.deepEqual(answers.map((p) => p.review), ["yes", "no-continue", "explain", "yes"]);
+      assert.deepEqual(answers.map((p) => p.review), ["yes", "no-continue", "explain", "yes", "yes"]);
       for (const p of answers) assert.ok(!("callId" in p), JSON.stringify(p));
       assert.equal(answers[1].customDenyMessage, "not now");
       assert.ok(EXPLANATION);

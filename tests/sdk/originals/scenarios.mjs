@@ -54,7 +54,8 @@ export async function toolRun({ Client, within }, { url, dialect, options }) {
   return { result, transcript };
 }
 
-/** agentloop's approvals, answered yes, no-continue, and explain (then yes), one run each. */
+/** agentloop's approvals, answered yes, no-continue, and explain (then yes), one run each;
+ * then a shell command's, answered yes. */
 export async function approvals({ Client, within }, { url, dialect, options }) {
   const c = new Client({ url, dialect, ...options });
   const asked = [];
@@ -65,9 +66,15 @@ export async function approvals({ Client, within }, { url, dialect, options }) {
   });
   await within(c.connect(), 5000, "connect()");
   const out = {};
-  for (const [label, decisions] of [["yes", ["yes"]], ["no-continue", ["no-continue"]], ["explain", ["explain", "yes"]]]) {
+  const cases = [
+    ["yes", "write notes", ["yes"]],
+    ["no-continue", "write notes", ["no-continue"]],
+    ["explain", "write notes", ["explain", "yes"]],
+    ["shell", "list files", ["yes"]],
+  ];
+  for (const [label, message, decisions] of cases) {
     answers = [...decisions];
-    const result = await within(c.run({ message: "write notes" }).result, 5000, `run.result (${label})`);
+    const result = await within(c.run({ message }).result, 5000, `run.result (${label})`);
     out[label] = { reply: result.reply, asked: asked.splice(0) };
   }
   out.runs = c.transcript().runs.map((r) => r.status);

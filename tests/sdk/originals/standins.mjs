@@ -220,6 +220,16 @@ const PLAYERS = {
           finished(ws);
           break;
         }
+      } else if (input === "list files") {
+        const command = ["bash", "-lc", "ls"];
+        item(ws, { type: "function_call", id: "fc_s", call_id: "call_s", name: "shell", arguments: JSON.stringify({ command }) });
+        finished(ws);
+        send(ws, frame("approval_request", { command }));
+        const review = await new Promise((resolve) => (loop.pending = resolve));
+        const ok = review === "yes" || review === "always";
+        item(ws, { type: "function_call_output", id: "out_s", call_id: "call_s", output: ok ? "a.txt" : "aborted" });
+        text(ws, "msg_s", ok ? "Listed: a.txt" : "I did not list them.");
+        finished(ws);
       } else if (input === "drop") {
         text(ws, "msg_d", "Hal");
         await sleep(30);
