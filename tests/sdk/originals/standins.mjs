@@ -14,9 +14,10 @@
 //   variant …" without an id; agentloop `error` "Unknown message type: X"; agentchat `error`
 //   "Unknown message type: X", socket kept; cueso `error` and the socket closed. Every such
 //   refusal is recorded in `refusals`, so a test can require that the client sent none.
-// - agentloop has one global session: a new connection ends the previous loop, and a leftover
-//   `loading_state:false` of that loop arrives on the new socket. agentchat broadcasts every
-//   event to every socket.
+// - agentloop has one global session: a new connection ends the previous loop, and leftovers
+//   of that loop arrive on the new socket: a `loading_state:false` at once, and
+//   `agent_finished`, `context_info` and another `loading_state:false` late, inside the next
+//   turn before anything of it. agentchat broadcasts every event to every socket.
 //
 // The scripted model answers by message:
 //   "Hello"             → "Hi there! How can I help?" (streamed where the dialect streams)
@@ -195,6 +196,12 @@ const PLAYERS = {
       const { ws } = loop;
       loop.turns += 1;
       send(ws, frame("loading_state", { loading: true }));
+      if (loop.leftovers) {
+        // The killed loop's last frames, late: inside this turn, before anything of it.
+        loop.leftovers = false;
+        finished(ws);
+        send(ws, frame("loading_state", { loading: false }));
+      }
       await sleep(5);
       if (input === "What time is it?") {
         item(ws, { type: "function_call", id: "fc_1", call_id: "call_1", name: "get_time", arguments: '{"timezone":"UTC"}' });
@@ -248,8 +255,9 @@ const PLAYERS = {
       connected(ws) {
         // A new connection terminates the previous loop; what that loop still had to send
         // arrives on the new socket.
-        if (current?.dropped) send(ws, frame("loading_state", { loading: false }));
-        current = { ws, pending: null, turns: 0 };
+        const dropped = current?.dropped === true;
+        if (dropped) send(ws, frame("loading_state", { loading: false }));
+        current = { ws, pending: null, turns: 0, leftovers: dropped };
       },
       message(ws, msg) {
         const loop = current?.ws === ws ? current : null;

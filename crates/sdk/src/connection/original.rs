@@ -165,8 +165,10 @@ impl Connection {
     ///   and loom's first event of the run it named itself is preceded by that `run_start`;
     /// - it closes with one `run_end` carrying the reply: agentchat's is synthesized after
     ///   its one `agent_message`; agentloop's first `loading_state: false` of the turn gets
-    ///   the turn's last assistant message as its reply, and a repeat (or a previous
-    ///   connection's leftover) outside a turn is dropped;
+    ///   the turn's last assistant message as its reply. A repeat outside a turn is dropped,
+    ///   and so is what the loop of an earlier connection still sends on this one
+    ///   (`agent_finished`, `context_info`, `loading_state: false`) outside a turn or before
+    ///   the turn's first item: it neither starts our run nor ends it;
     /// - a session the server named for a client that has none becomes the client's, so its
     ///   later runs stay in that conversation (cueso);
     /// - another client's turn, which a broadcasting original streams here too, is dropped
@@ -186,6 +188,11 @@ impl Connection {
             if broadcasts && self.foreign(&ev, end) {
                 continue;
             }
+            match ev.event {
+                Event::RunStart { .. } => self.turn_fresh = true,
+                Event::RunEnd { .. } | Event::LlmComplete { .. } | Event::ContextInfo { .. } => {}
+                _ => self.turn_fresh = false,
+            }
             if self.cfg.session_id.is_none()
                 && matches!(ev.event, Event::RunStart { .. })
                 && self.peer().names_sessions()
@@ -196,13 +203,12 @@ impl Connection {
                 (Event::RunStart { message, .. }, _) if message.is_none() => {
                     *message = self.waiting_message();
                 }
-                (Event::RunEnd { reply, .. }, TurnEnd::LoadingStateOff) => {
-                    if !self.turn_open() {
-                        continue;
-                    }
-                    if reply.is_empty() {
-                        *reply = self.turn_reply();
-                    }
+                (
+                    Event::RunEnd { .. } | Event::LlmComplete { .. } | Event::ContextInfo { .. },
+                    TurnEnd::LoadingStateOff,
+                ) if !self.turn_open() || self.turn_fresh => continue,
+                (Event::RunEnd { reply, .. }, TurnEnd::LoadingStateOff) if reply.is_empty() => {
+                    *reply = self.turn_reply();
                 }
                 _ => {}
             }

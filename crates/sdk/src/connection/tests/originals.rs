@@ -751,3 +751,41 @@ fn cueso_s_original_failing_a_turn_fails_the_run_with_its_message() {
     assert_eq!(resent.len(), 1);
     assert_eq!(resent[0]["message"], "Hello");
 }
+
+#[test]
+fn agentloop_s_leftovers_of_an_earlier_loop_neither_start_nor_end_our_turn() {
+    let mut c = original(Dialect::Agentloop);
+    let run = c.run(opts("Hello"), RUN.into(), 0.0).unwrap();
+    drain(&mut c);
+    let context = json!({"id": "ci", "type": "context_info", "payload": {
+        "tokenCount": 120, "usagePercent": 1, "transcriptLength": 3, "maxTokens": 12000,
+        "strategy": "auto"}});
+    let frames = frames_of(&[
+        // What the loop a new connection killed still had to send, before our turn...
+        finished(),
+        context.clone(),
+        loading(false),
+        loading(true),
+        // ...and after its start, before anything of it.
+        finished(),
+        context,
+        loading(false),
+        agentloop_item("msg_1", "assistant", "Hi"),
+        finished(),
+        loading(false),
+    ]);
+    let out = feed(&mut c, &frames);
+    match &done(&out)[..] {
+        [Ok(r)] => assert_eq!(r.reply, "Hi"),
+        other => panic!("{other:?}"),
+    }
+    assert!(handles(&out).iter().all(|h| h.is_none() || *h == Some(run)));
+    let t = c.transcript();
+    assert_eq!(t.runs.len(), 1, "{:?}", t.runs);
+    let texts: Vec<(Role, &str)> = t
+        .messages
+        .iter()
+        .map(|m| (m.role.clone(), m.text.as_str()))
+        .collect();
+    assert_eq!(texts, [(Role::User, "Hello"), (Role::Assistant, "Hi")]);
+}
