@@ -230,8 +230,9 @@ pub struct Connection {
     /// The turn streaming is another client's, which a broadcasting original sends here too
     /// (`original.rs`): its frames are dropped until it ends.
     foreign_turn: bool,
-    /// The turn streaming from an original has had nothing of its own yet (`original.rs`).
-    turn_fresh: bool,
+    /// No turn on this socket has had an item of its own yet: what an original's earlier
+    /// loop still sends may arrive now (`original.rs`).
+    old_loop_may_send: bool,
     /// The server sent what says it closes this socket: frames wait for the next one.
     closing: bool,
     next_ping: Option<f64>,
@@ -269,7 +270,7 @@ impl Connection {
             probe: None,
             foreign_turn: false,
             closing: false,
-            turn_fresh: false,
+            old_loop_may_send: false,
             next_ping: None,
             pong_deadline: None,
             out: VecDeque::new(),

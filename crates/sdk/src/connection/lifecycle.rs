@@ -77,6 +77,7 @@ impl Connection {
     /// The server of the socket just opened is known: the socket is usable.
     pub(super) fn found(&mut self, kind: ServerKind, now: f64) {
         self.probe = None;
+        self.old_loop_may_send = true;
         self.try_original = false;
         self.phase = Phase::Open;
         self.attempt = 0;

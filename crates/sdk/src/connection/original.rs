@@ -166,9 +166,10 @@ impl Connection {
     /// - it closes with one `run_end` carrying the reply: agentchat's is synthesized after
     ///   its one `agent_message`; agentloop's first `loading_state: false` of the turn gets
     ///   the turn's last assistant message as its reply. A repeat outside a turn is dropped,
-    ///   and so is what the loop of an earlier connection still sends on this one
-    ///   (`agent_finished`, `context_info`, `loading_state: false`) outside a turn or before
-    ///   the turn's first item: it neither starts our run nor ends it;
+    ///   and so is what the loop a new socket killed still sends on it (`agent_finished`,
+    ///   `context_info`, `loading_state: false`) outside a turn, or in the socket's first turn
+    ///   before its first item: it neither starts our run nor ends it. (Only the first turn:
+    ///   a later turn whose model answered nothing at all must still end.)
     /// - a session the server named for a client that has none becomes the client's, so its
     ///   later runs stay in that conversation (cueso);
     /// - another client's turn, which a broadcasting original streams here too, is dropped
@@ -188,10 +189,14 @@ impl Connection {
             if broadcasts && self.foreign(&ev, end) {
                 continue;
             }
-            match ev.event {
-                Event::RunStart { .. } => self.turn_fresh = true,
-                Event::RunEnd { .. } | Event::LlmComplete { .. } | Event::ContextInfo { .. } => {}
-                _ => self.turn_fresh = false,
+            if !matches!(
+                ev.event,
+                Event::RunStart { .. }
+                    | Event::RunEnd { .. }
+                    | Event::LlmComplete { .. }
+                    | Event::ContextInfo { .. }
+            ) {
+                self.old_loop_may_send = false;
             }
             if self.cfg.session_id.is_none()
                 && matches!(ev.event, Event::RunStart { .. })
@@ -206,7 +211,7 @@ impl Connection {
                 (
                     Event::RunEnd { .. } | Event::LlmComplete { .. } | Event::ContextInfo { .. },
                     TurnEnd::LoadingStateOff,
-                ) if !self.turn_open() || self.turn_fresh => continue,
+                ) if !self.turn_open() || self.old_loop_may_send => continue,
                 (Event::RunEnd { reply, .. }, TurnEnd::LoadingStateOff) if reply.is_empty() => {
                     *reply = self.turn_reply();
                 }

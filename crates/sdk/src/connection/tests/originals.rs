@@ -788,4 +788,21 @@ fn agentloop_s_leftovers_of_an_earlier_loop_neither_start_nor_end_our_turn() {
         .map(|m| (m.role.clone(), m.text.as_str()))
         .collect();
     assert_eq!(texts, [(Role::User, "Hello"), (Role::Assistant, "Hi")]);
+    // A later turn on the same socket whose model answered nothing still ends.
+    let empty = c.run(opts("Again"), "run-2".into(), 0.0).unwrap();
+    drain(&mut c);
+    let context = json!({"id": "ci2", "type": "context_info", "payload": {
+        "tokenCount": 130, "usagePercent": 1, "transcriptLength": 5, "maxTokens": 12000,
+        "strategy": "auto"}});
+    let out = feed(
+        &mut c,
+        &frames_of(&[loading(true), finished(), context, loading(false)]),
+    );
+    assert!(
+        matches!(&done(&out)[..], [Ok(r)] if r.reply.is_empty()),
+        "{out:?}"
+    );
+    assert!(handles(&out)
+        .iter()
+        .all(|h| h.is_none() || *h == Some(empty)));
 }
