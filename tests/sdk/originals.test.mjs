@@ -261,6 +261,7 @@ for (const where of [node, chromium]) {
       const { out, server } = await play(where, scenarios.twoClients, "agentchat");
       assert.equal(out.other, PLAIN);
       assert.equal(out.mine, TIME);
+      // The message as the original echoed it, stripped: the turn was still known as ours.
       assert.deepEqual(out.a, ["What time is it?", TIME]);
       assert.deepEqual(out.b, ["Hello", PLAIN]);
       documentOnly("agentchat", server);

@@ -161,7 +161,8 @@ export async function twoClients({ Client, within }, { url, dialect, options }) 
   const b = new Client({ url, dialect, ...options });
   await within(Promise.all([a.connect(), b.connect()]), 5000, "connect()");
   const other = await within(b.run({ message: "Hello" }).result, 5000, "the other client's run.result");
-  const mine = await within(a.run({ message: "What time is it?" }).result, 5000, "run.result");
+  // With a trailing newline, which the original strips before it echoes the message.
+  const mine = await within(a.run({ message: "What time is it?\n" }).result, 5000, "run.result");
   await new Promise((r) => setTimeout(r, 50));
   const texts = (c) => c.transcript().messages.map((m) => m.text);
   const out = { other: other.reply, mine: mine.reply, a: texts(a), b: texts(b) };

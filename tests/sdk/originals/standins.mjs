@@ -315,8 +315,10 @@ const PLAYERS = {
     return {
       message(ws, msg) {
         if (msg.type === "chat") {
-          if (!msg.message?.trim()) return send(ws, { type: "error", error: "Empty message received" });
-          return void turn(msg.message);
+          // It strips the message, and echoes it stripped.
+          const message = typeof msg.message === "string" ? msg.message.trim() : "";
+          if (!message) return send(ws, { type: "error", error: "Empty message received" });
+          return void turn(message);
         }
         refusals.push(msg);
         send(ws, { type: "error", error: `Unknown message type: ${msg.type}` });

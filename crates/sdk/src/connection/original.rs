@@ -275,7 +275,8 @@ impl Connection {
             if self.turn_open() {
                 return true;
             }
-            self.foreign_turn = self.waiting_message().as_deref() != Some(m.as_str());
+            // Nova echoes the message stripped of surrounding whitespace.
+            self.foreign_turn = self.waiting_message().as_deref().map(str::trim) != Some(m.trim());
         }
         let foreign = self.foreign_turn;
         if foreign && turn_ends(&ev.event, end) {
