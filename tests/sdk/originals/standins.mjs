@@ -317,11 +317,12 @@ const PLAYERS = {
         if (msg.type === "chat") {
           // It strips the message, and echoes it stripped.
           const message = typeof msg.message === "string" ? msg.message.trim() : "";
-          if (!message) return send(ws, { type: "error", error: "Empty message received" });
+          // Its errors, like everything else, go to every socket.
+          if (!message) return all({ type: "error", error: "Empty message received" });
           return void turn(message);
         }
         refusals.push(msg);
-        send(ws, { type: "error", error: `Unknown message type: ${msg.type}` });
+        all({ type: "error", error: `Unknown message type: ${msg.type}` });
       },
     };
   },

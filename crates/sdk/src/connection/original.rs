@@ -264,10 +264,15 @@ impl Connection {
     }
 
     /// Whether `ev` belongs to another client's turn, on a server that streams every client's
-    /// turns to every socket. A turn is ours when its message is the one our next run sent;
+    /// turns (and errors) to every socket. A turn is ours when its message is the one our next run sent;
     /// with none of ours waiting, it is another client's. Turns carry no ids, so a message
     /// arriving while our turn streams is dropped alone, and what follows stays ours.
     fn foreign(&mut self, ev: &Sequenced, end: TurnEnd) -> bool {
+        // Its errors go to every socket too ("Empty message received" included); one of ours
+        // comes after our message's echo, so one before it is another client's.
+        if matches!(ev.event, Event::Error { .. }) && !self.turn_open() {
+            return true;
+        }
         if let Event::RunStart {
             message: Some(m), ..
         } = &ev.event

@@ -403,6 +403,8 @@ fn agentchat_s_original_broadcasts_another_client_s_turn_which_is_not_taken_for_
     c.run(opts("What time is it?"), RUN.into(), 0.0).unwrap();
     drain(&mut c);
     let frames = frames_of(&[
+        // Another client's refusal, which the original sends to every socket.
+        json!({"type": "error", "error": "Empty message received"}),
         // Another one, ahead of ours on the server.
         json!({"type": "user_message", "message": "And another"}),
         json!({"type": "tool_call", "tool_name": "read", "tool_args": "{\"path\":\"a\"}"}),
