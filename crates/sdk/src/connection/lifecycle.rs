@@ -5,7 +5,7 @@
 use weft_protocol::command::Resume;
 use weft_protocol::reassembler::{Gap, RunStatus};
 use weft_protocol::text;
-use weft_protocol::{Command, Event, Limits};
+use weft_protocol::{Command, Limits};
 
 use super::{Connection, Output, Phase, ServerKind, CLOSE_DEAD, CLOSE_NORMAL};
 use crate::error::{Error, ErrorCode};
@@ -279,7 +279,7 @@ impl Connection {
                 self.next_ping = Some(now + self.cfg.heartbeat_interval_ms);
             }
         }
-        if self.running() && self.peer().answers_after_runs() {
+        if self.peer().answers_after_runs() && self.running() {
             let after = now + self.cfg.request_timeout_ms;
             for r in self.requests.values_mut() {
                 r.deadline = r.deadline.max(after);
@@ -337,14 +337,6 @@ impl Connection {
         if self.peer().turn_end().is_some() {
             // An original server: nothing to resume or reorder, one event at a time, each
             // shaped into the run weft would have sent ([`Connection::shape`]).
-            let closes = self.peer().closes_after_error();
-            if closes
-                && events
-                    .iter()
-                    .any(|ev| matches!(ev.event, Event::Error { .. }))
-            {
-                self.closing = true;
-            }
             for ev in self.shape(events) {
                 self.reassembler.push_event(ev);
             }

@@ -173,13 +173,17 @@ impl Connection {
     /// - a session the server named for a client that has none becomes the client's, so its
     ///   later runs stay in that conversation (cueso);
     /// - another client's turn, which a broadcasting original streams here too, is dropped
-    ///   (agentchat).
+    ///   (agentchat);
+    /// - after an original's error that closes the socket (cueso), nothing more is sent on it.
     pub(super) fn shape(&mut self, events: Vec<Sequenced>) -> Vec<Sequenced> {
         let Some(end) = self.peer().turn_end() else {
             return events;
         };
-        let adopts = self.peer().adopts_any_first_event();
-        let broadcasts = self.peer().broadcasts_turns();
+        let peer = self.peer();
+        let adopts = peer.adopts_any_first_event();
+        let broadcasts = peer.broadcasts_turns();
+        let names_sessions = peer.names_sessions();
+        let closes_after_error = peer.closes_after_error();
         let mut out = Vec::with_capacity(events.len() + 1);
         for mut ev in events {
             // loom numbers a run's events but may repeat the last number on its `run_end`
@@ -188,6 +192,9 @@ impl Connection {
             ev.envelope.event_id = None;
             if broadcasts && self.foreign(&ev, end) {
                 continue;
+            }
+            if closes_after_error && matches!(ev.event, Event::Error { .. }) {
+                self.closing = true;
             }
             if !matches!(
                 ev.event,
@@ -198,9 +205,9 @@ impl Connection {
             ) {
                 self.old_loop_may_send = false;
             }
-            if self.cfg.session_id.is_none()
+            if names_sessions
+                && self.cfg.session_id.is_none()
                 && matches!(ev.event, Event::RunStart { .. })
-                && self.peer().names_sessions()
             {
                 self.cfg.session_id.clone_from(&ev.envelope.session_id);
             }
@@ -238,12 +245,7 @@ impl Connection {
                     });
                 }
             }
-            let reply = match (&ev.event, end) {
-                (Event::LlmComplete { content, .. }, TurnEnd::Reply) if !content.is_empty() => {
-                    Some(content.clone())
-                }
-                _ => None,
-            };
+            let reply = closing_reply(&ev.event, end).map(String::from);
             let envelope = ev.envelope.clone();
             out.push(ev);
             if let Some(reply) = reply {
@@ -264,9 +266,10 @@ impl Connection {
     }
 
     /// Whether `ev` belongs to another client's turn, on a server that streams every client's
-    /// turns (and errors) to every socket. A turn is ours when its message is the one our next run sent;
-    /// with none of ours waiting, it is another client's. Turns carry no ids, so a message
-    /// arriving while our turn streams is dropped alone, and what follows stays ours.
+    /// turns (and errors) to every socket, each ending with its reply. A turn is ours when its
+    /// message is the one our next run sent; with none of ours waiting, it is another
+    /// client's. Turns carry no ids, so a message arriving while our turn streams is dropped
+    /// alone, and what follows stays ours.
     fn foreign(&mut self, ev: &Sequenced, end: TurnEnd) -> bool {
         // Its errors go to every socket too ("Empty message received" included); one of ours
         // comes after our message's echo, so one before it is another client's.
@@ -284,7 +287,7 @@ impl Connection {
             self.foreign_turn = self.waiting_message().as_deref().map(str::trim) != Some(m.trim());
         }
         let foreign = self.foreign_turn;
-        if foreign && turn_ends(&ev.event, end) {
+        if foreign && closing_reply(&ev.event, end).is_some() {
             self.foreign_turn = false;
         }
         foreign
@@ -322,11 +325,13 @@ impl Connection {
     }
 }
 
-/// Whether `event` closes a turn that ends as `end` says.
-fn turn_ends(event: &Event, end: TurnEnd) -> bool {
+/// The reply in `event` when it closes a turn that ends with its reply (agentchat's one
+/// `agent_message`, an `LlmComplete` with text).
+fn closing_reply(event: &Event, end: TurnEnd) -> Option<&str> {
     match (event, end) {
-        (Event::LlmComplete { content, .. }, TurnEnd::Reply) => !content.is_empty(),
-        (Event::RunEnd { .. }, TurnEnd::RunEnd | TurnEnd::LoadingStateOff) => true,
-        _ => false,
+        (Event::LlmComplete { content, .. }, TurnEnd::Reply) if !content.is_empty() => {
+            Some(content)
+        }
+        _ => None,
     }
 }
