@@ -219,10 +219,16 @@ async function main() {
   } finally {
     results.seconds = (performance.now() - t0) / 1000;
     measured = Object.keys(results.sections);
+    // What each section was measured with, so that a merge keeps it with the section.
+    results.sectionMeta = Object.fromEntries(measured.map((k) => [k, { runs: o.runs, weft: results.machine.weft }]));
     // --merge: keep the sections of the previous results that this run did not measure.
     if (o.merge && existsSync(o.json)) {
       const prev = JSON.parse(readFileSync(o.json, 'utf8'));
-      for (const [k, v] of Object.entries(prev.sections ?? {})) if (!(k in results.sections)) results.sections[k] = v;
+      for (const [k, v] of Object.entries(prev.sections ?? {})) {
+        if (k in results.sections) continue;
+        results.sections[k] = v;
+        results.sectionMeta[k] = prev.sectionMeta?.[k] ?? { runs: prev.runs, weft: prev.machine?.weft };
+      }
       results.commands = [...new Set([...(prev.commands ?? []), ...results.commands])];
       results.seconds += prev.seconds ?? 0;
     }
