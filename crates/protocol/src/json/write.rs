@@ -177,8 +177,7 @@ impl ObjectWriter {
     fn nested(&mut self, write: impl FnOnce(&mut ObjectWriter)) {
         let mut inner = ObjectWriter::within(core::mem::take(&mut self.out));
         write(&mut inner);
-        inner.out.push('}');
-        self.out = inner.out;
+        self.out = inner.finish();
     }
 
     pub fn finish(&mut self) -> String {
