@@ -39,7 +39,7 @@ function clientClassify(fn) {
   if (/weft_protocol::reassembler|Reassembler/.test(fn) && /weft_protocol/.test(fn)) return 'reassembly (weft_protocol::reassembler)';
   if (/weft_protocol/.test(fn)) return 'frame → canonical event (weft_protocol dialect/event decoding)';
   if (/serde_wasm_bindgen|weft_sdk::marshal|tsify|serde_core::ser|<serde_core::ser|serde_json::ser/.test(fn)) return 'results to JS objects (serde-wasm-bindgen: PushResult, transcript)';
-  if (/dlmalloc|alloc::|<alloc|memcpy|memmove|memset|__rust_(alloc|dealloc|realloc)|RawVec|drop_in_place/.test(fn)) return 'allocation, copies, drops';
+  if (/dlmalloc|talc|alloc::|<alloc|memcpy|memmove|memset|__rust_(alloc|dealloc|realloc)|RawVec|drop_in_place/.test(fn)) return 'allocation, copies, drops';
   if (/passStringToWasm|encodeInto|utf8Into|getArrayU8FromWasm0|TextEncoder|getUint8ArrayMemory|weft_sdk::marshal::FrameBuf/.test(fn)) return 'strings into wasm (UTF-16 → UTF-8 copy)';
   if (/weft_sdk|wasm-to-js|js-to-wasm|weft_sdk\.js|index\.mjs|__wbg|wasm_bindgen|externref/.test(fn)) return 'wasm-bindgen glue and boundary';
   if (/page\.js/.test(fn)) return 'benchmark loop (page)';
@@ -96,7 +96,7 @@ function serverClassify(fn) {
   if (/weft_agent::engine|Run::|checkpoint/.test(fn)) return 'agent engine';
   if (/weft_protocol|Encoder|Sequenc/.test(fn)) return 'protocol encode';
   if (/serde|json/i.test(fn)) return 'JSON (serde_json / serde-wasm-bindgen)';
-  if (/dlmalloc|alloc::|<alloc|memcpy|RawVec|drop_in_place/.test(fn)) return 'allocation, copies, drops';
+  if (/dlmalloc|talc|alloc::|<alloc|memcpy|RawVec|drop_in_place/.test(fn)) return 'allocation, copies, drops';
   if (/shim\.js|wasm-to-js|js-to-wasm|queueMicrotask|wasm_bindgen|js_sys|future|closure|externref|__wbindgen|__name/.test(fn)) return 'wasm-bindgen glue, futures, microtasks';
   if (/weft_worker/.test(fn)) return 'worker session logic';
   return 'other';

@@ -37,7 +37,7 @@ export function crateOf(name) {
   const m = n.match(/^([A-Za-z_][A-Za-z0-9_]*)::/);
   if (m) return m[1];
   if (/^(__rust|__rdl|__rg|rust_)/.test(name)) return 'std';
-  if (/^(memcpy|memmove|memset|memcmp|malloc|free|realloc)/.test(name)) return 'dlmalloc';
+  if (/^(memcpy|memmove|memset|memcmp|malloc|free|realloc)/.test(name)) return 'compiler_builtins';
   if (/^__wbg|^__wbindgen|^wasm_bindgen/.test(name)) return 'wasm_bindgen';
   return 'other';
 }
