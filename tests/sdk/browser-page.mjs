@@ -5,15 +5,17 @@ import init, { Client, Reassembler } from "/pkg/index.mjs";
 await init();
 
 // A tap on every WebSocket the page opens, to check what went over the wire (the URL, the
-// subprotocol, heartbeats, resume frames, replayed frames). It only listens: the SDK's own
+// subprotocol, heartbeats, resume frames, replayed frames). It only listens — but for a frame
+// `loseNext` names, which it swallows as a network that died unnoticed would: the SDK's own
 // handlers see exactly what they would without it.
 const wire = [];
 const NativeWebSocket = globalThis.WebSocket;
 const logs = new WeakMap();
+let lose = null;
 globalThis.WebSocket = class TappedWebSocket extends NativeWebSocket {
   constructor(url, protocols) {
     super(url, protocols);
-    const log = { url: String(url), offered: [protocols ?? []].flat(), protocol: null, sent: [], received: [], closed: null };
+    const log = { url: String(url), offered: [protocols ?? []].flat(), protocol: null, sent: [], lost: [], received: [], closed: null };
     logs.set(this, log);
     wire.push(log);
     this.addEventListener("open", () => (log.protocol = this.protocol));
@@ -24,10 +26,21 @@ globalThis.WebSocket = class TappedWebSocket extends NativeWebSocket {
   }
 
   send(data) {
-    logs.get(this)?.sent.push(String(data));
+    const log = logs.get(this);
+    if (lose?.(String(data))) {
+      lose = null;
+      log?.lost.push(String(data));
+      return;
+    }
+    log?.sent.push(String(data));
     return super.send(data);
   }
 };
+
+/** The next frame any socket sends that `match`es is lost on the way, without an error. */
+function loseNext(match) {
+  lose = match;
+}
 
 const config = { url: "", token: "" };
 const clients = new Map();
@@ -116,5 +129,5 @@ function go(c, message, options = {}) {
   return follow(c.run({ message }), { label: `${clients.get(c)} · ${message}`, ...options });
 }
 
-window.weft = { Client, Reassembler, config, wire, client, closeAll, error, within, follow, go, show };
+window.weft = { Client, Reassembler, config, wire, loseNext, client, closeAll, error, within, follow, go, show };
 window.weftReady = true;

@@ -530,6 +530,32 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(out.reassembled, out.transcript);
     });
 
+    test('a run sent into a network that died unnoticed is sent again after the reconnect, and runs once', async () => {
+      const out = await page.evaluate(async ({ dialect }) => {
+        const c = weft.client(dialect);
+        await c.connect();
+        weft.loseNext((f) => f.includes('count to 3'));
+        const run = c.run({ message: 'count to 3' });
+        const following = weft.follow(run, { label: `${dialect} · count to 3 (its frame lost)` });
+        await window.cutNetwork();
+        const out = await following;
+        const json = (frames) => frames.map((f) => JSON.parse(f));
+        return { ...out, sockets: weft.wire.map((s) => ({ sent: json(s.sent), lost: json(s.lost) })), transcript: c.transcript() };
+      }, { dialect });
+      assert.equal(out.error, undefined);
+      assert.equal(out.result.reply, countTo(3));
+      assert.equal(out.sockets.length, 2);
+      const [first, second] = out.sockets;
+      assert.equal(first.lost.length, 1, 'the run frame was lost on the first socket');
+      // The server did not know the run it was asked to resume: its frame went again, as it was.
+      assert.deepEqual(second.sent.filter((f) => f.type === 'resume' || JSON.stringify(f).includes('count to 3')), [
+        { type: 'resume', run_id: out.runId, after_event_id: 0 },
+        first.lost[0],
+      ]);
+      assertWhole(out);
+      assert.deepEqual(out.transcript.messages.map((m) => m.text), ['count to 3', countTo(3)], 'the run ran once');
+    });
+
     test('an approval answered while the network is down reaches the server after the reconnect', async () => {
       const out = await page.evaluate(async ({ dialect }) => {
         const c = weft.client(dialect);

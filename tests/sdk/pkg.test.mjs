@@ -347,6 +347,32 @@ for (const dialect of DIALECTS) {
   });
 }
 
+test("a frame the socket refuses to send: the client reconnects, and the run goes on", async (t) => {
+  const server = await serve("loom", "plain-reply");
+  const c = client(t, server, "loom");
+  await c.connect();
+  // What the WebSocket API throws for a send it cannot take (a socket still connecting).
+  const send = WebSocket.prototype.send;
+  let refused = 0;
+  WebSocket.prototype.send = function (data) {
+    if (refused === 0 && String(data).includes('"Hello"')) {
+      refused++;
+      throw new DOMException("Still in CONNECTING state.", "InvalidStateError");
+    }
+    return send.call(this, data);
+  };
+  t.after(() => (WebSocket.prototype.send = send));
+  const states = [];
+  c.onStatus((s) => states.push(s.state));
+  const result = await c.run({ message: "Hello" }).result;
+  assert.equal(refused, 1);
+  assert.equal(result.reply, "Hi there! How can I help?");
+  assert.equal(server.sockets(), 2, "the socket that refused was dropped for a new one");
+  assert.deepEqual(states.slice(0, 2), ["reconnecting", "open"]);
+  assert.equal(server.received.filter((m) => m.type === "run").length, 0, "the run frame never reached the server");
+  assert.equal(server.received.filter((m) => m.type === "resume").length, 1);
+});
+
 test("requests are correlated, and a silent server is noticed by the heartbeat", async (t) => {
   const server = await serve("loom", "plain-reply");
   const c = client(t, server, "loom");

@@ -25,7 +25,7 @@ use crate::backoff::Backoff;
 use crate::connection::{
     endpoint_url, original_url, subprotocols, Config, Connection, RunHandle, ServerChoice,
 };
-use crate::error::{Error, ErrorCode};
+use crate::error::{report, Error, ErrorCode};
 use crate::listeners::{Listeners, Slot};
 use crate::marshal;
 use crate::reassembler::parse_dialect;
@@ -110,12 +110,18 @@ impl Deferred {
         self.resolve.clone()
     }
 
+    /// A promise's resolving functions never throw; the inert ones above would, and what they
+    /// throw is reported rather than lost.
     pub(crate) fn resolve(&self, value: &JsValue) {
-        let _ = self.resolve.call1(&JsValue::UNDEFINED, value);
+        if let Err(thrown) = self.resolve.call1(&JsValue::UNDEFINED, value) {
+            report(&thrown);
+        }
     }
 
     pub(crate) fn reject(&self, e: Error) {
-        let _ = self.reject.call1(&JsValue::UNDEFINED, &e.into_js());
+        if let Err(thrown) = self.reject.call1(&JsValue::UNDEFINED, &e.into_js()) {
+            report(&thrown);
+        }
     }
 
     pub(crate) fn settle(&self, result: Result<JsValue, Error>) {

@@ -167,6 +167,10 @@ struct RunSlot {
     text: String,
     /// The user message, for the transcript where an original server does not echo it.
     message: String,
+    /// Our own run's frame, sent once more if the server answers its resume with
+    /// `unknown_run` (the frame went out on a socket that was already dead); emptied then, so
+    /// it is sent again at most once. Empty for a followed run.
+    frame: String,
 }
 
 #[derive(Debug, Clone)]

@@ -93,16 +93,17 @@ impl Socket {
         })
     }
 
-    /// Sends a text frame. A socket that is closing drops it; its close event follows and the
-    /// connection logic resends what must survive.
-    pub fn send(&self, frame: &str) {
-        let _ = self.ws.send_with_str(frame);
+    /// Sends a text frame. A socket that is closing drops it without a word; its close event
+    /// follows and the connection logic resends what must survive. What `send` throws (a
+    /// socket still connecting) is returned: the frame did not leave.
+    pub fn send(&self, frame: &str) -> Result<(), JsValue> {
+        self.ws.send_with_str(frame)
     }
 
     /// Closes with this code and reason, without telling the handlers.
     pub fn close(self, code: u16, reason: &str) {
         self.detach();
-        let _ = self.ws.close_with_code_and_reason(code, reason);
+        close(&self.ws, code, reason);
     }
 
     fn detach(&self) {
@@ -120,7 +121,19 @@ impl Drop for Socket {
             self.ws.ready_state(),
             WebSocket::CONNECTING | WebSocket::OPEN
         ) {
-            let _ = self.ws.close_with_code_and_reason(1000, "client gone");
+            close(&self.ws, 1000, "client gone");
+        }
+    }
+}
+
+/// Closes `ws` with `code` and `reason`, or with neither if the browser refuses them (a code
+/// outside 1000 and 3000–4999, a reason over 123 bytes): a socket meant to close never stays
+/// open. `close()` without arguments throws for nothing; were it ever to, the exception is
+/// reported.
+fn close(ws: &WebSocket, code: u16, reason: &str) {
+    if ws.close_with_code_and_reason(code, reason).is_err() {
+        if let Err(thrown) = ws.close() {
+            crate::error::report(&thrown);
         }
     }
 }

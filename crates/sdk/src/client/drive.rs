@@ -61,11 +61,7 @@ impl Shared {
             .values()
             .map(|(_, spec, _)| spec.clone())
             .collect();
-        let _ = self.with_core(|c| {
-            c.set_tools(specs);
-            Ok(())
-        });
-        self.drive();
+        self.update(|c| c.set_tools(specs));
     }
 
     /// A `Run` on the core's run `handle` (its state made on first use), with the outputs the
@@ -107,8 +103,18 @@ impl Shared {
                 }
             }
             Output::Send(frame) => {
-                if let Some(s) = self.socket.borrow().as_ref() {
-                    s.send(&frame);
+                let refused = match self.socket.borrow().as_ref() {
+                    Some(s) => s.send(&frame).err(),
+                    None => None,
+                };
+                // A frame the socket would not take is lost on it: the socket is dropped as if
+                // it had failed, and the connection reconnects and resumes (a run whose frame
+                // this was is sent again when the server answers that it does not know it).
+                if let Some(thrown) = refused {
+                    drop(self.socket.borrow_mut().take());
+                    let reason =
+                        text::concat(&["the socket refused a frame: ", &describe(&thrown)]);
+                    self.closed(1006, &reason);
                 }
             }
             Output::Status(status) => {
@@ -207,7 +213,7 @@ impl Shared {
             }
             match token.and_then(|t| with_token(&url, &protocols, &t)) {
                 Ok((url, protocols)) => s.open_socket(&url, &protocols),
-                Err(e) => s.update(|c| c.closed(1006, e.message(), now(), random())),
+                Err(e) => s.closed(1006, e.message()),
             }
         });
     }
@@ -237,7 +243,7 @@ impl Shared {
             },
             move |code, reason| {
                 if let Some(s) = c.upgrade() {
-                    s.update(|core| core.closed(code, &reason, now(), random()));
+                    s.closed(code, &reason);
                 }
             },
         );
@@ -247,20 +253,28 @@ impl Shared {
             Err(thrown) => {
                 // The constructor throws synchronously for a URL or protocol it rejects.
                 let reason = describe(&thrown);
-                let _ = self.with_core(|c| {
-                    c.closed(1006, &reason, now(), random());
-                    Ok(())
-                });
+                self.closed(1006, &reason);
             }
         }
     }
 
+    /// The socket closed, failed to open, or refused a frame: one path for all of them (and one
+    /// copy of the core's `closed` in the wasm).
+    #[inline(never)]
+    fn closed(self: &Rc<Self>, code: u16, reason: &str) {
+        self.update(|c| c.closed(code, reason, now(), random()));
+    }
+
     /// Something happened (the socket, the clock, an app call): tell the core, then act.
+    /// The core is never borrowed while JavaScript runs, so it is free here; were it not, the
+    /// lost update is surfaced as an error, never dropped unseen.
     pub(super) fn update(self: &Rc<Self>, f: impl FnOnce(&mut Connection)) {
-        let _ = self.with_core(|c| {
+        if let Err(e) = self.with_core(|c| {
             f(c);
             Ok(())
-        });
+        }) {
+            self.error(e);
+        }
         self.drive();
     }
 

@@ -349,6 +349,9 @@ impl Connection {
             if let (Some(run), Event::Error { message, code, .. }) =
                 (self.unstarted_run(&id), &ev.event)
             {
+                if code.as_deref() == Some("unknown_run") && self.start_again(run, now) {
+                    return;
+                }
                 let e = Error::new(
                     code.as_deref()
                         .map_or(ErrorCode::RunFailed, ErrorCode::parse),

@@ -39,6 +39,7 @@ impl Connection {
                 started: false,
                 text: String::new(),
                 message,
+                frame: frame.clone(),
             },
         );
         self.send(frame, Tag::Run(handle), now);
@@ -111,6 +112,7 @@ impl Connection {
                 started: seen.is_some(),
                 text,
                 message: String::new(),
+                frame: String::new(),
             },
         );
         if self.phase == Phase::Open {
@@ -151,6 +153,23 @@ impl Connection {
         let frame = self.encode(&cmd, &run_id, "cancel()")?;
         self.send(frame, Tag::None, now);
         Ok(())
+    }
+
+    /// The server answered the resume of our run `run` with `unknown_run`: its frame went out
+    /// on a socket that was already dead (a frame sent while the browser still thought it
+    /// open is lost without an error), so the run never began. Sends the frame again, once;
+    /// `false` if there is nothing to send (a followed run, or one already sent twice), and
+    /// the run fails with the server's error.
+    pub(super) fn start_again(&mut self, run: RunHandle, now: f64) -> bool {
+        let Some(slot) = self.runs.get_mut(&run) else {
+            return false;
+        };
+        let frame = core::mem::take(&mut slot.frame);
+        if frame.is_empty() {
+            return false;
+        }
+        self.send(frame, Tag::Run(run), now);
+        true
     }
 
     pub(super) fn unstarted_run(&self, run_id: &str) -> Option<RunHandle> {

@@ -197,3 +197,61 @@ fn undecodable_frames_are_reported_not_fatal() {
         .collect();
     assert_eq!(codes, ["invalid_json", "invalid_utf8", "invalid_field"]);
 }
+
+#[test]
+fn a_run_sent_on_a_dead_socket_is_sent_again_when_the_server_does_not_know_it() {
+    for dialect in Dialect::ALL {
+        let mut c = connected(dialect);
+        c.run(opts("Hello"), RUN.into(), 0.0).unwrap();
+        let first = sent(&drain(&mut c));
+        assert_eq!(first.len(), 1, "{dialect}");
+        // The socket was dead already: the frame never arrived, and the heartbeat notices.
+        c.closed(1006, "", 100.0, 0.0);
+        c.tick(400.0, 0.0);
+        drain(&mut c);
+        c.opened(450.0);
+        assert_eq!(
+            sent(&drain(&mut c)),
+            vec![json!({"type": "resume", "run_id": RUN, "after_event_id": 0})],
+            "{dialect}"
+        );
+        let unknown = Event::Error {
+            message: "unknown run r1 in this session".into(),
+            code: Some("unknown_run".into()),
+            id: Some(RUN.into()),
+            details: None,
+        };
+        let out = feed(&mut c, &reply(dialect, unknown.clone()));
+        assert_eq!(
+            sent(&out),
+            first,
+            "{dialect}: the run's own frame, once more"
+        );
+        assert!(done(&out).is_empty(), "{dialect}: the run goes on");
+
+        let out = feed(&mut c, &frames(dialect, RUN, plain_run(RUN)));
+        assert!(
+            matches!(done(&out)[..], [Ok(r)] if r.reply == "Hi there!"),
+            "{dialect}: {out:?}"
+        );
+
+        // Sent twice and still unknown: the server's error is the run's.
+        c.run(opts("Again"), "r2".into(), 500.0).unwrap();
+        drain(&mut c);
+        let mut again = unknown.clone();
+        if let Event::Error { id, .. } = &mut again {
+            *id = Some("r2".into());
+        }
+        feed(&mut c, &reply(dialect, again.clone()));
+        let out = feed(&mut c, &reply(dialect, again));
+        assert!(
+            matches!(done(&out)[..], [Err(e)] if e.code() == "unknown_run"),
+            "{dialect}: {out:?}"
+        );
+    }
+}
+
+/// `event` as weft sends a reply outside any run.
+fn reply(dialect: Dialect, event: Event) -> Vec<String> {
+    Encoder::new(dialect, 7).encode(&Sequenced::bare(event))
+}
