@@ -64,7 +64,10 @@ impl Session {
                 self.reply(ws, info, event);
             }
             Command::ContextInfo { .. } => {
-                let state = self.store().session_state().unwrap_or_default();
+                let state = match self.store().session_state() {
+                    Ok(state) => state,
+                    Err(e) => return self.reply(ws, info, history_unreadable(&e, None)),
+                };
                 let defs: Vec<ToolDef> = self.tool_infos().into_iter().map(|t| t.def).collect();
                 let config = self.settings.engine_config();
                 let tokens =
@@ -82,13 +85,11 @@ impl Session {
                 );
             }
             Command::Compact { id } => {
-                if self
-                    .store()
-                    .session_state()
-                    .unwrap_or_default()
-                    .history
-                    .is_empty()
-                {
+                let state = match self.store().session_state() {
+                    Ok(state) => state,
+                    Err(e) => return self.reply(ws, info, history_unreadable(&e, id)),
+                };
+                if state.history.is_empty() {
                     // specs/README (agentloop): the error alone, no run around it.
                     let msg = "Cannot compact empty transcript";
                     return self.reply(ws, info, error_event(msg, "empty_transcript", id));
@@ -104,7 +105,6 @@ impl Session {
                     );
                     return;
                 }
-                let state = self.store().session_state().unwrap_or_default();
                 let run_id = format!("compact-{}", uuid());
                 let run = Run::compact(
                     self.settings.engine_config(),
@@ -163,11 +163,22 @@ impl Session {
         }
         let run_id = run.id.clone().unwrap_or_else(|| format!("run-{}", uuid()));
         let store = self.store();
-        if store.run(&run_id).ok().flatten().is_some() {
-            let msg = format!("run id {run_id} was already used in this session");
-            return Err(error_event(&msg, "duplicate_run_id", Some(run_id)));
+        // A store that cannot be read refuses the run: a duplicate id would go unnoticed, and a
+        // run on a history read as empty would save it back empty.
+        match store.run(&run_id) {
+            Ok(None) => {}
+            Ok(Some(_)) => {
+                let msg = format!("run id {run_id} was already used in this session");
+                return Err(error_event(&msg, "duplicate_run_id", Some(run_id)));
+            }
+            Err(e) => {
+                let msg = format!("could not read the session's runs: {e}");
+                return Err(error_event(&msg, "storage", Some(run_id)));
+            }
         }
-        let state = store.session_state().unwrap_or_default();
+        let state = store
+            .session_state()
+            .map_err(|e| history_unreadable(&e, Some(run_id.clone())))?;
         let folder = match working_folder(run.working_folder.as_deref()) {
             Ok(folder) => folder,
             Err(why) => return Err(error_event(&why, "invalid_request", run.id)),
@@ -376,7 +387,16 @@ impl Session {
     /// they are published (the replay is synchronous, so nothing slips in between).
     pub(super) fn resume(&self, ws: &WebSocket, info: &SocketInfo, run_id: &str, after: u64) {
         let store = self.store();
-        if store.run(run_id).ok().flatten().is_none() {
+        // Only a run the store says it has not is unknown: the client sends an unknown run of
+        // its own again, which a run merely unreadable now must not be.
+        let known = match store.run(run_id) {
+            Ok(run) => run.is_some(),
+            Err(e) => {
+                let msg = format!("could not read run {run_id}: {e}");
+                return self.reply(ws, info, error_event(&msg, "storage", Some(run_id.into())));
+            }
+        };
+        if !known {
             let msg = format!("unknown run {run_id} in this session");
             return self.reply(
                 ws,
@@ -415,6 +435,12 @@ fn working_folder(asked: Option<&str>) -> Result<Option<String>, String> {
             .map(Some)
             .map_err(|e| format!("working_folder: {e}")),
     }
+}
+
+/// The `storage` error of a request that needs the session's history and could not read it.
+fn history_unreadable(e: &impl core::fmt::Display, id: Option<String>) -> Event {
+    let msg = format!("could not read the session's history: {e}");
+    error_event(&msg, "storage", id)
 }
 
 #[cfg(test)]

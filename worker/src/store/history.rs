@@ -14,9 +14,12 @@ impl Store {
     /// The session's engine state (history, iterations), with the remembered approvals.
     pub fn session_state(&self) -> worker::Result<SessionState> {
         let mut state: SessionState = match self.meta("session")? {
+            // A state that no longer reads (corrupt, or of a shape this build does not know) is
+            // an error, never an empty session: a run saving one over it would delete its
+            // history rows.
             Some(json) => {
-                let value = serde_json::from_str(&json).unwrap_or(Value::Null);
-                serde_json::from_value(self.with_history(value)?).unwrap_or_default()
+                let value = serde_json::from_str(&json).map_err(json_error)?;
+                serde_json::from_value(self.with_history(value)?).map_err(json_error)?
             }
             None => SessionState::default(),
         };

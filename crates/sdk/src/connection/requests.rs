@@ -261,7 +261,7 @@ impl Connection {
             Event::Error { id: Some(id), .. } => {
                 self.requests.contains_key(id)
                     || self.heartbeats.contains(id)
-                    || self.unstarted_run(id).is_some()
+                    || self.runs.values().any(|r| r.run_id == *id)
             }
             Event::ContextInfo { .. } => self.oldest_sent(RequestKind::ContextInfo).is_some(),
             // A weft server's error outside any run that names no request: the refusal of a
@@ -345,27 +345,8 @@ impl Connection {
             return;
         }
         let Some(req) = self.requests.remove(&id) else {
-            // The server refused a run before it started (`busy`, a bad agent name, …).
-            if let (Some(run), Event::Error { message, code, .. }) =
-                (self.unstarted_run(&id), &ev.event)
-            {
-                if code.as_deref() == Some("unknown_run") && self.start_again(run, now) {
-                    return;
-                }
-                let e = Error::new(
-                    code.as_deref()
-                        .map_or(ErrorCode::RunFailed, ErrorCode::parse),
-                    message.clone(),
-                );
-                self.runs.remove(&run);
-                self.out.push_back(Output::Event {
-                    run: Some(run),
-                    event: ev,
-                });
-                self.out.push_back(Output::RunDone {
-                    run,
-                    result: Err(e),
-                });
+            if matches!(ev.event, Event::Error { .. }) {
+                self.run_refused(&id, ev, now);
             }
             return;
         };

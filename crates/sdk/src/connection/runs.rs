@@ -155,6 +155,52 @@ impl Connection {
         Ok(())
     }
 
+    /// An `error` naming our run `run_id` outside the run's own stream: the server refused to
+    /// start it (`busy`, a bad agent name, …) or to resume it (`unknown_run`, `expired`, a
+    /// storage error). A run it does not know that it should have is sent again
+    /// ([`Connection::start_again`]); any other ends with the server's error — one that had
+    /// started ends in the transcript too, failed with that error, so `result` never waits
+    /// for frames that will not come.
+    pub(super) fn run_refused(&mut self, run_id: &str, ev: Sequenced, now: f64) {
+        let Some((run, started)) = self
+            .runs
+            .iter()
+            .find(|(_, r)| r.run_id == run_id)
+            .map(|(h, r)| (*h, r.started))
+        else {
+            return;
+        };
+        let Event::Error { message, code, .. } = &ev.event else {
+            return;
+        };
+        if !started && code.as_deref() == Some("unknown_run") && self.start_again(run, now) {
+            return;
+        }
+        if started {
+            let mut ended = ev;
+            ended.envelope.run_id = Some(run_id.into());
+            self.reassembler.push_event(ended);
+            while let Some(ev) = self.reassembler.poll() {
+                self.route(ev);
+            }
+            return;
+        }
+        let e = Error::new(
+            code.as_deref()
+                .map_or(ErrorCode::RunFailed, ErrorCode::parse),
+            message.clone(),
+        );
+        self.runs.remove(&run);
+        self.out.push_back(Output::Event {
+            run: Some(run),
+            event: ev,
+        });
+        self.out.push_back(Output::RunDone {
+            run,
+            result: Err(e),
+        });
+    }
+
     /// The server answered the resume of our run `run` with `unknown_run`: its frame went out
     /// on a socket that was already dead (a frame sent while the browser still thought it
     /// open is lost without an error), so the run never began. Sends the frame again, once;
@@ -170,13 +216,6 @@ impl Connection {
         }
         self.send(frame, Tag::Run(run), now);
         true
-    }
-
-    pub(super) fn unstarted_run(&self, run_id: &str) -> Option<RunHandle> {
-        self.runs
-            .iter()
-            .find(|(_, r)| r.run_id == run_id && !r.started)
-            .map(|(h, _)| *h)
     }
 
     /// An applied event: to its run, to the app, and to whatever it asks of this client.

@@ -255,3 +255,39 @@ fn a_run_sent_on_a_dead_socket_is_sent_again_when_the_server_does_not_know_it() 
 fn reply(dialect: Dialect, event: Event) -> Vec<String> {
     Encoder::new(dialect, 7).encode(&Sequenced::bare(event))
 }
+
+#[test]
+fn a_resume_the_server_refuses_ends_the_run_with_its_error() {
+    for dialect in Dialect::ALL {
+        let mut c = connected(dialect);
+        let h = c.run(opts("Hello"), RUN.into(), 0.0).unwrap();
+        drain(&mut c);
+        let all = frames(dialect, RUN, plain_run(RUN));
+        feed(&mut c, &all[..3]);
+        c.closed(1006, "", 100.0, 0.0);
+        c.tick(400.0, 0.0);
+        drain(&mut c);
+        c.opened(450.0);
+        drain(&mut c);
+        // The run ended long ago on the server, and its events are gone.
+        let expired = Event::Error {
+            message: "the events of run run-a were deleted 24 h after it ended".into(),
+            code: Some("expired".into()),
+            id: Some(RUN.into()),
+            details: None,
+        };
+        let out = feed(&mut c, &reply(dialect, expired));
+        assert!(
+            matches!(done(&out)[..], [Err(e)] if e.code() == "expired"),
+            "{dialect}: {out:?}"
+        );
+        assert_eq!(
+            handles(&out),
+            vec![Some(h)],
+            "{dialect}: the run's own event"
+        );
+        let transcript = c.transcript();
+        let run = transcript.run(RUN).unwrap();
+        assert_eq!(run.status, RunStatus::Failed, "{dialect}");
+    }
+}
