@@ -55,18 +55,14 @@ impl Session {
                         has_more: Some(has_more),
                         active_run_id: store.active_run().ok().flatten().map(|r| r.run_id),
                     },
-                    Err(e) => error_event(
-                        &format!("could not read the history: {e}"),
-                        "storage",
-                        Some(q.id),
-                    ),
+                    Err(e) => unreadable("the history", &e, Some(q.id)),
                 };
                 self.reply(ws, info, event);
             }
             Command::ContextInfo { .. } => {
                 let state = match self.store().session_state() {
                     Ok(state) => state,
-                    Err(e) => return self.reply(ws, info, history_unreadable(&e, None)),
+                    Err(e) => return self.reply(ws, info, unreadable(HISTORY, &e, None)),
                 };
                 let defs: Vec<ToolDef> = self.tool_infos().into_iter().map(|t| t.def).collect();
                 let config = self.settings.engine_config();
@@ -87,7 +83,7 @@ impl Session {
             Command::Compact { id } => {
                 let state = match self.store().session_state() {
                     Ok(state) => state,
-                    Err(e) => return self.reply(ws, info, history_unreadable(&e, id)),
+                    Err(e) => return self.reply(ws, info, unreadable(HISTORY, &e, id)),
                 };
                 if state.history.is_empty() {
                     // specs/README (agentloop): the error alone, no run around it.
@@ -171,14 +167,11 @@ impl Session {
                 let msg = format!("run id {run_id} was already used in this session");
                 return Err(error_event(&msg, "duplicate_run_id", Some(run_id)));
             }
-            Err(e) => {
-                let msg = format!("could not read the session's runs: {e}");
-                return Err(error_event(&msg, "storage", Some(run_id)));
-            }
+            Err(e) => return Err(unreadable("the session's runs", &e, Some(run_id))),
         }
         let state = store
             .session_state()
-            .map_err(|e| history_unreadable(&e, Some(run_id.clone())))?;
+            .map_err(|e| unreadable(HISTORY, &e, Some(run_id.clone())))?;
         let folder = match working_folder(run.working_folder.as_deref()) {
             Ok(folder) => folder,
             Err(why) => return Err(error_event(&why, "invalid_request", run.id)),
@@ -392,8 +385,8 @@ impl Session {
         let known = match store.run(run_id) {
             Ok(run) => run.is_some(),
             Err(e) => {
-                let msg = format!("could not read run {run_id}: {e}");
-                return self.reply(ws, info, error_event(&msg, "storage", Some(run_id.into())));
+                let what = format!("run {run_id}");
+                return self.reply(ws, info, unreadable(&what, &e, Some(run_id.into())));
             }
         };
         if !known {
@@ -437,10 +430,11 @@ fn working_folder(asked: Option<&str>) -> Result<Option<String>, String> {
     }
 }
 
-/// The `storage` error of a request that needs the session's history and could not read it.
-fn history_unreadable(e: &impl core::fmt::Display, id: Option<String>) -> Event {
-    let msg = format!("could not read the session's history: {e}");
-    error_event(&msg, "storage", id)
+const HISTORY: &str = "the session's history";
+
+/// The `storage` error of a request refused because `what` could not be read.
+fn unreadable(what: &str, e: &impl core::fmt::Display, id: Option<String>) -> Event {
+    error_event(&format!("could not read {what}: {e}"), "storage", id)
 }
 
 #[cfg(test)]

@@ -345,10 +345,7 @@ impl Connection {
             return;
         }
         let Some(req) = self.requests.remove(&id) else {
-            if matches!(ev.event, Event::Error { .. }) {
-                self.run_refused(&id, ev, now);
-            }
-            return;
+            return self.run_refused(&id, ev, now);
         };
         let result = match ev.event {
             Event::Error { message, code, .. } => Err(Error::new(
