@@ -1,7 +1,12 @@
 #!/usr/bin/env python3
-"""Collects every JSON example of the five spec documents into one JSONL file of test vectors.
+"""Collects every JSON example of the dialects' spec documents into one JSONL file of test vectors.
 
 Usage: scripts/extract-spec-examples.py <specs-dir> > crates/protocol/tests/fixtures/spec-examples.jsonl
+
+The documents are the ones each dialect's description lists (`documents` of the `DIALECT` const
+in its module of crates/protocol/src/dialect), in the order of `DESCRIPTIONS`: a new dialect's
+documents are collected without a change here, and the spec_examples test checks the vectors
+cover exactly those documents.
 
 Examples are the ```json blocks (one object per block, or one per line for NDJSON blocks) and
 the `Client: {...}` / `Server: {...}` lines of the example flows. Each output line is
@@ -12,13 +17,26 @@ import pathlib
 import re
 import sys
 
-DOCS = [
-    "loom-websocket-api.md",
-    "loom-stream-protocol.md",
-    "agentloop-websocket.md",
-    "agentchat-websocket.md",
-    "cueso-websocket.md",
-]
+DIALECTS = pathlib.Path(__file__).resolve().parent.parent / "crates/protocol/src/dialect"
+
+
+def documents():
+    """The documents of every dialect, read from the descriptions in the Rust source."""
+    listing = (DIALECTS / "description.rs").read_text()
+    table = re.search(r"const DESCRIPTIONS: \[&Description; \d+\] = \[(.*?)\];", listing, re.S)
+    modules = re.findall(r"&(\w+)::DIALECT", table.group(1))
+    docs = []
+    for module in modules:
+        path = DIALECTS / f"{module}.rs"
+        if not path.exists():
+            path = DIALECTS / module / "mod.rs"
+        source = path.read_text()
+        const = source[source.index("pub const DIALECT: Description") :]
+        listed = re.search(r"documents: &\[(.*?)\]", const, re.S).group(1)
+        docs += re.findall(r'"([^"]+)"', listed)
+    if not docs:
+        sys.exit("extract-spec-examples: no dialect lists a document")
+    return docs
 
 
 def examples(text):
@@ -55,7 +73,7 @@ def examples(text):
 
 def main():
     root = pathlib.Path(sys.argv[1])
-    for doc in DOCS:
+    for doc in documents():
         for line, frame in examples((root / doc).read_text()):
             print(json.dumps({"doc": doc, "line": line, "frame": frame}, ensure_ascii=False))
 

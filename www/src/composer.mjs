@@ -1,10 +1,12 @@
 // The composer: the agent picked, the hint under the input, the suggestions of an empty chat.
 
+import { dialectInfo } from 'weft-sdk';
+
 import { AGENT_NAME } from './chat.mjs';
 import { h } from './dom.mjs';
 import { renderActivity } from './panel.mjs';
 import { send } from './runs.mjs';
-import { els, state } from './state.mjs';
+import { DIALECTS, els, state } from './state.mjs';
 import { prefs } from './store.mjs';
 
 const SUGGESTIONS = [
@@ -18,14 +20,18 @@ const SUGGESTIONS = [
 
 export function renderComposer() {
   for (const input of els.composer.querySelectorAll('input[name="agent"]')) input.checked = input.value === state.agent;
-  const loom = state.session?.dialect === 'loom';
+  // What the session's dialect carries (the SDK's dialectInfo), and which dialect carries plans.
+  const info = state.session ? dialectInfo(state.session.dialect) : undefined;
+  const plans = info?.plans ?? false;
+  const runOptions = info?.runOptions ?? false;
+  const planner = DIALECTS.find((d) => dialectInfo(d).plans);
   els.adaptiveWrap.hidden = state.agent !== 'got';
-  els.adaptive.checked = state.adaptive && loom;
-  els.adaptive.disabled = !loom;
+  els.adaptive.checked = state.adaptive && runOptions;
+  els.adaptive.disabled = !runOptions;
   let hint = 'Enter sends · Shift+Enter for a new line';
   if (state.active) hint = 'Streaming… Enter will send once this run ends.';
-  else if ((state.agent === 'tot' || state.agent === 'got') && !loom) hint = `The live ${state.agent === 'tot' ? 'tree' : 'graph'} needs loom`;
-  else if (state.agent === 'got' && !loom) hint = 'adaptive needs loom';
+  else if ((state.agent === 'tot' || state.agent === 'got') && !plans) hint = `The live ${state.agent === 'tot' ? 'tree' : 'graph'} needs ${planner}`;
+  else if (state.agent === 'got' && !runOptions) hint = `adaptive needs ${DIALECTS.find((d) => dialectInfo(d).runOptions)}`;
   els.hint.textContent = hint;
 }
 

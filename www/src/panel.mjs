@@ -10,15 +10,17 @@ import { renderGot } from './got.mjs';
 import { addNote } from './page.mjs';
 import { compactionText } from './runs.mjs';
 import { switchDialect } from './sessions.mjs';
-import { $, els, serves, state } from './state.mjs';
+import { $, DIALECTS, els, serves, state } from './state.mjs';
 import { renderTot } from './tot.mjs';
 
-function loomOnly(what) {
+/** Where the run's dialect carries no plans (`dialectInfo().plans`): which dialect does. */
+function needsPlans(what) {
+  const planner = DIALECTS.find((d) => dialectInfo(d).plans);
   return h(
     'div',
     { class: 'viz-empty' },
-    h('p', { text: `${what} come from loom events, which only the loom dialect carries. This session speaks ${state.session.dialect}.` }),
-    state.active ? null : h('button', { class: 'btn small', type: 'button', onclick: () => switchDialect('loom') }, 'Switch to loom'),
+    h('p', { text: `${what} come from ${planner} events, which only the ${planner} dialect carries. This session speaks ${state.session.dialect}.` }),
+    state.active ? null : h('button', { class: 'btn small', type: 'button', onclick: () => switchDialect(planner) }, `Switch to ${planner}`),
   );
 }
 
@@ -46,14 +48,14 @@ export function renderActivity() {
     els.activity.replaceChildren(h('p', { class: 'muted', text: AGENT_ABOUT[state.agent] }));
     return;
   }
-  const loom = v.dialect === 'loom';
+  const plans = dialectInfo(v.dialect).plans;
   els.activityTitle.textContent = AGENT_NAME[v.agent] ?? v.agent;
   els.activityStatus.textContent = v.running ? 'running' : v.status;
   els.activityStatus.dataset.status = v.status;
   let body;
-  if (v.agent === 'got') body = v.got ? renderGot(v.got) : loom ? h('div', { class: 'viz-empty', text: 'Planning the graph…' }) : loomOnly('The plan and its nodes (got_plan, got_node_*, got_expand)');
-  else if (v.agent === 'tot') body = v.tot ? renderTot(v.tot, v.running) : loom ? h('div', { class: 'viz-empty', text: 'Proposing the first candidates…' }) : loomOnly('The tree (tot_expand, tot_evaluate, tot_backtrack)');
-  else body = v.spans.length ? renderSpans(v) : loom ? h('div', { class: 'viz-empty', text: 'Starting…' }) : loomOnly('The agent’s steps (node_enter / node_exit)');
+  if (v.agent === 'got') body = v.got ? renderGot(v.got) : plans ? h('div', { class: 'viz-empty', text: 'Planning the graph…' }) : needsPlans('The plan and its nodes (got_plan, got_node_*, got_expand)');
+  else if (v.agent === 'tot') body = v.tot ? renderTot(v.tot, v.running) : plans ? h('div', { class: 'viz-empty', text: 'Proposing the first candidates…' }) : needsPlans('The tree (tot_expand, tot_evaluate, tot_backtrack)');
+  else body = v.spans.length ? renderSpans(v) : plans ? h('div', { class: 'viz-empty', text: 'Starting…' }) : needsPlans('The agent’s steps (node_enter / node_exit)');
   els.activity.replaceChildren(h('p', { class: 'activity-run', title: v.message, text: v.message ? `“${v.message}”` : '' }), body);
 }
 

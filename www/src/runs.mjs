@@ -84,7 +84,7 @@ export function send(text) {
   renderSessions();
   renderHeader();
   const options = { message, agent: state.agent };
-  if (state.agent === 'got' && state.adaptive && session.dialect === 'loom') options.gotAdaptive = true;
+  if (state.agent === 'got' && state.adaptive && dialectInfo(session.dialect).runOptions) options.gotAdaptive = true;
   let run;
   try {
     run = client.run(options);

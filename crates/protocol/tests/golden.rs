@@ -68,14 +68,14 @@ fn golden_transcripts() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 4 * common::scenarios().len());
+    assert_eq!(checked, Dialect::ALL.len() * common::scenarios().len());
 }
 
 #[test]
 fn every_dialect_reassembles_the_same_transcript() {
     for (name, run) in common::scenarios() {
         let loom = reassemble(Dialect::Loom, &frames_of(Dialect::Loom, &run));
-        for dialect in [Dialect::Agentloop, Dialect::Agentchat, Dialect::Cueso] {
+        for dialect in Dialect::ALL.into_iter().filter(|&d| d != Dialect::Loom) {
             let other = reassemble(dialect, &frames_of(dialect, &run));
             assert_eq!(
                 serde_json::to_value(&other).unwrap(),

@@ -361,7 +361,7 @@ fn errors_use_the_originals_wording() {
         "Invalid message format"
     );
     assert_eq!(
-        Dialect::Agentloop.no_pending_approval_text(),
+        Dialect::Agentloop.describe().no_pending_approval_text,
         "No pending approval request"
     );
     // Where no original wording is known, the error says what is wrong itself.

@@ -1,4 +1,4 @@
-//! Every JSON example of the five spec documents, decoded and re-encoded.
+//! Every JSON example of the dialects' spec documents, decoded and re-encoded.
 //!
 //! The vectors are extracted by `scripts/extract-spec-examples.py` into
 //! `tests/fixtures/spec-examples.jsonl`. Requests go through `decode_request` and back through
@@ -84,32 +84,31 @@ fn strip_nulls(v: &Value) -> Value {
     }
 }
 
-fn is_request(doc: &str, frame: &Value) -> bool {
-    match doc {
-        "loom-websocket-api.md" => frame["type"] == "run",
-        "agentloop-websocket.md" => matches!(
+/// Whether an example of `d`'s documents is a client's request (the rest are server frames).
+fn is_request(d: Dialect, frame: &Value) -> bool {
+    match d {
+        Dialect::Loom => frame["type"] == "run",
+        Dialect::Agentloop => matches!(
             frame["type"].as_str(),
             Some("user_input" | "get_context_info" | "manual_compact" | "approval_response")
         ),
-        "agentchat-websocket.md" => frame["type"] == "chat",
-        "cueso-websocket.md" => frame.get("type").is_none(),
-        _ => false,
+        Dialect::Agentchat => frame["type"] == "chat",
+        Dialect::Cueso => frame.get("type").is_none(),
     }
 }
 
+/// The dialect whose description lists `doc` among its documents.
 fn dialect(doc: &str) -> Dialect {
-    match doc {
-        "agentloop-websocket.md" => Dialect::Agentloop,
-        "agentchat-websocket.md" => Dialect::Agentchat,
-        "cueso-websocket.md" => Dialect::Cueso,
-        _ => Dialect::Loom,
-    }
+    Dialect::ALL
+        .into_iter()
+        .find(|d| d.describe().documents.contains(&doc))
+        .unwrap_or_else(|| panic!("{doc} is no dialect's document"))
 }
 
 fn reencode(doc: &str, frame: &Value) -> Value {
     let bytes = serde_json::to_vec(frame).unwrap();
     let d = dialect(doc);
-    if is_request(doc, frame) {
+    if is_request(d, frame) {
         let cmd: Command = d.decode_request(&bytes, Limits::default()).unwrap();
         let id = frame["id"].as_str().unwrap_or("");
         return serde_json::from_str(&d.encode_request(&cmd, id).unwrap()).unwrap();
@@ -148,6 +147,22 @@ fn reencode(doc: &str, frame: &Value) -> Value {
         }
     }
     out
+}
+
+/// The vectors hold examples of exactly the documents the dialects' descriptions list, which is
+/// where `scripts/extract-spec-examples.py` reads its list.
+#[test]
+fn the_vectors_cover_every_document_of_every_dialect() {
+    let mut listed: Vec<&str> = Dialect::ALL
+        .into_iter()
+        .flat_map(|d| d.describe().documents.iter().copied())
+        .collect();
+    let vectors = vectors();
+    let mut seen: Vec<&str> = vectors.iter().map(|(doc, _, _)| doc.as_str()).collect();
+    listed.sort_unstable();
+    seen.sort_unstable();
+    seen.dedup();
+    assert_eq!(seen, listed);
 }
 
 #[test]

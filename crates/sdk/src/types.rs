@@ -304,8 +304,8 @@ pub struct ClientStatus {
 }
 
 /// What differs by dialect, for an app that shows it or offers only what the dialect serves:
-/// `dialectInfo(dialect)`. The SDK's own rules read the same methods of the protocol's
-/// `Dialect`, so an app that asks here never copies them.
+/// `dialectInfo(dialect)`. The SDK's own rules read the same description of the dialect (the
+/// protocol's `Dialect::describe`), so an app that asks here never copies them.
 #[derive(Debug, Clone, Serialize, Tsify)]
 #[serde(rename_all = "camelCase")]
 pub struct DialectInfo {
@@ -319,6 +319,13 @@ pub struct DialectInfo {
     /// Whether its runs report the context window as they go (`context_info` events); where
     /// they do not, `contextInfo()` on a socket of a dialect that serves it asks.
     pub reports_context: bool,
+    /// Whether its runs carry the agents' plans: the steps (`node_enter`/`node_exit`), the
+    /// tree of thoughts and the graph of thoughts (loom). Elsewhere these agents' work arrives
+    /// as text, and `RunView`'s `spans`, `tot` and `got` stay empty.
+    pub plans: bool,
+    /// Whether its `run` request carries the run options `workingFolder`, `gotAdaptive` and
+    /// `verbose` (loom); elsewhere they are left out.
+    pub run_options: bool,
 }
 
 // The results go to JavaScript as JSON text parsed by `JSON.parse` (crate::marshal), written
@@ -421,6 +428,8 @@ impl DialectInfo {
             .str("endpoint", self.endpoint)
             .strings("requests", &self.requests)
             .bool("reportsContext", self.reports_context)
+            .bool("plans", self.plans)
+            .bool("runOptions", self.run_options)
             .finish()
     }
 }
@@ -523,6 +532,8 @@ mod tests {
             endpoint: "/ws",
             requests: vec!["ping", "toolsList"],
             reports_context: true,
+            plans: false,
+            run_options: true,
         };
         same(&d, d.to_json());
         let g = Gap {

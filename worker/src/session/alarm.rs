@@ -42,8 +42,10 @@ impl Session {
     pub(super) async fn arm_alarm(&self) {
         let now = js_sys::Date::now() as i64;
         let store = self.store();
-        let active = self.run.borrow().as_ref().is_some_and(|r| !r.is_finished())
-            || store.active_run().ok().flatten().is_some();
+        let retry = now + WATCHDOG_MS;
+        let watchdog = deadline(self.running().map(|on| on.then_some(retry)), retry, |e| {
+            self.log_unreadable("whether a run is on", &e)
+        });
         let timeout = self.settings.approval_timeout_ms as i64;
         let approval = self
             .run
@@ -51,16 +53,20 @@ impl Session {
             .as_ref()
             .and_then(|r| r.waiting_approvals().filter_map(|(_, _, at)| at).min())
             .map(|asked| asked + timeout);
-        let watchdog = active.then_some(now + WATCHDOG_MS);
-        let retention = store
-            .oldest_logged_run_end()
-            .ok()
-            .flatten()
-            .map(|ended| ended + self.settings.event_retention_ms as i64);
-        let ttl = self
-            .settings
-            .session_ttl_ms
-            .and_then(|ttl| Some(store.touched().ok()?? + ttl as i64));
+        let retention = deadline(
+            store
+                .oldest_logged_run_end()
+                .map(|end| end.map(|ended| ended + self.settings.event_retention_ms as i64)),
+            retry,
+            |e| self.log_unreadable("when the oldest event log ended", &e),
+        );
+        let ttl = self.settings.session_ttl_ms.and_then(|ttl| {
+            deadline(
+                store.touched().map(|at| at.map(|at| at + ttl as i64)),
+                retry,
+                |e| self.log_unreadable("the session's last use", &e),
+            )
+        });
         let first = [approval, watchdog, retention, ttl]
             .into_iter()
             .flatten()
@@ -82,8 +88,11 @@ impl Session {
         if self.driving.get() || self.run.borrow().is_some() {
             return;
         }
-        if self.store().active_run().ok().flatten().is_none() {
-            return;
+        match self.store().active_run() {
+            Ok(None) => return,
+            Ok(Some(_)) => {}
+            // Woken anyway: the alarm reads it again, and arms its watchdog while it cannot.
+            Err(e) => self.log_unreadable("the active run", &e),
         }
         if let Err(e) = self.state.storage().set_alarm(1_i64).await {
             worker::console_error!("orphaned run not woken: {e}");
@@ -99,13 +108,11 @@ impl Session {
         let every = TOUCH_EVERY_MS.min(ttl as i64 / 10);
         let now = js_sys::Date::now() as i64;
         let store = self.store();
-        if store
-            .touched()
-            .ok()
-            .flatten()
-            .is_some_and(|at| now - at < every)
-        {
-            return;
+        match store.touched() {
+            Ok(Some(at)) if now - at < every => return,
+            Ok(_) => {}
+            // Written anyway: now is the session's last use whatever the row said.
+            Err(e) => self.log_unreadable("the session's last use", &e),
         }
         if let Err(e) = store.touch(now) {
             worker::console_error!("session use not recorded: {e}");
@@ -118,7 +125,14 @@ impl Session {
         let Some(ttl) = self.settings.session_ttl_ms else {
             return false;
         };
-        let touched = self.store().touched().ok().flatten();
+        let touched = match self.store().touched() {
+            Ok(touched) => touched,
+            // A session is deleted on what was read, never on what could not be.
+            Err(e) => {
+                self.log_unreadable("the session's last use", &e);
+                return false;
+            }
+        };
         touched.is_some_and(|at| now - at >= ttl as i64) && !self.busy()
     }
 
@@ -164,5 +178,35 @@ impl Session {
                 reason: format!("nobody answered the approval of {name} within {secs} s"),
             });
         }
+    }
+}
+
+/// A deadline as read from storage, or `retry` when it could not be read (`log` says why):
+/// the alarm comes back to read it again instead of forgetting a run's watchdog, an event log
+/// past its retention or the session's TTL.
+fn deadline<E>(read: Result<Option<i64>, E>, retry: i64, log: impl FnOnce(E)) -> Option<i64> {
+    match read {
+        Ok(at) => at,
+        Err(e) => {
+            log(e);
+            Some(retry)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_deadline_that_cannot_be_read_is_read_again_soon() {
+        let mut logged = Vec::new();
+        assert_eq!(deadline(Ok::<_, &str>(Some(9)), 5, |_| ()), Some(9));
+        assert_eq!(deadline(Ok::<_, &str>(None), 5, |_| ()), None);
+        assert_eq!(
+            deadline(Err("disk I/O error"), 5, |e| logged.push(e)),
+            Some(5)
+        );
+        assert_eq!(logged, ["disk I/O error"]);
     }
 }

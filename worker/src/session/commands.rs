@@ -47,13 +47,16 @@ impl Session {
                 // relay.rs routed it here: its thread is this session.
                 let limit = q.limit.unwrap_or(100).clamp(1, 1000);
                 let store = self.store();
-                let event = match store.messages(q.before, limit) {
-                    Ok((messages, has_more)) => Event::UserMessages {
+                let read = || -> worker::Result<_> {
+                    Ok((store.messages(q.before, limit)?, store.active_run()?))
+                };
+                let event = match read() {
+                    Ok(((messages, has_more), active)) => Event::UserMessages {
                         id: q.id,
                         thread_id: q.thread_id,
                         messages,
                         has_more: Some(has_more),
-                        active_run_id: store.active_run().ok().flatten().map(|r| r.run_id),
+                        active_run_id: active.map(|r| r.run_id),
                     },
                     Err(e) => unreadable("the history", &e, Some(q.id)),
                 };
@@ -93,13 +96,13 @@ impl Session {
                 if let Model::Missing(why) = &self.settings.model {
                     return self.reply(ws, info, error_event(why, "model_not_configured", id));
                 }
-                if self.busy() {
-                    self.reply(
-                        ws,
-                        info,
-                        error_event("a run is in progress; compact after it ends", "busy", None),
-                    );
-                    return;
+                match self.running() {
+                    Ok(false) => {}
+                    Ok(true) => {
+                        let msg = "a run is in progress; compact after it ends";
+                        return self.reply(ws, info, error_event(msg, "busy", None));
+                    }
+                    Err(e) => return self.reply(ws, info, unreadable(RUNS, &e, id)),
                 }
                 let run_id = format!("compact-{}", uuid());
                 let run = Run::compact(
@@ -142,14 +145,16 @@ impl Session {
         if let Model::Missing(why) = &self.settings.model {
             return Err(error_event(why, "model_not_configured", run.id));
         }
-        if self.busy() {
-            let active = self
-                .store()
-                .active_run()
-                .ok()
-                .flatten()
-                .map(|r| r.run_id)
-                .unwrap_or_default();
+        let running = self.running().and_then(|on| match on {
+            true => Ok(Some(self.store().active_run()?)),
+            false => Ok(None),
+        });
+        let active = match running {
+            Ok(None) => None,
+            Ok(Some(row)) => Some(row.map(|r| r.run_id).unwrap_or_default()),
+            Err(e) => return Err(unreadable(RUNS, &e, run.id)),
+        };
+        if let Some(active) = active {
             let msg =
                 format!("a run is already in progress ({active}): wait for it to end or cancel it");
             return Err(error_event(&msg, "busy", run.id));
@@ -167,7 +172,7 @@ impl Session {
                 let msg = format!("run id {run_id} was already used in this session");
                 return Err(error_event(&msg, "duplicate_run_id", Some(run_id)));
             }
-            Err(e) => return Err(unreadable("the session's runs", &e, Some(run_id))),
+            Err(e) => return Err(unreadable(RUNS, &e, Some(run_id))),
         }
         let state = store
             .session_state()
@@ -182,7 +187,9 @@ impl Session {
             store: &store,
             root: folder.clone().unwrap_or_default(),
         }
-        .read("SOUL.md");
+        .read("SOUL.md")
+        // A persona that could not be read is not "none": the run would speak as another.
+        .map_err(|e| error_event(&e, "storage", Some(run_id.clone())))?;
         if let Some(soul) = soul.filter(|s| !s.trim().is_empty()) {
             config.system_prompt = soul;
         }
@@ -225,22 +232,48 @@ impl Session {
         Ok(run_id)
     }
 
-    /// Loads the active run from its checkpoint if it is not in memory (after hibernation or a
-    /// restart). Returns whether there is one.
-    pub(super) fn load_active_run(&self) -> bool {
+    /// Whether a run is on, in memory or (after a wake-up) in storage. `Err` when storage could
+    /// not say: a caller answers it as a `storage` error, or logs it, and never reads it as
+    /// "idle" (a second run would start beside the stored one).
+    pub(super) fn running(&self) -> worker::Result<bool> {
         if self.run.borrow().as_ref().is_some_and(|r| !r.is_finished()) {
-            return true;
+            return Ok(true);
+        }
+        Ok(self.store().active_run()?.is_some())
+    }
+
+    /// Logs a storage read that failed where nobody waits for an answer, naming the session.
+    pub(super) fn log_unreadable(&self, what: &str, e: &impl core::fmt::Display) {
+        worker::console_error!("session {}: could not read {what}: {e}", self.state.id());
+    }
+
+    /// [`Session::load_active`] where nobody waits for an answer: storage that cannot be read
+    /// is logged, and there is no run to go on with now (the alarm's watchdog, set while the
+    /// run state cannot be read, tries again).
+    pub(super) fn load_active_run(&self) -> bool {
+        self.load_active().unwrap_or_else(|e| {
+            self.log_unreadable("the active run", &e);
+            false
+        })
+    }
+
+    /// Loads the active run from its checkpoint if it is not in memory (after hibernation or a
+    /// restart). Returns whether there is one; `Err` when storage could not say.
+    pub(super) fn load_active(&self) -> worker::Result<bool> {
+        if self.run.borrow().as_ref().is_some_and(|r| !r.is_finished()) {
+            return Ok(true);
         }
         let store = self.store();
-        let Some(row) = store.active_run().ok().flatten() else {
-            return false;
+        let Some(row) = store.active_run()? else {
+            return Ok(false);
         };
-        let last = store.last_event_id(&row.run_id).unwrap_or(0);
+        // Numbering on from 0 would give the run's next events ids its clients already have.
+        let last = store.last_event_id(&row.run_id)?;
         let mut run = match store.restore_run(&row.checkpoint) {
             Ok(run) => run,
             Err(e) => {
                 self.fail_unrestorable(&store, &row.run_id, last, &e.to_string());
-                return false;
+                return Ok(false);
             }
         };
         // Deltas it streamed may have gone out unlogged (publish.rs): number on past them.
@@ -251,7 +284,7 @@ impl Session {
         };
         run.resume(last);
         *self.run.borrow_mut() = Some(run);
-        true
+        Ok(true)
     }
 
     /// Logs and sends [`Event::EventsLost`] for the ids after `last` that a restart may have
@@ -320,14 +353,18 @@ impl Session {
                 ),
             );
         }
-        let pending = self.load_active_run()
+        let loaded = match self.load_active() {
+            Ok(loaded) => loaded,
+            Err(e) => return self.reply(ws, info, unreadable(ACTIVE_RUN, &e, None)),
+        };
+        let pending = loaded
             && self
                 .run
                 .borrow()
                 .as_ref()
                 .is_some_and(|r| r.waiting_approvals().next().is_some());
         if !pending {
-            let msg = info.dialect.no_pending_approval_text();
+            let msg = info.dialect.describe().no_pending_approval_text;
             return self.reply(ws, info, error_event(msg, "no_pending_approval", None));
         }
         self.feed(ws, info, Input::Approval(decision)).await;
@@ -336,12 +373,13 @@ impl Session {
     /// Feeds an input to the active run and drives it; a refused input (forged or stale call
     /// id, nothing pending) is answered with an error and changes nothing.
     pub(super) async fn feed(&self, ws: &WebSocket, info: &SocketInfo, input: Input) {
-        if !self.load_active_run() {
-            return self.reply(
-                ws,
-                info,
-                error_event("no run is waiting for that", "no_active_run", None),
-            );
+        match self.load_active() {
+            Ok(true) => {}
+            Ok(false) => {
+                let msg = "no run is waiting for that";
+                return self.reply(ws, info, error_event(msg, "no_active_run", None));
+            }
+            Err(e) => return self.reply(ws, info, unreadable(ACTIVE_RUN, &e, None)),
         }
         let result = match self.run.borrow_mut().as_mut() {
             Some(run) => {
@@ -357,7 +395,11 @@ impl Session {
     }
 
     pub(super) async fn cancel(&self, ws: &WebSocket, info: &SocketInfo, run_id: &str) {
-        let active = self.load_active_run()
+        let loaded = match self.load_active() {
+            Ok(loaded) => loaded,
+            Err(e) => return self.reply(ws, info, unreadable(ACTIVE_RUN, &e, Some(run_id.into()))),
+        };
+        let active = loaded
             && self
                 .run
                 .borrow()
@@ -397,7 +439,14 @@ impl Session {
                 error_event(&msg, "unknown_run", Some(run_id.into())),
             );
         }
-        if store.log_expired(run_id).unwrap_or(false) {
+        let expired = match store.log_expired(run_id) {
+            Ok(expired) => expired,
+            Err(e) => {
+                let what = format!("the event log of run {run_id}");
+                return self.reply(ws, info, unreadable(&what, &e, Some(run_id.into())));
+            }
+        };
+        if expired {
             let hours = self.settings.event_retention_ms as f64 / 3_600_000.0;
             let msg = format!(
                 "the events of run {run_id} were deleted {hours} h after it ended \
@@ -405,7 +454,13 @@ impl Session {
             );
             return self.reply(ws, info, error_event(&msg, "expired", Some(run_id.into())));
         }
-        let logged = self.run_events(&store, run_id);
+        let logged = match self.logged_events(&store, run_id) {
+            Ok(logged) => logged,
+            Err(e) => {
+                let what = format!("the event log of run {run_id}");
+                return self.reply(ws, info, unreadable(&what, &e, Some(run_id.into())));
+            }
+        };
         for frame in fanout::replay(info, run_id, &logged, after) {
             if let Err(e) = ws.send_with_str(frame) {
                 // The socket closed mid-replay: it resumes again when it returns.
@@ -431,6 +486,8 @@ fn working_folder(asked: Option<&str>) -> Result<Option<String>, String> {
 }
 
 const HISTORY: &str = "the session's history";
+const RUNS: &str = "the session's runs";
+const ACTIVE_RUN: &str = "the session's active run";
 
 /// The `storage` error of a request refused because `what` could not be read.
 fn unreadable(what: &str, e: &impl core::fmt::Display, id: Option<String>) -> Event {

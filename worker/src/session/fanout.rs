@@ -13,8 +13,10 @@ use super::socket::SocketInfo;
 /// A kind of socket: its dialect, and whether it opted in to weft's extensions.
 pub(super) type Kind = (Dialect, bool);
 
-/// Salt for agentloop frame ids. Constant per deployment so a replay reproduces the ids a live
-/// socket got; ids still differ between runs and sessions (they hash the run id).
+/// Salt for the agentloop frame ids of every run. One constant, so that a replay — in another
+/// isolate, after a restart, with nothing stored — reproduces the ids the live frames had; the
+/// ids of different runs differ because they hash the run id. `Encoder::new` says why no value
+/// per session is needed (replies outside runs get a random salt each: `Session::reply`).
 pub(super) fn salt() -> u64 {
     0x7765_6674 // "weft"
 }
@@ -59,12 +61,14 @@ impl Encoders {
     ///
     /// `logged` gives a run's events as its clients were sent them (JSON lines): an encoder that
     /// did not see the previous event (after a wake-up, or a kind's first socket) is rebuilt
-    /// from them.
-    pub(super) fn fan_out<W>(
+    /// from them. A log that cannot be read (`Err`, which the caller logs) is not an empty one:
+    /// an encoder built from nothing would number the run's frames from 1 again, so that kind
+    /// of socket gets nothing of the event, sees the gap at the next one it gets, and resumes.
+    pub(super) fn fan_out<W, E>(
         &mut self,
         sockets: &[(W, SocketInfo)],
         events: &[Sequenced],
-        mut logged: impl FnMut(&str) -> Vec<String>,
+        mut logged: impl FnMut(&str) -> Result<Vec<String>, E>,
     ) -> Vec<Delivery> {
         let mut kinds: Vec<Kind> = sockets.iter().map(|(_, i)| (i.dialect, i.weft)).collect();
         kinds.sort();
@@ -96,12 +100,12 @@ impl Encoders {
 
     /// Encodes the run's next event for one kind of socket, rebuilding its encoder from the
     /// log when it did not see the previous event.
-    fn encode_live(
+    fn encode_live<E>(
         &mut self,
         run_id: &str,
         kind: Kind,
         ev: &Sequenced,
-        logged: &mut impl FnMut(&str) -> Vec<String>,
+        logged: &mut impl FnMut(&str) -> Result<Vec<String>, E>,
     ) -> Vec<String> {
         let event_id = ev.envelope.event_id.unwrap_or(0);
         let found = self
@@ -111,8 +115,11 @@ impl Encoders {
         let at = match found {
             Some(i) if self.live[i].last + 1 == event_id => i,
             _ => {
+                let Ok(log) = logged(run_id) else {
+                    return Vec::new();
+                };
                 let mut encoder = Encoder::for_socket(kind.0, salt(), kind.1);
-                for line in logged(run_id) {
+                for line in log {
                     if let Some(prev) = decode_logged(run_id, &line) {
                         if prev.envelope.event_id >= Some(event_id) {
                             break;
@@ -267,7 +274,7 @@ mod tests {
         let mut asked = 0;
         let out = encoders.fan_out(&sockets, &events, |_| {
             asked += 1;
-            Vec::new()
+            Ok::<_, ()>(Vec::new())
         });
         let got = received(sockets.len(), &out);
         for (n, (_, info)) in sockets.iter().enumerate() {
@@ -287,12 +294,12 @@ mod tests {
         let mut late = socket(Dialect::Loom, true);
         late.1.not_following.push("r1".into());
         let sockets = [socket(Dialect::Loom, true), late];
-        let out = Encoders::default().fan_out(&sockets, &run("r1"), |_| Vec::new());
+        let out = Encoders::default().fan_out(&sockets, &run("r1"), |_| Ok::<_, ()>(Vec::new()));
         let got = received(2, &out);
         assert_eq!(got[0].len(), 4);
         assert!(got[1].is_empty());
         // Another run's frames it gets.
-        let out = Encoders::default().fan_out(&sockets, &run("r2"), |_| Vec::new());
+        let out = Encoders::default().fan_out(&sockets, &run("r2"), |_| Ok::<_, ()>(Vec::new()));
         assert_eq!(received(2, &out)[1].len(), 4);
     }
 
@@ -301,7 +308,7 @@ mod tests {
         let events = run("r1");
         let mut encoders = Encoders::default();
         let loom = [socket(Dialect::Loom, true)];
-        encoders.fan_out(&loom, &events[..2], |_| Vec::new());
+        encoders.fan_out(&loom, &events[..2], |_| Ok::<_, ()>(Vec::new()));
         // An agentloop socket joins mid-run (it resumed): its encoder is built from what the
         // log holds before the next event, so its numbering is the run's.
         let both = [
@@ -312,7 +319,7 @@ mod tests {
         let mut asked = Vec::new();
         let out = encoders.fan_out(&both, &events[2..], |run| {
             asked.push(run.to_string());
-            log.clone()
+            Ok::<_, ()>(log.clone())
         });
         assert_eq!(asked, ["r1"], "only the new kind's encoder is rebuilt");
         let got = received(2, &out);
@@ -323,7 +330,23 @@ mod tests {
         assert_eq!(got[1], agentloop_all[agentloop_before..]);
         // After a wake-up (no encoders in memory) alike.
         let mut woken = Encoders::default();
-        let out = woken.fan_out(&loom, &events[3..], |_| logged(&events[..3]));
+        let out = woken.fan_out(&loom, &events[3..], |_| Ok::<_, ()>(logged(&events[..3])));
+        assert_eq!(received(1, &out)[0], loom_all[loom_all.len() - 1..]);
+    }
+
+    #[test]
+    fn an_encoder_whose_log_cannot_be_read_sends_nothing_until_it_can() {
+        let events = run("r1");
+        let loom = [socket(Dialect::Loom, true)];
+        let loom_all = reference((Dialect::Loom, true), &events);
+        // Woken mid-run with the log unreadable: nothing rather than frames numbered from 1.
+        let mut woken = Encoders::default();
+        let out = woken.fan_out(&loom, &events[2..3], |_| Err("disk I/O error"));
+        assert!(received(1, &out)[0].is_empty());
+        assert!(woken.live.is_empty());
+        // The next event, with the log readable again, goes out with the run's own numbering:
+        // the client sees the gap (the event it missed) and resumes.
+        let out = woken.fan_out(&loom, &events[3..], |_| Ok::<_, &str>(logged(&events[..3])));
         assert_eq!(received(1, &out)[0], loom_all[loom_all.len() - 1..]);
     }
 

@@ -37,8 +37,15 @@ impl Session {
         let limit = self.settings.sessions_per_minute;
         loop {
             let store = self.store();
-            if store.meta("created").ok().flatten().is_some() {
-                return Ok(());
+            match store.meta("created") {
+                Ok(Some(_)) => return Ok(()),
+                Ok(None) => {}
+                // Neither counted as new (a refusal it may not deserve) nor let in uncounted:
+                // the socket is closed with 1013, "try again later".
+                Err(e) => {
+                    self.log_unreadable("whether the session was created", &e);
+                    return Err("this session's storage could not be read; try again".into());
+                }
             }
             let ask = || {
                 let (env, client) = (self.env.clone(), client.to_owned());
@@ -47,13 +54,17 @@ impl Session {
             };
             match self.creating.answer(client, ask).await {
                 Answer::Fits => {
-                    if store.meta("created").ok().flatten().is_none() {
-                        let now = js_sys::Date::now().to_string();
-                        if let Err(e) = store.set_meta("created", &now) {
-                            // Not fatal: the session is asked for again as new next time, and
-                            // counted again.
-                            worker::console_error!("session created, but not marked so: {e}");
+                    // Not fatal where it fails: the session is asked for again as new next
+                    // time, and counted again.
+                    match store.meta("created") {
+                        Ok(Some(_)) => {}
+                        Ok(None) => {
+                            let now = js_sys::Date::now().to_string();
+                            if let Err(e) = store.set_meta("created", &now) {
+                                worker::console_error!("session created, but not marked so: {e}");
+                            }
                         }
+                        Err(e) => self.log_unreadable("whether the session was marked created", &e),
                     }
                     return Ok(());
                 }

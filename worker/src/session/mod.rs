@@ -148,7 +148,15 @@ impl DurableObject for Session {
         }
         let pair = WebSocketPair::new()?;
         self.state.accept_web_socket(&pair.server);
-        let active = self.store().active_run().ok().flatten().map(|r| r.run_id);
+        // Unreadable, the socket follows every run: one streaming now reaches it mid-way, and
+        // the client, seeing the gap, resumes it.
+        let active = match self.store().active_run() {
+            Ok(row) => row.map(|r| r.run_id),
+            Err(e) => {
+                self.log_unreadable("the active run of a joining socket", &e);
+                None
+            }
+        };
         let info = SocketInfo {
             grant: connect.grant.clone(),
             client: connect.client.clone(),
@@ -348,10 +356,14 @@ impl Session {
         self.drive().await;
     }
 
-    /// Whether a run is on, in memory or (after a wake-up) in storage.
+    /// [`Session::running`] where an unreadable run state is logged and counts as a run on:
+    /// what waits for "idle" (a new run, a session's deletion) then waits, where reading it as
+    /// idle could start a second run beside the stored one.
     fn busy(&self) -> bool {
-        self.run.borrow().as_ref().is_some_and(|r| !r.is_finished())
-            || self.store().active_run().ok().flatten().is_some()
+        self.running().unwrap_or_else(|e| {
+            self.log_unreadable("whether a run is on", &e);
+            true
+        })
     }
 
     /// The tools a run may call now: the built-in ones, then the sockets' and the pages'.

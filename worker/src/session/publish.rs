@@ -99,7 +99,11 @@ impl Session {
         let deliveries = self
             .encoders
             .borrow_mut()
-            .fan_out(&sockets, events, |run_id| self.run_events(&store, run_id));
+            .fan_out(&sockets, events, |run_id| {
+                self.logged_events(&store, run_id).inspect_err(|e| {
+                    self.log_unreadable(&format!("the event log of run {run_id}"), e);
+                })
+            });
         for delivery in &deliveries {
             for &n in &delivery.to {
                 let ws = &sockets[n].0;
@@ -159,20 +163,30 @@ impl Session {
         (!unlogged.events.is_empty()).then(|| now - unlogged.since)
     }
 
-    /// A run's events as its clients were sent them: the log, then what waits to be logged.
+    /// [`Session::logged_events`] where a failed read is logged, with the session and the run,
+    /// and only what waits to be logged is given: the client finds the gap and resumes.
     pub(super) fn run_events(&self, store: &Store, run_id: &str) -> Vec<String> {
-        let mut events = store.events(run_id).unwrap_or_else(|e| {
-            worker::console_error!("run {run_id}: event log unreadable: {e}");
-            Vec::new()
-        });
-        events.extend(
-            self.unlogged
-                .borrow()
-                .events
-                .iter()
-                .filter(|(r, _, _)| r == run_id)
-                .map(|(_, _, json)| json.clone()),
-        );
-        events
+        self.logged_events(store, run_id).unwrap_or_else(|e| {
+            self.log_unreadable(&format!("the event log of run {run_id}"), &e);
+            self.unlogged_events(run_id)
+        })
+    }
+
+    /// A run's events as its clients were sent them: the log, then what waits to be logged.
+    pub(super) fn logged_events(&self, store: &Store, run_id: &str) -> worker::Result<Vec<String>> {
+        let mut events = store.events(run_id)?;
+        events.extend(self.unlogged_events(run_id));
+        Ok(events)
+    }
+
+    /// What of a run waits to be logged, oldest first.
+    fn unlogged_events(&self, run_id: &str) -> Vec<String> {
+        self.unlogged
+            .borrow()
+            .events
+            .iter()
+            .filter(|(r, _, _)| r == run_id)
+            .map(|(_, _, json)| json.clone())
+            .collect()
     }
 }

@@ -24,15 +24,15 @@ impl SqlWorkspace<'_> {
 }
 
 impl Workspace for SqlWorkspace<'_> {
-    fn read(&self, path: &str) -> Option<String> {
+    fn read(&self, path: &str) -> Result<Option<String>, String> {
         let path = &self.full(path);
         let rows = rows(
             &self.store.sql,
             "SELECT content FROM files WHERE path = ?",
             vec![s(path)],
         )
-        .ok()?;
-        rows.into_iter().next().and_then(|mut r| text(&mut r, 0))
+        .map_err(|e| format!("could not read {path}: {e}"))?;
+        Ok(rows.into_iter().next().and_then(|mut r| text(&mut r, 0)))
     }
 
     fn write(&mut self, path: &str, content: &str) -> Result<(), String> {
@@ -45,15 +45,15 @@ impl Workspace for SqlWorkspace<'_> {
             .map_err(|e| format!("could not store {path}: {e}"))
     }
 
-    fn delete(&mut self, path: &str) -> bool {
+    fn delete(&mut self, path: &str) -> Result<bool, String> {
         let path = &self.full(path);
         self.store
             .exec("DELETE FROM files WHERE path = ?", vec![s(path)])
             .map(|c| c.rows_written() > 0)
-            .unwrap_or(false)
+            .map_err(|e| format!("could not delete {path}: {e}"))
     }
 
-    fn list(&self) -> Vec<(String, usize)> {
+    fn list(&self) -> Result<Vec<(String, usize)>, String> {
         let prefix = if self.root.is_empty() {
             String::new()
         } else {
@@ -72,6 +72,6 @@ impl Workspace for SqlWorkspace<'_> {
                 })
                 .collect()
         })
-        .unwrap_or_default()
+        .map_err(|e| format!("could not list the files: {e}"))
     }
 }

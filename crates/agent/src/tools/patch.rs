@@ -47,7 +47,7 @@ pub fn apply_patch(patch: &str, ws: &mut dyn Workspace) -> Result<String, String
     let ops = parse(patch)?;
     let mut staged = Staged {
         changes: SortedMap::new(),
-        paths: ws.list().into_iter().map(|(p, _)| p).collect(),
+        paths: ws.list()?.into_iter().map(|(p, _)| p).collect(),
     };
     let mut summary = String::from("Success. Updated the following files:");
     for op in ops {
@@ -83,7 +83,7 @@ pub fn apply_patch(patch: &str, ws: &mut dyn Workspace) -> Result<String, String
                 hunks,
             } => {
                 let path = file_path(&path)?;
-                let Some(content) = staged.read(ws, &path) else {
+                let Some(content) = staged.read(ws, &path)? else {
                     return Err(format!("cannot update {path}: no such file"));
                 };
                 let updated = apply_hunks(&path, &content, &hunks)?;
@@ -111,7 +111,9 @@ pub fn apply_patch(patch: &str, ws: &mut dyn Workspace) -> Result<String, String
     // Everything checked: write. Deletions first, so a quota-bound store has room.
     let mut done = Vec::new();
     for (path, _) in staged.changes.iter().filter(|(_, c)| c.is_none()) {
-        ws.delete(path);
+        if let Err(e) = ws.delete(path) {
+            return Err(in_part(&["cannot delete ", path, ": ", &e], &done));
+        }
         done.push(path.as_str());
     }
     for (path, content) in staged
@@ -120,18 +122,24 @@ pub fn apply_patch(patch: &str, ws: &mut dyn Workspace) -> Result<String, String
         .filter_map(|(p, c)| c.as_ref().map(|c| (p, c)))
     {
         if let Err(e) = ws.write(path, content) {
-            return Err(format!(
-                "cannot write {path}: {e}; the patch was applied only in part (done: {})",
-                if done.is_empty() {
-                    "nothing".to_string()
-                } else {
-                    done.join(", ")
-                }
-            ));
+            return Err(in_part(&["cannot write ", path, ": ", &e], &done));
         }
         done.push(path.as_str());
     }
     Ok(summary)
+}
+
+/// A write or deletion that failed after others were done: what failed, and what was done.
+fn in_part(what: &[&str], done: &[&str]) -> String {
+    format!(
+        "{}; the patch was applied only in part (done: {})",
+        what.concat(),
+        if done.is_empty() {
+            "nothing".to_string()
+        } else {
+            done.join(", ")
+        }
+    )
 }
 
 /// The patch's changes, not yet written, over the workspace.
@@ -143,9 +151,9 @@ struct Staged {
 }
 
 impl Staged {
-    fn read(&self, ws: &dyn Workspace, path: &str) -> Option<String> {
+    fn read(&self, ws: &dyn Workspace, path: &str) -> Result<Option<String>, String> {
         match self.changes.get(path) {
-            Some(change) => change.clone(),
+            Some(change) => Ok(change.clone()),
             None => ws.read(path),
         }
     }

@@ -23,17 +23,20 @@ pub const MAX_LS_ENTRIES: usize = 1000;
 /// keep the map tree-shaped (no file is also the directory of another). Storage can refuse
 /// (quota, I/O), hence the `Result` on [`write`](Workspace::write).
 pub trait Workspace {
-    /// The content of the file at `path`, or `None` if there is none.
-    fn read(&self, path: &str) -> Option<String>;
+    /// The content of the file at `path`, or `None` if there is none. `Err` when the store
+    /// could not be read (shown to the model as is): a failed read is not a missing file.
+    fn read(&self, path: &str) -> Result<Option<String>, String>;
 
     /// Creates or replaces the file at `path`. The error is shown to the model as is.
     fn write(&mut self, path: &str, content: &str) -> Result<(), String>;
 
-    /// Removes the file at `path`; `false` if there was none.
-    fn delete(&mut self, path: &str) -> bool;
+    /// Removes the file at `path`; `false` if there was none. The error is shown to the model
+    /// as is.
+    fn delete(&mut self, path: &str) -> Result<bool, String>;
 
-    /// Every file with its size in bytes, in any order.
-    fn list(&self) -> Vec<(String, usize)>;
+    /// Every file with its size in bytes, in any order. `Err` when the store could not be
+    /// read: a failed listing is not an empty workspace.
+    fn list(&self) -> Result<Vec<(String, usize)>, String>;
 }
 
 /// A workspace in memory: for tests, and for hosts that keep no files between runs.
@@ -61,8 +64,8 @@ impl MemoryWorkspace {
 }
 
 impl Workspace for MemoryWorkspace {
-    fn read(&self, path: &str) -> Option<String> {
-        self.files.get(path).cloned()
+    fn read(&self, path: &str) -> Result<Option<String>, String> {
+        Ok(self.files.get(path).cloned())
     }
 
     fn write(&mut self, path: &str, content: &str) -> Result<(), String> {
@@ -70,15 +73,16 @@ impl Workspace for MemoryWorkspace {
         Ok(())
     }
 
-    fn delete(&mut self, path: &str) -> bool {
-        self.files.remove(path).is_some()
+    fn delete(&mut self, path: &str) -> Result<bool, String> {
+        Ok(self.files.remove(path).is_some())
     }
 
-    fn list(&self) -> Vec<(String, usize)> {
-        self.files
+    fn list(&self) -> Result<Vec<(String, usize)>, String> {
+        Ok(self
+            .files
             .iter()
             .map(|(p, c)| (p.clone(), c.len()))
-            .collect()
+            .collect())
     }
 }
 
@@ -117,7 +121,7 @@ pub(crate) fn bytes(n: usize) -> String {
 /// `read { path }`.
 pub(crate) fn read(args: &Args<'_>, ws: &mut dyn Workspace) -> Result<String, String> {
     let path = file_path(args.str("path")?)?;
-    match ws.read(&path) {
+    match ws.read(&path)? {
         Some(content) if content.is_empty() => Ok(format!("(the file {path} is empty)")),
         Some(mut content) => {
             if content.len() > MAX_FILE_BYTES {
@@ -137,7 +141,7 @@ pub(crate) fn read(args: &Args<'_>, ws: &mut dyn Workspace) -> Result<String, St
         }
         None => {
             let dir = format!("{path}/");
-            if ws.list().iter().any(|(p, _)| p.starts_with(&dir)) {
+            if ws.list()?.iter().any(|(p, _)| p.starts_with(&dir)) {
                 Err(format!(
                     "no such file: {path} (it is a directory; use ls to see its files)"
                 ))
@@ -153,7 +157,7 @@ pub(crate) fn ls(args: &Args<'_>, ws: &mut dyn Workspace) -> Result<String, Stri
     let dir = normalize_path(args.opt_str("path")?.unwrap_or(""))?;
     let prefix = format!("{dir}/");
     let mut entries: Vec<(String, usize)> = ws
-        .list()
+        .list()?
         .into_iter()
         .filter(|(p, _)| dir.is_empty() || *p == dir || p.starts_with(&prefix))
         .collect();
@@ -192,7 +196,7 @@ pub(crate) fn write(args: &Args<'_>, ws: &mut dyn Workspace) -> Result<String, S
             bytes(MAX_FILE_BYTES)
         ));
     }
-    let files = ws.list();
+    let files = ws.list()?;
     if let Some(conflict) = tree_conflict(&path, files.iter().map(|(p, _)| p.as_str())) {
         return Err(format!("cannot write {path}: {conflict}"));
     }

@@ -259,16 +259,16 @@ fn write_refuses_what_would_break_the_tree_or_the_limit() {
 struct FullStore(MemoryWorkspace);
 
 impl Workspace for FullStore {
-    fn read(&self, path: &str) -> Option<String> {
+    fn read(&self, path: &str) -> Result<Option<String>, String> {
         self.0.read(path)
     }
     fn write(&mut self, _: &str, _: &str) -> Result<(), String> {
         Err("storage quota exceeded".into())
     }
-    fn delete(&mut self, path: &str) -> bool {
+    fn delete(&mut self, path: &str) -> Result<bool, String> {
         self.0.delete(path)
     }
-    fn list(&self) -> Vec<(String, usize)> {
+    fn list(&self) -> Result<Vec<(String, usize)>, String> {
         self.0.list()
     }
 }
@@ -299,4 +299,93 @@ fn storage_failures_reach_the_model() {
              (done: old)"
         )
     );
+}
+
+/// A store that cannot be read or deleted from, like a Durable Object whose SQLite fails.
+struct BrokenStore;
+
+impl Workspace for BrokenStore {
+    fn read(&self, path: &str) -> Result<Option<String>, String> {
+        Err(format!("could not read {path}: disk I/O error"))
+    }
+    fn write(&mut self, _: &str, _: &str) -> Result<(), String> {
+        Ok(())
+    }
+    fn delete(&mut self, path: &str) -> Result<bool, String> {
+        Err(format!("could not delete {path}: disk I/O error"))
+    }
+    fn list(&self) -> Result<Vec<(String, usize)>, String> {
+        Err("could not list the files: disk I/O error".into())
+    }
+}
+
+struct BrokenHost(BrokenStore);
+
+impl ToolHost for BrokenHost {
+    fn workspace(&mut self) -> &mut dyn Workspace {
+        &mut self.0
+    }
+    fn now_ms(&self) -> i64 {
+        0
+    }
+}
+
+/// A failed read is not a missing file nor an empty workspace: the model is told it failed.
+#[test]
+fn a_store_that_cannot_be_read_is_not_an_empty_one() {
+    let mut host = BrokenHost(BrokenStore);
+    let listing = ToolRun::error("could not list the files: disk I/O error");
+    assert_eq!(
+        run_builtin("read", &json!({"path": "a"}), &mut host),
+        ToolRun::error("could not read a: disk I/O error")
+    );
+    assert_eq!(run_builtin("ls", &json!({}), &mut host), listing);
+    assert_eq!(
+        run_builtin("write", &json!({"path": "a", "content": "x"}), &mut host),
+        listing
+    );
+    let patch = "*** Begin Patch\n*** Add File: new\n+x\n*** End Patch";
+    assert_eq!(
+        run_builtin("apply_patch", &json!({ "patch": patch }), &mut host),
+        listing
+    );
+}
+
+/// A deletion that fails mid-patch is reported, with what was done, instead of passing for done.
+#[test]
+fn a_deletion_that_fails_stops_the_patch_and_says_so() {
+    struct NoDelete(MemoryWorkspace);
+    impl Workspace for NoDelete {
+        fn read(&self, path: &str) -> Result<Option<String>, String> {
+            self.0.read(path)
+        }
+        fn write(&mut self, path: &str, content: &str) -> Result<(), String> {
+            self.0.write(path, content)
+        }
+        fn delete(&mut self, path: &str) -> Result<bool, String> {
+            Err(format!("could not delete {path}: disk I/O error"))
+        }
+        fn list(&self) -> Result<Vec<(String, usize)>, String> {
+            self.0.list()
+        }
+    }
+    struct Host(NoDelete);
+    impl ToolHost for Host {
+        fn workspace(&mut self) -> &mut dyn Workspace {
+            &mut self.0
+        }
+        fn now_ms(&self) -> i64 {
+            0
+        }
+    }
+    let mut host = Host(NoDelete(MemoryWorkspace::with_files([("old", "x\n")])));
+    let patch = "*** Begin Patch\n*** Delete File: old\n*** Add File: new\n+x\n*** End Patch";
+    assert_eq!(
+        run_builtin("apply_patch", &json!({ "patch": patch }), &mut host),
+        ToolRun::error(
+            "cannot delete old: could not delete old: disk I/O error; the patch was applied \
+             only in part (done: nothing)"
+        )
+    );
+    assert!(host.0 .0.files.contains_key("old") && !host.0 .0.files.contains_key("new"));
 }

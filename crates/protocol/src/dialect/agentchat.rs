@@ -29,7 +29,61 @@ use crate::Error;
 
 use super::extension::{self, arguments_text, parse_arguments, stamp, ExtIn, WithExt};
 use super::loom::check_run_id;
-use super::{frame_type, Dialect, Out};
+use super::{frame_type, Codec, Description, Dialect, Original, Out, Requests, TurnEnd};
+
+/// agentchat, described (see [`Description`]).
+pub const DIALECT: Description = Description {
+    dialect: Dialect::Agentchat,
+    name: "agentchat",
+    endpoint: "/ws",
+    subprotocol: "weft.agentchat",
+    documents: &["agentchat-websocket.md"],
+    requests: Requests {
+        ping: false,
+        tools: false,
+        history: false,
+        context: false,
+        approvals: false,
+    },
+    reports_context: false,
+    asks_approval: false,
+    carries_plans: false,
+    run_options: false,
+    whole_thoughts: true,
+    error_text,
+    no_pending_approval_text: super::loom::NO_PENDING_APPROVAL,
+    original: Original {
+        selects_offered_subprotocol: false,
+        names_runs: false,
+        names_sessions: false,
+        broadcasts_turns: true,
+        closes_after_error: false,
+        turn_end: TurnEnd::Reply,
+    },
+    codec: Codec {
+        decode_request,
+        encode_request: |command, _| encode_request(command),
+        decode_server,
+        encode,
+        fast: super::fast::agentchat,
+    },
+};
+
+/// Nova's words for a message it could not take: an unknown type, and an empty message.
+fn error_text(e: &Error) -> Option<String> {
+    match e {
+        Error::UnknownType { kind, .. } => Some(unknown_type_text(kind)),
+        Error::Invalid { reason, .. } if reason == EMPTY_MESSAGE => {
+            Some(String::from(EMPTY_MESSAGE))
+        }
+        _ => None,
+    }
+}
+
+/// What agentchat's and agentloop's servers answer a message of a type they do not know.
+pub(crate) fn unknown_type_text(kind: &str) -> String {
+    crate::text::concat(&["Unknown message type: ", kind])
+}
 
 /// Server events: `type` plus one or two string fields each.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

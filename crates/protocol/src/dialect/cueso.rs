@@ -29,7 +29,45 @@ use crate::Error;
 
 use super::extension::{self, stamp, ExtIn, WithExt};
 use super::loom::check_run_id;
-use super::{Dialect, Out};
+use super::{Codec, Description, Dialect, Original, Out, Requests, TurnEnd};
+
+/// cueso, described (see [`Description`]).
+pub const DIALECT: Description = Description {
+    dialect: Dialect::Cueso,
+    name: "cueso",
+    endpoint: "/ws/chat",
+    subprotocol: "weft.cueso",
+    documents: &["cueso-websocket.md"],
+    requests: Requests {
+        ping: false,
+        tools: false,
+        history: false,
+        context: false,
+        approvals: false,
+    },
+    reports_context: false,
+    asks_approval: false,
+    carries_plans: false,
+    run_options: false,
+    whole_thoughts: false,
+    error_text: |_| None,
+    no_pending_approval_text: super::loom::NO_PENDING_APPROVAL,
+    original: Original {
+        selects_offered_subprotocol: false,
+        names_runs: false,
+        names_sessions: true,
+        broadcasts_turns: false,
+        closes_after_error: true,
+        turn_end: TurnEnd::RunEnd,
+    },
+    codec: Codec {
+        decode_request,
+        encode_request: |command, _| encode_request(command),
+        decode_server,
+        encode,
+        fast: super::fast::cueso,
+    },
+};
 
 /// The `tool_call` object of `tool_call_delta`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -21,7 +21,49 @@ use crate::json::{Object, ObjectWriter};
 use crate::names::Agent;
 use crate::Error;
 
-use super::{extension, frame_type, Dialect, Out};
+use super::{extension, frame_type, Codec, Description, Dialect, Original, Out, Requests, TurnEnd};
+
+/// loom, described (see [`Description`]).
+pub const DIALECT: Description = Description {
+    dialect: Dialect::Loom,
+    name: "loom",
+    endpoint: "/",
+    subprotocol: "weft.loom",
+    documents: &["loom-websocket-api.md", "loom-stream-protocol.md"],
+    requests: Requests {
+        ping: true,
+        tools: true,
+        history: true,
+        context: false,
+        approvals: false,
+    },
+    reports_context: true,
+    asks_approval: true,
+    carries_plans: true,
+    run_options: true,
+    whole_thoughts: false,
+    error_text: |_| None,
+    no_pending_approval_text: NO_PENDING_APPROVAL,
+    original: Original {
+        selects_offered_subprotocol: false,
+        names_runs: true,
+        names_sessions: false,
+        broadcasts_turns: false,
+        closes_after_error: false,
+        turn_end: TurnEnd::RunEnd,
+    },
+    codec: Codec {
+        decode_request,
+        encode_request: |command, _| encode_request(command),
+        decode_server,
+        encode,
+        fast: super::fast::loom,
+    },
+};
+
+/// weft's answer to an approval answer that finds nothing pending, where the original server
+/// has no words of its own for it.
+pub(crate) const NO_PENDING_APPROVAL: &str = "no approval is pending";
 
 /// `run_stream_event` (§4.1): one event of a run, with its envelope.
 #[derive(Debug, Clone, PartialEq, Serialize)]

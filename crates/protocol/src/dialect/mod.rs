@@ -43,8 +43,8 @@
 pub mod agentchat;
 pub mod agentloop;
 pub mod aisdk;
-pub mod capabilities;
 pub mod cueso;
+mod description;
 pub mod extension;
 pub(crate) mod fast;
 pub mod loom;
@@ -60,8 +60,12 @@ use crate::frame::{parse_object, Limits};
 use crate::json::{Json, Object};
 use crate::Error;
 
-/// One of the four wire protocols.
+pub use description::{Codec, Description, Original, Requests, TurnEnd};
+
+/// One of the four wire protocols. What differs between them is in each one's
+/// [`Description`] ([`Dialect::describe`]), not in `match`es on this enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
 #[cfg_attr(
     feature = "tsify",
     derive(tsify::Tsify),
@@ -79,22 +83,9 @@ pub enum Dialect {
 }
 
 impl Dialect {
-    /// All four, in a stable order.
-    pub const ALL: [Dialect; 4] = [
-        Dialect::Loom,
-        Dialect::Agentloop,
-        Dialect::Agentchat,
-        Dialect::Cueso,
-    ];
-
     /// The dialect's name: `loom`, `agentloop`, `agentchat`, `cueso`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Dialect::Loom => "loom",
-            Dialect::Agentloop => "agentloop",
-            Dialect::Agentchat => "agentchat",
-            Dialect::Cueso => "cueso",
-        }
+        self.describe().name
     }
 
     /// Parses a dialect name.
@@ -104,12 +95,7 @@ impl Dialect {
 
     /// The path of the dialect's WebSocket endpoint on a weft server.
     pub fn endpoint(self) -> &'static str {
-        match self {
-            Dialect::Loom => "/",
-            Dialect::Agentloop => "/agentloop",
-            Dialect::Agentchat => "/ws",
-            Dialect::Cueso => "/ws/chat",
-        }
+        self.describe().endpoint
     }
 
     /// The dialect served at a request path, if any.
@@ -119,21 +105,16 @@ impl Dialect {
 
     /// The dialect named by a `Sec-WebSocket-Protocol` entry `weft.<dialect>`.
     pub fn from_subprotocol(protocol: &str) -> Option<Dialect> {
-        protocol
-            .trim()
-            .strip_prefix("weft.")
-            .and_then(Dialect::parse)
+        let protocol = protocol.trim();
+        Dialect::ALL
+            .into_iter()
+            .find(|d| d.describe().subprotocol == protocol)
     }
 
     /// Server side: one client frame (text, or binary holding UTF-8) to a command.
     pub fn decode_request(self, frame: &[u8], limits: Limits) -> Result<Command, Error> {
         let obj = parse_object(frame, limits)?;
-        match self {
-            Dialect::Loom => loom::decode_request(&obj),
-            Dialect::Agentloop => agentloop::decode_request(&obj),
-            Dialect::Agentchat => agentchat::decode_request(&obj),
-            Dialect::Cueso => cueso::decode_request(&obj),
-        }
+        (self.describe().codec.decode_request)(&obj)
     }
 
     /// Client side: a command to the frame that asks for it in this dialect.
@@ -141,12 +122,7 @@ impl Dialect {
     /// `frame_id` is used where the dialect wants a unique id on every message (agentloop);
     /// other dialects ignore it.
     pub fn encode_request(self, command: &Command, frame_id: &str) -> Result<String, Error> {
-        match self {
-            Dialect::Loom => loom::encode_request(command),
-            Dialect::Agentloop => agentloop::encode_request(command, frame_id),
-            Dialect::Agentchat => agentchat::encode_request(command),
-            Dialect::Cueso => cueso::encode_request(command),
-        }
+        (self.describe().codec.encode_request)(command, frame_id)
     }
 
     /// Client side: one server frame to the canonical events it carries (often one, sometimes
@@ -170,12 +146,7 @@ impl Dialect {
         limits: Limits,
     ) -> Result<Vec<Sequenced>, Error> {
         let obj = parse_object(frame, limits)?;
-        match self {
-            Dialect::Loom => loom::decode_server(&obj),
-            Dialect::Agentloop => agentloop::decode_server(&obj),
-            Dialect::Agentchat => agentchat::decode_server(&obj),
-            Dialect::Cueso => cueso::decode_server(&obj),
-        }
+        (self.describe().codec.decode_server)(&obj)
     }
 }
 
@@ -224,8 +195,16 @@ pub(crate) struct Turn {
 
 impl Encoder {
     /// An encoder for one run (or for replies outside runs), for a socket that opted in to
-    /// weft's extensions. `salt` makes agentloop frame ids differ between sessions; give each
-    /// session its own random value.
+    /// weft's extensions.
+    ///
+    /// `salt` seeds the UUID agentloop puts on every frame, derived from (salt, run id, the
+    /// frame's `event_id`). What it must be is *the same* for a run's live frames and for its
+    /// replay, so that a resume gives every frame the id it had live: a value fixed for the
+    /// server (weft's worker uses one constant) does that without storing anything, and the
+    /// run id already tells the runs of a session apart. Ids need to be unique only among what
+    /// one socket receives, and a socket hears one session, so a value per session adds nothing.
+    /// Frames outside runs have no run id and number from 1 in each encoder: give each such
+    /// encoder a fresh random salt (weft's worker does, per reply).
     pub fn new(dialect: Dialect, salt: u64) -> Self {
         Encoder {
             dialect,
@@ -276,7 +255,7 @@ impl Encoder {
         if let Event::EventsLost { from } = ev.event {
             return self.lost(ev, from);
         }
-        if !self.extensions && self.dialect.sends_whole_thoughts() {
+        if !self.extensions && self.dialect.describe().whole_thoughts {
             if let Event::ReasoningChunk { content, .. } = &ev.event {
                 match &mut self.thought {
                     Some(Sequenced {
@@ -326,12 +305,7 @@ impl Encoder {
             turn: &mut self.turn,
             ev,
         };
-        match self.dialect {
-            Dialect::Loom => loom::encode(&mut out),
-            Dialect::Agentloop => agentloop::encode(&mut out),
-            Dialect::Agentchat => agentchat::encode(&mut out),
-            Dialect::Cueso => cueso::encode(&mut out),
-        }
+        (self.dialect.describe().codec.encode)(&mut out);
         *frames = out.frames;
     }
 }

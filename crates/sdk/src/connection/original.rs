@@ -9,7 +9,7 @@
 //! from [`Peer::turn_end`] and the dialect's capability methods, never from tests of the
 //! dialect here.
 
-use weft_protocol::dialect::capabilities::TurnEnd;
+use weft_protocol::dialect::TurnEnd;
 use weft_protocol::event::Envelope;
 use weft_protocol::reassembler::RunStatus;
 use weft_protocol::text;

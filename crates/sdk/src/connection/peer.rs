@@ -2,20 +2,20 @@
 //! rules differ between weft and the original server of a dialect.
 //!
 //! weft serves everything the SDK can ask in every dialect (its extensions included); an
-//! original serves its own document only, and [`Dialect`]'s capability methods
-//! (`weft_protocol::dialect::capabilities`) say what that is. [`Peer`] joins the two, so the
+//! original serves its own document only, and the dialect's description
+//! ([`Dialect::describe`], its `original` rules) says what that is. [`Peer`] joins the two, so the
 //! connection asks "does the server resume?" instead of testing the dialect and the kind.
 //!
 //! How the kind is found (`server: "auto"`): the client offers `weft.<dialect>`. A server that
 //! selects no subprotocol is an original — browsers fail such a handshake, so the client
 //! connects again without offering one. A server that selects it is weft, except where the
-//! original selects whatever comes first ([`Dialect::original_selects_offered_subprotocol`],
+//! original selects whatever comes first ([`Original::selects_offered_subprotocol`],
 //! agentloop's Node `ws` server): there weft proves itself by answering a `ping` with its
 //! `pong`, which only weft does in that dialect (the original answers "Unknown message type:
 //! ping"). The probe costs one round trip on the first connect to such a server, and nothing
 //! on later sockets: the kind found is kept for the life of the client.
 
-use weft_protocol::dialect::capabilities::TurnEnd;
+use weft_protocol::dialect::{Original, TurnEnd};
 use weft_protocol::text;
 use weft_protocol::{Command, Dialect};
 
@@ -81,6 +81,11 @@ impl Peer {
         self.kind == ServerKind::Original
     }
 
+    /// How the dialect's original server differs from weft.
+    fn rules(self) -> &'static Original {
+        &self.dialect.describe().original
+    }
+
     /// Whether the server serves this request (whether the dialect can carry it at all is the
     /// encoder's to say).
     pub fn serves(self, command: &Command) -> bool {
@@ -118,7 +123,7 @@ impl Peer {
     /// ends (original loom takes one request at a time). Its timeout then counts from the
     /// run's end: a run may take minutes, and the request is not lost meanwhile.
     pub fn answers_after_runs(self) -> bool {
-        self.original() && self.dialect.original_names_runs()
+        self.original() && self.rules().names_runs
     }
 
     /// Whether the first event of a run named by the server, whatever its type, belongs to our
@@ -126,25 +131,25 @@ impl Peer {
     /// other sockets too, which must not be taken); original loom never sends `run_start` and
     /// streams only the run this socket asked for, one at a time.
     pub fn adopts_any_first_event(self) -> bool {
-        self.original() && self.dialect.original_names_runs()
+        self.original() && self.rules().names_runs
     }
 
     /// Whether the client takes up the session the server named for a run that named none
-    /// (see [`Dialect::original_names_sessions`]). weft's session is the socket's.
+    /// (see [`Original::names_sessions`]). weft's session is the socket's.
     pub fn names_sessions(self) -> bool {
-        self.original() && self.dialect.original_names_sessions()
+        self.original() && self.rules().names_sessions
     }
 
     /// Whether the server streams other clients' turns to this socket too, each opened by its
-    /// message (see [`Dialect::original_broadcasts_turns`]).
+    /// message (see [`Original::broadcasts_turns`]).
     pub fn broadcasts_turns(self) -> bool {
-        self.original() && self.dialect.original_broadcasts_turns()
+        self.original() && self.rules().broadcasts_turns
     }
 
     /// Whether an `error` from the server means it is closing the socket (see
-    /// [`Dialect::original_closes_after_error`]).
+    /// [`Original::closes_after_error`]).
     pub fn closes_after_error(self) -> bool {
-        self.original() && self.dialect.original_closes_after_error()
+        self.original() && self.rules().closes_after_error
     }
 
     /// Whether the server takes the runs of a socket one at a time in the order sent, so
@@ -157,7 +162,7 @@ impl Peer {
     /// How a turn ends, when the server does not say it with weft's `run_end`: `None` on weft
     /// (every dialect carries weft's end of run).
     pub fn turn_end(self) -> Option<TurnEnd> {
-        self.original().then(|| self.dialect.original_turn_end())
+        self.original().then(|| self.rules().turn_end)
     }
 
     /// The method names for an `unsupported` error: why the server cannot serve this.

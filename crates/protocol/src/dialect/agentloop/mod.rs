@@ -39,13 +39,65 @@ use crate::Error;
 
 use super::extension::{self};
 use super::loom::check_run_id;
-use super::{frame_type, Dialect};
+use super::{frame_type, Codec, Description, Dialect, Original, Requests, TurnEnd};
 
 mod decode;
 mod encode;
 
 pub(crate) use decode::decode_server;
 pub(crate) use encode::encode;
+
+/// agentloop, described (see [`Description`]).
+pub const DIALECT: Description = Description {
+    dialect: Dialect::Agentloop,
+    name: "agentloop",
+    endpoint: "/agentloop",
+    subprotocol: "weft.agentloop",
+    documents: &["agentloop-websocket.md"],
+    requests: Requests {
+        ping: false,
+        tools: false,
+        history: false,
+        context: true,
+        approvals: true,
+    },
+    reports_context: true,
+    asks_approval: true,
+    carries_plans: false,
+    run_options: false,
+    whole_thoughts: true,
+    error_text,
+    no_pending_approval_text: "No pending approval request",
+    original: Original {
+        selects_offered_subprotocol: true,
+        names_runs: false,
+        names_sessions: false,
+        broadcasts_turns: false,
+        closes_after_error: false,
+        turn_end: TurnEnd::LoadingStateOff,
+    },
+    codec: Codec {
+        decode_request,
+        encode_request,
+        decode_server,
+        encode,
+        fast: super::fast::agentloop,
+    },
+};
+
+/// The ws-server's words for a message it could not take: an unknown type, and any frame it
+/// could not read as one of its messages.
+fn error_text(e: &Error) -> Option<String> {
+    match e {
+        Error::UnknownType { kind, .. } => Some(super::agentchat::unknown_type_text(kind)),
+        Error::InvalidJson { .. }
+        | Error::NotAnObject { .. }
+        | Error::MissingType
+        | Error::Field { .. }
+        | Error::InvalidUtf8 { .. } => Some(String::from("Invalid message format")),
+        _ => None,
+    }
+}
 
 /// The base message shape: `{id, type, payload}`.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -42,12 +42,7 @@ pub(crate) fn decode_server(dialect: Dialect, frame: &[u8]) -> Option<Sequenced>
 pub(crate) fn read(dialect: Dialect, frame: &[u8]) -> Option<Delta<'_>> {
     let text = core::str::from_utf8(frame).ok()?;
     let mut s = Reader::new(text);
-    let delta = match dialect {
-        Dialect::Loom => loom(&mut s),
-        Dialect::Cueso => cueso(&mut s),
-        Dialect::Agentloop => agentloop(&mut s),
-        Dialect::Agentchat => agentchat(&mut s),
-    };
+    let delta = (dialect.describe().codec.fast)(&mut s);
     s.ws();
     delta.filter(|_| s.at == s.t.len())
 }
@@ -209,7 +204,7 @@ fn owned(s: Option<Cow<'_, str>>) -> Option<String> {
 
 /// `{"type":"run_stream_event","id":…,"event":{"type":"message_chunk"|"reasoning_chunk"|
 /// "tool_call_chunk"|"usage",…}}`.
-fn loom<'a>(s: &mut Reader<'a>) -> Option<Delta<'a>> {
+pub(crate) fn loom<'a>(s: &mut Reader<'a>) -> Option<Delta<'a>> {
     let mut kind = None;
     let mut run_id = None;
     let mut inner = None;
@@ -275,7 +270,7 @@ fn loom<'a>(s: &mut Reader<'a>) -> Option<Delta<'a>> {
 /// `{"type":"content_delta","content":…,"role":…}` and
 /// `{"type":"tool_call_delta","tool_call":{"id":…,"name":…,"input_json":…}}`, with the
 /// extension fields `run_id` and `event_id`.
-fn cueso<'a>(s: &mut Reader<'a>) -> Option<Delta<'a>> {
+pub(crate) fn cueso<'a>(s: &mut Reader<'a>) -> Option<Delta<'a>> {
     let mut slots = Slots::default();
     let mut role = None;
     let mut call = None;
@@ -337,7 +332,7 @@ fn usage_frame<'a>(slots: &Slots<'a>) -> Option<Delta<'a>> {
 /// `{"id":…,"type":"response_item","payload":{"type":"message","id":…,"role":"assistant",
 /// "content":[{"type":…,"text":…},…]},"run_id":…,"event_id":…}`, a `reasoning` item the same
 /// without `role` (and with an optional `duration_ms`), and the `usage` extension frame.
-fn agentloop<'a>(s: &mut Reader<'a>) -> Option<Delta<'a>> {
+pub(crate) fn agentloop<'a>(s: &mut Reader<'a>) -> Option<Delta<'a>> {
     let mut slots = Slots::default();
     let mut frame_id = None;
     let mut item = None;
@@ -418,7 +413,7 @@ fn response_item<'a>(s: &mut Reader<'a>) -> Option<(bool, Cow<'a, str>)> {
 /// and `{"type":"tool_result","tool_name":…,"result":…,"success":…,"call_id":…}`, each with
 /// `run_id` and `event_id`. The dialect has no deltas of calls: its whole calls and results are
 /// most of what is left of a stream, and each is read here without a tree.
-fn agentchat<'a>(s: &mut Reader<'a>) -> Option<Delta<'a>> {
+pub(crate) fn agentchat<'a>(s: &mut Reader<'a>) -> Option<Delta<'a>> {
     let mut slots = Slots::default();
     let mut message = None;
     let mut reasoning = None;
