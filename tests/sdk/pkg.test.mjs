@@ -9,7 +9,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync, readdirSync } from "node:fs";
 import { WebSocketServer } from "ws";
-import init, { Client, Reassembler } from "weft-sdk";
+import init, { Client, Reassembler, dialectInfo } from "weft-sdk";
 
 const fixtures = new URL("../../crates/protocol/tests/fixtures/", import.meta.url);
 const DIALECTS = ["loom", "agentloop", "agentchat", "cueso"];
@@ -42,6 +42,21 @@ test("the package reassembles every golden transcript", () => {
     }
   }
   assert.equal(checked, 24);
+});
+
+test("dialectInfo says what each dialect carries", () => {
+  const info = Object.fromEntries(DIALECTS.map((d) => [d, dialectInfo(d)]));
+  assert.deepEqual(
+    DIALECTS.map((d) => info[d].endpoint),
+    ["/", "/agentloop", "/ws", "/ws/chat"],
+  );
+  assert.deepEqual(info.loom.requests, ["ping", "toolsList", "toolShow", "userMessages"]);
+  assert.deepEqual(info.agentloop.requests, ["ping", "contextInfo", "compact"]);
+  // The plans (node spans, ToT, GoT) and the run options travel on loom alone.
+  assert.deepEqual(DIALECTS.filter((d) => info[d].plans), ["loom"]);
+  assert.deepEqual(DIALECTS.filter((d) => info[d].runOptions), ["loom"]);
+  assert.deepEqual(DIALECTS.filter((d) => info[d].reportsContext), ["loom", "agentloop"]);
+  assert.throws(() => dialectInfo("nope"), { code: "invalid_argument" });
 });
 
 test("errors are WeftErrors with a code", () => {

@@ -470,8 +470,8 @@ export interface ApprovalAnswer {
 
 /**
  * What differs by dialect, for an app that shows it or offers only what the dialect serves:
- * `dialectInfo(dialect)`. The SDK's own rules read the same methods of the protocol's
- * `Dialect`, so an app that asks here never copies them.
+ * `dialectInfo(dialect)`. The SDK's own rules read the same description of the dialect (the
+ * protocol's `Dialect::describe`), so an app that asks here never copies them.
  */
 export interface DialectInfo {
     /**
@@ -490,6 +490,17 @@ export interface DialectInfo {
      * they do not, `contextInfo()` on a socket of a dialect that serves it asks.
      */
     reportsContext: boolean;
+    /**
+     * Whether its runs carry the agents' plans: the steps (`node_enter`/`node_exit`), the
+     * tree of thoughts and the graph of thoughts (loom). Elsewhere these agents' work arrives
+     * as text, and `RunView`'s `spans`, `tot` and `got` stay empty.
+     */
+    plans: boolean;
+    /**
+     * Whether its `run` request carries the run options `workingFolder`, `gotAdaptive` and
+     * `verbose` (loom); elsewhere they are left out.
+     */
+    runOptions: boolean;
 }
 
 /**
@@ -931,9 +942,9 @@ export class RunEvents {
 }
 
 /**
- * What differs by dialect: its endpoint path, the requests a weft server serves on it, and
- * whether its runs report the context window. Throws `invalid_argument` for an unknown
- * dialect.
+ * What differs by dialect: its endpoint path, the requests a weft server serves on it,
+ * whether its runs report the context window and carry the agents' plans, and whether its run
+ * request takes the run options. Throws `invalid_argument` for an unknown dialect.
  */
 export function dialectInfo(dialect: Dialect): DialectInfo;
 
@@ -982,12 +993,12 @@ export interface InitOutput {
     readonly run_runId: (a: number) => [number, number];
     readonly runevents_next: (a: number) => any;
     readonly runevents_return: (a: number) => any;
-    readonly wasm_bindgen_ccee864e70c682fe___convert__closures_____invoke___bool__wasm_bindgen_ccee864e70c682fe___JsValue______true_: (a: number, b: number, c: number, d: any) => void;
-    readonly wasm_bindgen_ccee864e70c682fe___convert__closures_____invoke___js_sys_91ebd2187d0248e7___Function_fn_wasm_bindgen_ccee864e70c682fe___JsValue_____wasm_bindgen_ccee864e70c682fe___sys__Undefined___js_sys_91ebd2187d0248e7___Function_fn_wasm_bindgen_ccee864e70c682fe___JsValue_____wasm_bindgen_ccee864e70c682fe___sys__Undefined_______true_: (a: number, b: number, c: any, d: any) => void;
-    readonly wasm_bindgen_ccee864e70c682fe___convert__closures_____invoke___wasm_bindgen_ccee864e70c682fe___JsValue______true_: (a: number, b: number, c: any) => void;
-    readonly wasm_bindgen_ccee864e70c682fe___convert__closures_____invoke___web_sys_bc70a5d70a0fa2d6___features__gen_CloseEvent__CloseEvent______true_: (a: number, b: number, c: any) => void;
-    readonly wasm_bindgen_ccee864e70c682fe___convert__closures_____invoke___web_sys_bc70a5d70a0fa2d6___features__gen_CloseEvent__CloseEvent______true__41: (a: number, b: number, c: any) => void;
-    readonly wasm_bindgen_ccee864e70c682fe___convert__closures_____invoke_______true_: (a: number, b: number) => void;
+    readonly wasm_bindgen_b2274a1287d9f2dc___convert__closures_____invoke___bool__wasm_bindgen_b2274a1287d9f2dc___JsValue______true_: (a: number, b: number, c: number, d: any) => void;
+    readonly wasm_bindgen_b2274a1287d9f2dc___convert__closures_____invoke___js_sys_7372e5b13f55676___Function_fn_wasm_bindgen_b2274a1287d9f2dc___JsValue_____wasm_bindgen_b2274a1287d9f2dc___sys__Undefined___js_sys_7372e5b13f55676___Function_fn_wasm_bindgen_b2274a1287d9f2dc___JsValue_____wasm_bindgen_b2274a1287d9f2dc___sys__Undefined_______true_: (a: number, b: number, c: any, d: any) => void;
+    readonly wasm_bindgen_b2274a1287d9f2dc___convert__closures_____invoke___wasm_bindgen_b2274a1287d9f2dc___JsValue______true_: (a: number, b: number, c: any) => void;
+    readonly wasm_bindgen_b2274a1287d9f2dc___convert__closures_____invoke___web_sys_97501976544811f2___features__gen_CloseEvent__CloseEvent______true_: (a: number, b: number, c: any) => void;
+    readonly wasm_bindgen_b2274a1287d9f2dc___convert__closures_____invoke___web_sys_97501976544811f2___features__gen_CloseEvent__CloseEvent______true__41: (a: number, b: number, c: any) => void;
+    readonly wasm_bindgen_b2274a1287d9f2dc___convert__closures_____invoke_______true_: (a: number, b: number) => void;
     readonly __wbindgen_malloc: (a: number, b: number) => number;
     readonly __wbindgen_realloc: (a: number, b: number, c: number, d: number) => number;
     readonly __wbindgen_free: (a: number, b: number, c: number) => void;

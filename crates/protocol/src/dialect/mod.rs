@@ -62,8 +62,9 @@ use crate::Error;
 
 pub use description::{Codec, Description, Original, Requests, TurnEnd};
 
-/// One of the four wire protocols. What differs between them is in each one's
-/// [`Description`] ([`Dialect::describe`]), not in `match`es on this enum.
+// What differs between the dialects is in each one's `Description` (`Dialect::describe`), not
+// in `match`es on this enum. (Not in its doc comment: tsify copies that into the .d.ts.)
+/// One of the four wire protocols.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[repr(u8)]
 #[cfg_attr(
