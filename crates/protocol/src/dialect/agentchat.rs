@@ -31,7 +31,7 @@ use super::extension::{self, arguments_text, parse_arguments, stamp, ExtIn, With
 use super::loom::check_run_id;
 use super::{frame_type, Codec, Description, Dialect, Original, Out, Requests, TurnEnd};
 
-/// agentchat, described (see [`Description`]).
+/// agentchat, described (see [`Description`]); its codec is `CODEC`.
 pub const DIALECT: Description = Description {
     dialect: Dialect::Agentchat,
     name: "agentchat",
@@ -60,13 +60,15 @@ pub const DIALECT: Description = Description {
         closes_after_error: false,
         turn_end: TurnEnd::Reply,
     },
-    codec: Codec {
-        decode_request,
-        encode_request: |command, _| encode_request(command),
-        decode_server,
-        encode,
-        fast: super::fast::agentchat,
-    },
+};
+
+/// agentchat's codec (see [`Codec`]).
+pub(crate) const CODEC: Codec = Codec {
+    decode_request,
+    encode_request: |command, _| encode_request(command),
+    decode_server,
+    encode,
+    fast: super::fast::agentchat,
 };
 
 /// Nova's words for a message it could not take: an unknown type, and an empty message.

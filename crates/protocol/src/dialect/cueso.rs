@@ -31,7 +31,7 @@ use super::extension::{self, stamp, ExtIn, WithExt};
 use super::loom::check_run_id;
 use super::{Codec, Description, Dialect, Original, Out, Requests, TurnEnd};
 
-/// cueso, described (see [`Description`]).
+/// cueso, described (see [`Description`]); its codec is `CODEC`.
 pub const DIALECT: Description = Description {
     dialect: Dialect::Cueso,
     name: "cueso",
@@ -60,13 +60,15 @@ pub const DIALECT: Description = Description {
         closes_after_error: true,
         turn_end: TurnEnd::RunEnd,
     },
-    codec: Codec {
-        decode_request,
-        encode_request: |command, _| encode_request(command),
-        decode_server,
-        encode,
-        fast: super::fast::cueso,
-    },
+};
+
+/// cueso's codec (see [`Codec`]).
+pub(crate) const CODEC: Codec = Codec {
+    decode_request,
+    encode_request: |command, _| encode_request(command),
+    decode_server,
+    encode,
+    fast: super::fast::cueso,
 };
 
 /// The `tool_call` object of `tool_call_delta`.

@@ -23,7 +23,7 @@ use crate::Error;
 
 use super::{extension, frame_type, Codec, Description, Dialect, Original, Out, Requests, TurnEnd};
 
-/// loom, described (see [`Description`]).
+/// loom, described (see [`Description`]); its codec is `CODEC`.
 pub const DIALECT: Description = Description {
     dialect: Dialect::Loom,
     name: "loom",
@@ -52,13 +52,15 @@ pub const DIALECT: Description = Description {
         closes_after_error: false,
         turn_end: TurnEnd::RunEnd,
     },
-    codec: Codec {
-        decode_request,
-        encode_request: |command, _| encode_request(command),
-        decode_server,
-        encode,
-        fast: super::fast::loom,
-    },
+};
+
+/// loom's codec (see [`Codec`]).
+pub(crate) const CODEC: Codec = Codec {
+    decode_request,
+    encode_request: |command, _| encode_request(command),
+    decode_server,
+    encode,
+    fast: super::fast::loom,
 };
 
 /// weft's answer to an approval answer that finds nothing pending, where the original server

@@ -60,7 +60,8 @@ use crate::frame::{parse_object, Limits};
 use crate::json::{Json, Object};
 use crate::Error;
 
-pub use description::{Codec, Description, Original, Requests, TurnEnd};
+pub(crate) use description::Codec;
+pub use description::{Description, Original, Requests, TurnEnd};
 
 // What differs between the dialects is in each one's `Description` (`Dialect::describe`), not
 // in `match`es on this enum. (Not in its doc comment: tsify copies that into the .d.ts.)
@@ -115,7 +116,7 @@ impl Dialect {
     /// Server side: one client frame (text, or binary holding UTF-8) to a command.
     pub fn decode_request(self, frame: &[u8], limits: Limits) -> Result<Command, Error> {
         let obj = parse_object(frame, limits)?;
-        (self.describe().codec.decode_request)(&obj)
+        (self.codec().decode_request)(&obj)
     }
 
     /// Client side: a command to the frame that asks for it in this dialect.
@@ -123,7 +124,7 @@ impl Dialect {
     /// `frame_id` is used where the dialect wants a unique id on every message (agentloop);
     /// other dialects ignore it.
     pub fn encode_request(self, command: &Command, frame_id: &str) -> Result<String, Error> {
-        (self.describe().codec.encode_request)(command, frame_id)
+        (self.codec().encode_request)(command, frame_id)
     }
 
     /// Client side: one server frame to the canonical events it carries (often one, sometimes
@@ -147,7 +148,7 @@ impl Dialect {
         limits: Limits,
     ) -> Result<Vec<Sequenced>, Error> {
         let obj = parse_object(frame, limits)?;
-        (self.describe().codec.decode_server)(&obj)
+        (self.codec().decode_server)(&obj)
     }
 }
 
@@ -306,7 +307,7 @@ impl Encoder {
             turn: &mut self.turn,
             ev,
         };
-        (self.dialect.describe().codec.encode)(&mut out);
+        (self.dialect.codec().encode)(&mut out);
         *frames = out.frames;
     }
 }

@@ -47,7 +47,7 @@ mod encode;
 pub(crate) use decode::decode_server;
 pub(crate) use encode::encode;
 
-/// agentloop, described (see [`Description`]).
+/// agentloop, described (see [`Description`]); its codec is `CODEC`.
 pub const DIALECT: Description = Description {
     dialect: Dialect::Agentloop,
     name: "agentloop",
@@ -76,13 +76,15 @@ pub const DIALECT: Description = Description {
         closes_after_error: false,
         turn_end: TurnEnd::LoadingStateOff,
     },
-    codec: Codec {
-        decode_request,
-        encode_request,
-        decode_server,
-        encode,
-        fast: super::fast::agentloop,
-    },
+};
+
+/// agentloop's codec (see [`Codec`]).
+pub(crate) const CODEC: Codec = Codec {
+    decode_request,
+    encode_request,
+    decode_server,
+    encode,
+    fast: super::fast::agentloop,
 };
 
 /// The ws-server's words for a message it could not take: an unknown type, and any frame it
