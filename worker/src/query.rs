@@ -4,7 +4,10 @@
 //! The Worker reads three or four parameters from a request's URL and writes three into the URL
 //! it forwards to a session; that is all it needs of URLs. The `url` crate (behind
 //! `worker::Request::url`) parses hosts, IP addresses and paths besides: taking it out shrank
-//! the gzipped upload by 26 KB (measured 2026-11-22).
+//! the gzipped upload by 26 KB (measured 2026-11-22). It has been linked again since, for
+//! `web_fetch`'s WHATWG check in weft-agent, but its `form_urlencoded` in place of this file
+//! still costs 0.4 KiB of gzipped upload (480.57 → 480.97 KiB, `wrangler deploy --dry-run` at
+//! c3cfff4, 2026-11-28; BENCHMARKS.md, "The Worker's upload"), so this file stays.
 
 /// The query of `url`: what follows the first `?`, up to a `#`.
 fn query_of(url: &str) -> &str {

@@ -1,46 +1,20 @@
 // A tool call as a card: its arguments fill in while the model streams them (parsed as far as
 // they go), then the approval, the run, and the result or error.
 
+import { Allow, parse } from 'partial-json';
+
 import { h, set } from './dom.mjs';
 import { renderMarkdown } from './markdown.mjs';
 
 /**
- * Parses JSON that may be cut short (a tool call's arguments mid-stream): closes the open
- * string, arrays and objects and parses that. `undefined` when even that fails.
+ * Parses JSON that may be cut short (a tool call's arguments mid-stream) as far as it goes,
+ * with partial-json: every prefix of a value parses, strings, numbers and literals that are
+ * still arriving included. `undefined` for nothing yet, or for text that is not JSON.
  */
 export function parsePartialJson(text) {
-  const src = text.trim();
-  if (!src) return undefined;
+  if (!text.trim()) return undefined;
   try {
-    return JSON.parse(src);
-  } catch {
-    /* complete it below */
-  }
-  const stack = [];
-  let inString = false;
-  let escaped = false;
-  for (const c of src) {
-    if (inString) {
-      if (escaped) escaped = false;
-      else if (c === '\\') escaped = true;
-      else if (c === '"') inString = false;
-      continue;
-    }
-    if (c === '"') inString = true;
-    else if (c === '{') stack.push('}');
-    else if (c === '[') stack.push(']');
-    else if (c === '}' || c === ']') stack.pop();
-  }
-  let fixed = src;
-  if (inString) {
-    if (escaped) fixed = fixed.slice(0, -1);
-    fixed = fixed.replace(/\\u[0-9a-fA-F]{0,3}$/, '');
-    fixed += '"';
-  }
-  fixed = fixed.replace(/[,:]\s*$/, '').replace(/,\s*"(?:[^"\\]|\\.)*"\s*$/, '').replace(/\{\s*"(?:[^"\\]|\\.)*"\s*$/, '{');
-  fixed += stack.reverse().join('');
-  try {
-    return JSON.parse(fixed);
+    return parse(text, Allow.ALL);
   } catch {
     return undefined;
   }
