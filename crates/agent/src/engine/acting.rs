@@ -390,6 +390,12 @@ impl Run {
             id: "act".into(),
             result: NodeResult::Ok,
         });
+        self.think_again_or_end();
+    }
+
+    /// After a step's tools: the next `think`, unless the user stopped the run, a tool paused
+    /// it, or the iteration cap is reached.
+    pub(super) fn think_again_or_end(&mut self) {
         if self.exit || self.paused || self.iteration >= self.config.max_iterations {
             self.end_run();
         } else {

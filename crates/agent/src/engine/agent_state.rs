@@ -8,7 +8,7 @@ use weft_protocol::Agent;
 use super::dup::{self, Dup};
 use super::got::{self, Got, Graph};
 use super::react::ReactSteps;
-use super::steps::Steps;
+use super::steps::{OwnStep, Steps};
 use super::tot::{self, Tot, Tree};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -84,8 +84,8 @@ impl AgentState {
         match self {
             AgentState::React => false,
             AgentState::Dup(_) => name == dup::STEP,
-            AgentState::Tot(t) => t.restore_step(name),
-            AgentState::Got(g) => g.restore_step(name),
+            AgentState::Tot(t) => OwnStep::restore(&mut t.step, name),
+            AgentState::Got(g) => OwnStep::restore(&mut g.step, name),
         }
     }
 

@@ -140,10 +140,6 @@ impl Run {
             id: "observe".into(),
             result: NodeResult::Ok,
         });
-        if self.exit || self.paused || self.iteration >= self.config.max_iterations {
-            self.end_run();
-        } else {
-            self.think();
-        }
+        self.think_again_or_end();
     }
 }

@@ -15,6 +15,27 @@ use super::responses::{Response, Stream};
 use super::{EngineError, Run};
 use crate::provider::{ChatMessage, ChatRequest, ToolResult};
 
+/// A step of an agent's own, as a checkpoint names it.
+pub(super) trait OwnStep: Copy + 'static {
+    /// Every step of the agent's own.
+    const ALL: &'static [Self];
+
+    /// Its name in a checkpoint's `phase`: the name the one flat phase of earlier builds gave
+    /// it, so runs they stored restore.
+    fn as_str(self) -> &'static str;
+
+    /// Sets `step` to the step named `name`; false if the agent has none of that name.
+    fn restore(step: &mut Self, name: &str) -> bool {
+        match Self::ALL.iter().copied().find(|s| s.as_str() == name) {
+            Some(named) => {
+                *step = named;
+                true
+            }
+            None => false,
+        }
+    }
+}
+
 /// One agent's answers to the shared loop. Implemented by a unit value per agent; every method
 /// takes the run it acts on.
 pub(super) trait Steps: Sync {

@@ -36,7 +36,7 @@ use weft_protocol::json::parse_f64;
 use weft_protocol::Event;
 
 use super::responses::Stream;
-use super::steps::Steps;
+use super::steps::{OwnStep, Steps};
 use super::{clip, prompts, EngineError, Phase, Response, Run};
 use crate::provider::{ChatMessage, ChatRequest, ToolResult};
 
@@ -58,15 +58,18 @@ pub(super) enum Step {
     Evaluating,
 }
 
-impl Step {
-    /// The step's name in a checkpoint's `phase`.
-    pub(super) fn as_str(self) -> &'static str {
+impl OwnStep for Step {
+    const ALL: &'static [Self] = &[Step::Expanding, Step::Evaluating];
+
+    fn as_str(self) -> &'static str {
         match self {
             Step::Expanding => "Expanding",
             Step::Evaluating => "Evaluating",
         }
     }
+}
 
+impl Step {
     /// Its node span.
     fn node(self) -> &'static str {
         match self {
@@ -82,18 +85,6 @@ impl Tot {
             tree,
             step: Step::default(),
         }
-    }
-
-    /// Takes the step a checkpoint names; false if it is none of tot's.
-    pub(super) fn restore_step(&mut self, name: &str) -> bool {
-        let Some(step) = [Step::Expanding, Step::Evaluating]
-            .into_iter()
-            .find(|s| s.as_str() == name)
-        else {
-            return false;
-        };
-        self.step = step;
-        true
     }
 }
 

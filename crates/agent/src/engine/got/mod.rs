@@ -51,6 +51,7 @@ use weft_protocol::Event;
 
 use super::ending::{Cut, ErrorCode};
 use super::responses::Response;
+use super::steps::OwnStep;
 use super::{prompts, Effect, Phase, Run};
 use crate::provider::ChatMessage;
 use plan::{parse_plan, Planned};
@@ -73,9 +74,10 @@ pub(super) enum Step {
     Executing,
 }
 
-impl Step {
-    /// The step's name in a checkpoint's `phase`.
-    pub(super) fn as_str(self) -> &'static str {
+impl OwnStep for Step {
+    const ALL: &'static [Self] = &[Step::Planning, Step::Executing];
+
+    fn as_str(self) -> &'static str {
         match self {
             Step::Planning => "Planning",
             Step::Executing => "Executing",
@@ -93,18 +95,6 @@ impl Got {
             graph,
             step: Step::Planning,
         }
-    }
-
-    /// Takes the step a checkpoint names; false if it is none of got's.
-    pub(super) fn restore_step(&mut self, name: &str) -> bool {
-        let Some(step) = [Step::Planning, Step::Executing]
-            .into_iter()
-            .find(|s| s.as_str() == name)
-        else {
-            return false;
-        };
-        self.step = step;
-        true
     }
 }
 
