@@ -90,7 +90,9 @@ struct Checkpoint {
     #[serde(default)]
     got: Option<Graph>,
     session: Session,
-    /// A [`Phase`], or the name of one of the agent's own steps.
+    /// A [`Phase`], or the name of one of the agent's own steps. Read as a value (the agent
+    /// must be known to read a step's name), which costs the Worker less code than a visitor
+    /// of its own (measured 2026-11-28).
     phase: Value,
     iteration: u32,
     response: Response,
@@ -172,6 +174,48 @@ mod tests {
             got_adaptive: false,
         };
         Run::new(Config::default(), Vec::new(), Session::default(), &start)
+    }
+
+    #[test]
+    fn every_phase_reads_back_and_a_step_of_another_agent_is_refused() {
+        let mut tot = run(Agent::Tot);
+        for phase in [
+            Phase::Thinking,
+            Phase::Explaining {
+                call_id: "c1".into(),
+            },
+            Phase::Compacting {
+                cut: 3,
+                manual: false,
+            },
+            Phase::Acting,
+            Phase::Done,
+            Phase::Own,
+        ] {
+            tot.phase = phase.clone();
+            let back = Run::restore(&tot.checkpoint().expect("a run serializes")).expect("reads");
+            assert_eq!(back.phase, phase);
+        }
+        if let Some(t) = tot.agent.tot_mut() {
+            t.step = crate::engine::tot::Step::Evaluating;
+        }
+        let json = tot.checkpoint().expect("a run serializes");
+        assert!(json.contains(r#""phase":"Evaluating""#), "{json}");
+        let back = Run::restore(&json).expect("reads");
+        assert_eq!(back.agent, tot.agent);
+
+        let mut value: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+        value["agent"] = "react".into();
+        let err = Run::restore(&value.to_string()).expect_err("react has no step of its own");
+        assert!(err.to_string().contains("Evaluating"), "{err}");
+        value["phase"] = "Pondering".into();
+        assert!(Run::restore(&value.to_string()).is_err());
+        value["phase"] = serde_json::json!({"Compacting": {"cut": "three"}});
+        assert!(Run::restore(&value.to_string()).is_err());
+        // React has no steps of its own to write.
+        let mut react = run(Agent::React);
+        react.phase = Phase::Own;
+        assert!(react.checkpoint().is_err());
     }
 
     #[test]
