@@ -97,7 +97,7 @@ impl Session {
                     self.reply(
                         ws,
                         info,
-                        error_event("a run is in progress; compact after it ends", "busy", None),
+                        error_event("a run is in progress; compact after it ends", "busy", id),
                     );
                     return;
                 }

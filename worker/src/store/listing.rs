@@ -12,6 +12,9 @@ use super::{i, int, json_error, rows, s, text, Store};
 const IN_HISTORY: &str = "\0history:";
 const IN_HISTORY_END: &str = "\0history;";
 
+/// The largest integer a JavaScript number holds exactly (`Number.MAX_SAFE_INTEGER`).
+const JS_SAFE_INTEGER: u64 = (1 << 53) - 1;
+
 impl Store {
     /// Appends a message to the thread's listing (`user_messages`). The engine's history row
     /// of the same message holds its text already (it is written first, with the run's
@@ -107,12 +110,22 @@ impl Store {
         before: Option<u64>,
         limit: u64,
     ) -> worker::Result<(Vec<StoredMessage>, bool)> {
-        let before = before.map_or(i64::MAX, |b| b.min(i64::MAX as u64) as i64);
-        let mut rows = rows(
-            &self.sql,
-            "SELECT seq, role, content FROM messages WHERE seq < ? ORDER BY seq DESC LIMIT ?",
-            vec![i(before), i(limit as i64 + 1)],
-        )?;
+        // No cursor, or one past any seq (which count up from 1), reads from the newest. It is
+        // never bound as a number: SQL parameters travel as JavaScript numbers, which hold no
+        // integer above 2^53 exactly (workers-rs warns of every such conversion).
+        let page = i(limit as i64 + 1);
+        let mut rows = match before.filter(|b| *b <= JS_SAFE_INTEGER) {
+            Some(before) => rows(
+                &self.sql,
+                "SELECT seq, role, content FROM messages WHERE seq < ? ORDER BY seq DESC LIMIT ?",
+                vec![i(before as i64), page],
+            )?,
+            None => rows(
+                &self.sql,
+                "SELECT seq, role, content FROM messages ORDER BY seq DESC LIMIT ?",
+                vec![page],
+            )?,
+        };
         let has_more = rows.len() as u64 > limit;
         rows.truncate(limit as usize);
         rows.reverse();
