@@ -110,15 +110,12 @@ impl Store {
         before: Option<u64>,
         limit: u64,
     ) -> worker::Result<(Vec<StoredMessage>, bool)> {
-        // No cursor, or one past any seq (which count up from 1), reads from the newest. It is
-        // never bound as a number: SQL parameters travel as JavaScript numbers, which hold no
-        // integer above 2^53 exactly (workers-rs warns of every such conversion).
         let page = i(limit as i64 + 1);
-        let mut rows = match before.filter(|b| *b <= JS_SAFE_INTEGER) {
+        let mut rows = match cursor(before) {
             Some(before) => rows(
                 &self.sql,
                 "SELECT seq, role, content FROM messages WHERE seq < ? ORDER BY seq DESC LIMIT ?",
-                vec![i(before as i64), page],
+                vec![i(before), page],
             )?,
             None => rows(
                 &self.sql,
@@ -140,5 +137,27 @@ impl Store {
             })
             .collect::<worker::Result<Vec<_>>>()?;
         Ok((messages, has_more))
+    }
+}
+
+/// The `seq` bound of a `user_messages` cursor, if it bounds anything. No cursor, or one past
+/// any seq (they count up from 1), reads from the newest, and is never bound as a number: SQL
+/// parameters travel as JavaScript numbers, which hold no integer above 2^53 exactly
+/// (workers-rs logs "outside the JavaScript safe-integer range" for each).
+fn cursor(before: Option<u64>) -> Option<i64> {
+    before.filter(|b| *b <= JS_SAFE_INTEGER).map(|b| b as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cursor_is_bound_only_within_javascript_s_safe_integers() {
+        assert_eq!(cursor(None), None);
+        assert_eq!(cursor(Some(12)), Some(12));
+        assert_eq!(cursor(Some(JS_SAFE_INTEGER)), Some(JS_SAFE_INTEGER as i64));
+        assert_eq!(cursor(Some(JS_SAFE_INTEGER + 1)), None);
+        assert_eq!(cursor(Some(u64::MAX)), None);
     }
 }
