@@ -332,7 +332,7 @@ export interface ToolCall {
  * The `code` of a `WeftError`: what went wrong, to branch on. A server may send a code of its
  * own that is not listed here; it reaches the app as the server wrote it.
  */
-export type ErrorCode = "invalid_argument" | "connect_failed" | "disconnected" | "closed" | "timeout" | "callback_failed" | "run_failed" | "server_error" | "busy" | "internal" | "unsupported" | "resume_unsupported" | "cancelled" | "unknown_run" | "stale" | "empty_transcript" | "frame_too_large" | "invalid_utf8" | "invalid_json" | "not_an_object" | "missing_type" | "unknown_type" | "invalid_field" | "invalid_request";
+export type ErrorCode = "invalid_argument" | "connect_failed" | "disconnected" | "closed" | "timeout" | "callback_failed" | "run_failed" | "server_error" | "busy" | "internal" | "unsupported" | "resume_unsupported" | "ambiguous_reply" | "cancelled" | "unknown_run" | "stale" | "empty_transcript" | "frame_too_large" | "invalid_utf8" | "invalid_json" | "not_an_object" | "missing_type" | "unknown_type" | "invalid_field" | "invalid_request";
 
 /**
  * The user's answer to an approval request (agentloop's review options).
@@ -386,8 +386,8 @@ export interface CompactResult {
  */
 export interface ApprovalRequest {
     /**
-     * The call (absent only from original agentloop servers, which approve the oldest
-     * pending call).
+     * The call. An original agentloop server names none (it approves its oldest pending
+     * call): the client gives the turn's waiting call, absent only when there is none.
      */
     callId?: string;
     /**
@@ -733,8 +733,9 @@ export class Client {
      * Answers tool approvals with `callback(request)`, which returns (or resolves to)
      * `{ review, message? }`. Works in every dialect on weft: on agentchat and cueso the
      * client declares itself an approver (`client_tools` with `approvals: true`) while a
-     * callback is set. Of the original servers only agentloop asks (its request has no
-     * `callId`; the answer applies to its one pending request). One callback answers at a
+     * callback is set. Of the original servers only agentloop asks (its request names no
+     * call: the client names it by the turn's one waiting call, and the answer applies to the
+     * original's one pending request). One callback answers at a
      * time; a newer one replaces it. If the callback throws or answers something else, the
      * call is denied (`no-continue`) and `onError` is told. Returns the function that removes
      * the callback.
@@ -982,12 +983,12 @@ export interface InitOutput {
     readonly run_runId: (a: number) => [number, number];
     readonly runevents_next: (a: number) => any;
     readonly runevents_return: (a: number) => any;
-    readonly wasm_bindgen_ccee864e70c682fe___convert__closures_____invoke___bool__wasm_bindgen_ccee864e70c682fe___JsValue______true_: (a: number, b: number, c: number, d: any) => void;
-    readonly wasm_bindgen_ccee864e70c682fe___convert__closures_____invoke___js_sys_91ebd2187d0248e7___Function_fn_wasm_bindgen_ccee864e70c682fe___JsValue_____wasm_bindgen_ccee864e70c682fe___sys__Undefined___js_sys_91ebd2187d0248e7___Function_fn_wasm_bindgen_ccee864e70c682fe___JsValue_____wasm_bindgen_ccee864e70c682fe___sys__Undefined_______true_: (a: number, b: number, c: any, d: any) => void;
-    readonly wasm_bindgen_ccee864e70c682fe___convert__closures_____invoke___wasm_bindgen_ccee864e70c682fe___JsValue______true_: (a: number, b: number, c: any) => void;
-    readonly wasm_bindgen_ccee864e70c682fe___convert__closures_____invoke___web_sys_bc70a5d70a0fa2d6___features__gen_CloseEvent__CloseEvent______true_: (a: number, b: number, c: any) => void;
-    readonly wasm_bindgen_ccee864e70c682fe___convert__closures_____invoke___web_sys_bc70a5d70a0fa2d6___features__gen_CloseEvent__CloseEvent______true__41: (a: number, b: number, c: any) => void;
-    readonly wasm_bindgen_ccee864e70c682fe___convert__closures_____invoke_______true_: (a: number, b: number) => void;
+    readonly wasm_bindgen_b2274a1287d9f2dc___convert__closures_____invoke___bool__wasm_bindgen_b2274a1287d9f2dc___JsValue______true_: (a: number, b: number, c: number, d: any) => void;
+    readonly wasm_bindgen_b2274a1287d9f2dc___convert__closures_____invoke___js_sys_7372e5b13f55676___Function_fn_wasm_bindgen_b2274a1287d9f2dc___JsValue_____wasm_bindgen_b2274a1287d9f2dc___sys__Undefined___js_sys_7372e5b13f55676___Function_fn_wasm_bindgen_b2274a1287d9f2dc___JsValue_____wasm_bindgen_b2274a1287d9f2dc___sys__Undefined_______true_: (a: number, b: number, c: any, d: any) => void;
+    readonly wasm_bindgen_b2274a1287d9f2dc___convert__closures_____invoke___wasm_bindgen_b2274a1287d9f2dc___JsValue______true_: (a: number, b: number, c: any) => void;
+    readonly wasm_bindgen_b2274a1287d9f2dc___convert__closures_____invoke___web_sys_97501976544811f2___features__gen_CloseEvent__CloseEvent______true_: (a: number, b: number, c: any) => void;
+    readonly wasm_bindgen_b2274a1287d9f2dc___convert__closures_____invoke___web_sys_97501976544811f2___features__gen_CloseEvent__CloseEvent______true__41: (a: number, b: number, c: any) => void;
+    readonly wasm_bindgen_b2274a1287d9f2dc___convert__closures_____invoke_______true_: (a: number, b: number) => void;
     readonly __wbindgen_malloc: (a: number, b: number) => number;
     readonly __wbindgen_realloc: (a: number, b: number, c: number, d: number) => number;
     readonly __wbindgen_free: (a: number, b: number, c: number) => void;
