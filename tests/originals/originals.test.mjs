@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { Conn } from '../e2e/client.mjs';
 import { startServer } from '../e2e/server.mjs';
 import { decodeServerResponse } from './loom-types.mjs';
+import * as web from './loom-web.mjs';
 
 /** Server frame types each dialect's documents define. */
 const DOCUMENTED = {
@@ -226,6 +227,56 @@ describe("loom's own client types", () => {
       }
     }
     assert.doesNotMatch(server.log(), /safe-integer range/);
+    c.close();
+  });
+});
+
+describe("loom's current web UI (web/ at the repository's head)", () => {
+  test('what it asks before enabling its composer, a run, set_model, cancel_run — answered as its own types expect', async () => {
+    const c = await plain('/');
+    const ask = async (frame) => {
+      c.send(frame);
+      return c.wait((f) => f.id === frame.id && f.type !== 'run_stream_event');
+    };
+    const models = web.expect.listModels(await ask(web.requests.listModels('m1')), 'm1');
+    assert.equal(models.length, 1, 'the configured model');
+    assert.equal(models[0].provider, 'openai');
+    const agents = web.expect.agentList(await ask(web.requests.agentList('a1')), 'a1');
+    assert.deepEqual(agents.map((a) => a.name), ['react', 'dup', 'tot', 'got']);
+    assert.ok(agents.every((a) => a.description.length > 0));
+    const [workspace] = web.expect.workspaceList(await ask(web.requests.workspaceList('w1')), 'w1');
+    assert.equal(web.expect.workspaceCreate(await ask(web.requests.workspaceCreate('w2', 'mine')), 'w2'), workspace.id,
+      "a session's one workspace is its own");
+    const threads = web.expect.workspaceThreadList(await ask(web.requests.workspaceThreadList('w3', workspace.id)), 'w3');
+    assert.deepEqual(threads.map((t) => t.thread_id), [workspace.id]);
+    web.expect.resolved(await ask(web.requests.workspaceThreadAdd('w4', workspace.id, workspace.id)), 'w4');
+    web.expect.resolved(await ask(web.requests.workspaceThreadRemove('w5', workspace.id, 'other')), 'w5');
+    const elsewhere = await ask(web.requests.workspaceThreadList('w6', 'nowhere'));
+    assert.deepEqual([elsewhere.type, elsewhere.id], ['error', 'w6']);
+
+    // Its composer is enabled: it sends with the first agent listed and the first model.
+    const sessionId = randomUUID();
+    const from = c.frames.length;
+    c.send(web.requests.run('r1', 'hello there', { agent: agents[0].name, sessionId, model: models[0].id }));
+    await c.wait((f) => f.id === 'r1' && (f.type === 'run_end' || f.type === 'error'), { from });
+    const { reply, streamed } = web.expect.run(c.frames.slice(from), 'r1');
+    assert.equal(reply, 'You said: hello there');
+    assert.equal(streamed, reply);
+    assert.equal(web.expect.setModel(await ask(web.requests.setModel('s1', models[0].id, sessionId)), 's1'), true);
+    assert.equal(web.expect.setModel(await ask(web.requests.setModel('s2', 'gpt-elsewhere', sessionId)), 's2'), false);
+    const history = web.expect.userMessages(await ask(web.requests.userMessages('h1', sessionId, 10)), 'h1');
+    assert.deepEqual(history.map((m) => m.content), ['hello there', reply]);
+
+    // cancel_run stops the run: the newer server's acknowledgement, and the run's error.
+    const at = c.frames.length;
+    c.send(web.requests.run('r2', 'What time is it?', { agent: 'tot', sessionId, model: models[0].id }));
+    await c.wait((f) => f.id === 'r2' && f.type === 'run_stream_event', { from: at });
+    const ack = await ask(web.requests.cancelRun('k1', 'r2'));
+    assert.deepEqual(ack, { type: 'cancel_run', id: 'k1', run_id: 'r2' });
+    const stopped = await c.wait((f) => f.id === 'r2' && (f.type === 'error' || f.type === 'run_end'), { from: at });
+    assert.deepEqual([stopped.type, stopped.error], ['error', 'cancelled']);
+    const late = await ask(web.requests.cancelRun('k2', 'r2'));
+    assert.deepEqual([late.type, late.error], ['error', 'Run r2 not found or already completed']);
     c.close();
   });
 });

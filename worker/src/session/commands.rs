@@ -112,6 +112,7 @@ impl Session {
                 *self.run.borrow_mut() = Some(run);
                 self.drive().await;
             }
+            Command::LoomApp(q) => self.loom_app(ws, info, q).await,
             _ => self.reply(
                 ws,
                 info,
@@ -356,14 +357,18 @@ impl Session {
         self.drive().await;
     }
 
-    pub(super) async fn cancel(&self, ws: &WebSocket, info: &SocketInfo, run_id: &str) {
-        let active = self.load_active_run()
+    /// Whether `run_id` is the session's active run.
+    pub(super) fn is_active(&self, run_id: &str) -> bool {
+        self.load_active_run()
             && self
                 .run
                 .borrow()
                 .as_ref()
-                .is_some_and(|r| r.run_id() == run_id);
-        if !active {
+                .is_some_and(|r| r.run_id() == run_id)
+    }
+
+    pub(super) async fn cancel(&self, ws: &WebSocket, info: &SocketInfo, run_id: &str) {
+        if !self.is_active(run_id) {
             let msg = format!("no active run {run_id} in this session");
             return self.reply(ws, info, error_event(&msg, "no_active_run", None));
         }

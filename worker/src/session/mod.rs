@@ -15,7 +15,7 @@
 //! carries them out: this file its sockets' lifecycle; `commands.rs` what clients ask of it;
 //! `drive.rs` the drive loop over a run's effects; `llm.rs` a model call streamed into the run;
 //! `publish.rs` logging and sending the run's events; `host.rs` what the tools run against;
-//! `aisdk.rs` the AI SDK's requests; `alarm.rs` its one alarm; `limits.rs` its limits.
+//! `aisdk.rs` the AI SDK's requests; `loom_app.rs` loom's web app's; `alarm.rs` its one alarm; `limits.rs` its limits.
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -38,6 +38,7 @@ mod host;
 mod inbound;
 mod limits;
 mod llm;
+mod loom_app;
 mod publish;
 mod socket;
 mod toolbox;

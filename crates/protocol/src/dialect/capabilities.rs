@@ -45,9 +45,11 @@ impl Dialect {
             | Command::ToolResult(_) => true,
             // Only agentloop's own message answers "the pending request" without naming it.
             Command::ApprovalResponse(d) => d.call_id.is_some() || self == Dialect::Agentloop,
-            Command::ToolsList(_) | Command::ToolShow(_) | Command::UserMessages(_) => {
-                self == Dialect::Loom
-            }
+            // The web app's requests: loom's newer server's, after the spec.
+            Command::ToolsList(_)
+            | Command::ToolShow(_)
+            | Command::UserMessages(_)
+            | Command::LoomApp(_) => self == Dialect::Loom,
             Command::ContextInfo { .. } | Command::Compact { .. } => self == Dialect::Agentloop,
         }
     }
@@ -148,10 +150,12 @@ impl Dialect {
             Command::ApprovalResponse(_)
             | Command::ContextInfo { .. }
             | Command::Compact { .. } => self == Dialect::Agentloop,
+            // The spec's loom server has no web-app requests (its newer one does).
             Command::ToolResult(_)
             | Command::ClientTools(_)
             | Command::Resume(_)
-            | Command::Cancel { .. } => false,
+            | Command::Cancel { .. }
+            | Command::LoomApp(_) => false,
         }
     }
 

@@ -211,12 +211,15 @@ pub(crate) fn decode_request(obj: &Object<'_>) -> Result<Command, Error> {
         }
         other => match extension::decode_request(other, obj) {
             Some(cmd) => cmd?,
-            None => {
-                return Err(Error::UnknownType {
-                    dialect: Dialect::Loom,
-                    kind: other.into(),
-                })
-            }
+            None => match super::loom_app::decode_request(other, f) {
+                Some(cmd) => cmd?,
+                None => {
+                    return Err(Error::UnknownType {
+                        dialect: Dialect::Loom,
+                        kind: other.into(),
+                    })
+                }
+            },
         },
     })
 }

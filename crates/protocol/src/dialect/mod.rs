@@ -48,6 +48,7 @@ pub mod cueso;
 pub mod extension;
 pub(crate) mod fast;
 pub mod loom;
+pub mod loom_app;
 
 use alloc::string::String;
 use alloc::vec::Vec;
