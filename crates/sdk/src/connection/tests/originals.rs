@@ -1021,6 +1021,19 @@ fn every_original_gives_the_same_events_and_transcript_fields_as_weft() {
             "{dialect}: {:?}",
             t.messages
         );
+        // A model turn that only called tools is the message that holds the calls, never
+        // an empty message besides.
+        let texts: Vec<(&str, usize)> = t
+            .messages
+            .iter()
+            .map(|m| (m.text.as_str(), m.tool_call_ids.len()))
+            .collect();
+        let expected: &[(&str, usize)] = match dialect {
+            // Its one `agent_message` is the whole response, calls and text.
+            Dialect::Agentchat => &[("What time is it?", 0), ("It is 10:00.", 1)],
+            _ => &[("What time is it?", 0), ("", 1), ("It is 10:00.", 0)],
+        };
+        assert_eq!(texts, expected, "{dialect}");
         let [(id, name, status, result, _, run)] = &calls(&c)[..] else {
             panic!("{dialect}: {:?}", calls(&c));
         };
