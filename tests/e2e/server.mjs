@@ -46,7 +46,8 @@ export function toolchainEnv(extra) {
  * only says it must run remotely) — a deployed Worker without a key or `[ai]`. Its wrangler
  * config is worker/wrangler.toml without the `[ai]` table, written beside it for the run (its
  * paths are relative to its folder).
- * @param {{delayMs?: number, vars?: Record<string,string>, useKey?: string, noModel?: boolean, readyTimeoutMs?: number}} opts
+ * `logLevel`: wrangler's (`warn` by default); `debug` also shows the Worker's `console.debug`.
+ * @param {{delayMs?: number, vars?: Record<string,string>, useKey?: string, noModel?: boolean, readyTimeoutMs?: number, logLevel?: string}} opts
  */
 export async function startServer(opts = {}) {
   const llm = await startScriptedLlm({ port: 0, host: '127.0.0.1', delayMs: opts.delayMs ?? 0 });
@@ -70,7 +71,7 @@ export async function startServer(opts = {}) {
   async function launch() {
     // `--local`: the AI binding is remote-only, and wrangler refuses to start it offline.
     const args = ['wrangler', 'dev', '--local', '--port', String(port), '--ip', '127.0.0.1', '--inspector-port', String(inspector),
-      '--persist-to', persist, '--log-level', 'warn'];
+      '--persist-to', persist, '--log-level', opts.logLevel ?? 'warn'];
     if (config) args.push('--config', config);
     for (const [k, v] of Object.entries(vars)) args.push('--var', `${k}:${v}`);
     child = spawn('npx', args, { cwd: join(root, 'worker'), env: toolchainEnv(), stdio: ['ignore', 'pipe', 'pipe'], detached: true });

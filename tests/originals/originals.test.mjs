@@ -10,6 +10,8 @@ import { randomUUID } from 'node:crypto';
 
 import { Conn } from '../e2e/client.mjs';
 import { startServer } from '../e2e/server.mjs';
+import { decodeServerResponse } from './loom-types.mjs';
+import * as web from './loom-web.mjs';
 
 /** Server frame types each dialect's documents define. */
 const DOCUMENTED = {
@@ -18,15 +20,11 @@ const DOCUMENTED = {
   agentchat: ['user_message', 'agent_thinking', 'tool_call', 'tool_result', 'agent_message', 'error'],
   cueso: ['session_created', 'content_delta', 'tool_call_delta', 'message_complete', 'tool_result', 'final', 'error'],
 };
-/** loom-stream-protocol.md §4.2: what an original loom client's event enum accepts. */
-const LOOM_EVENTS = ['run_start', 'node_enter', 'node_exit', 'message_chunk', 'usage', 'values', 'updates', 'custom',
-  'checkpoint', 'tot_expand', 'tot_evaluate', 'tot_backtrack', 'got_plan', 'got_node_start', 'got_node_complete',
-  'got_node_failed', 'got_expand', 'tool_call_chunk', 'tool_call', 'tool_start', 'tool_output', 'tool_end', 'tool_approval'];
-
 const APPROVAL_TIMEOUT_MS = 4000;
 let server;
 before(async () => {
-  server = await startServer({ vars: { APPROVAL_TIMEOUT_MS: String(APPROVAL_TIMEOUT_MS) } });
+  // `debug`: workers-rs reports an SQL parameter outside JavaScript's safe integers there.
+  server = await startServer({ vars: { APPROVAL_TIMEOUT_MS: String(APPROVAL_TIMEOUT_MS) }, logLevel: 'debug' });
 }, { timeout: 900_000 });
 after(async () => {
   await server?.stop();
@@ -38,9 +36,8 @@ const plain = (path) => Conn.open(`${server.url}${path}`);
 function assertDocumented(dialect, frames) {
   for (const f of frames) {
     assert.ok(DOCUMENTED[dialect].includes(f.type), `${dialect}: undocumented frame ${JSON.stringify(f).slice(0, 300)}`);
-    if (dialect === 'loom' && f.type === 'run_stream_event') {
-      assert.ok(LOOM_EVENTS.includes(f.event.type), `loom: event outside §4.2: ${f.event.type}`);
-    }
+    // What an original loom client decodes with: loom's own types (./loom-types.mjs).
+    if (dialect === 'loom') decodeServerResponse(f);
   }
 }
 
@@ -167,6 +164,123 @@ describe('a loom client with thread_id', () => {
   });
 });
 
+describe("loom's own client types", () => {
+  /** A plain socket's run of `agent`; every frame it got, up to its end. */
+  async function run(c, frame) {
+    const from = c.frames.length;
+    c.send({ type: 'run', ...frame });
+    await c.wait((f) => f.type === 'run_end' || (f.type === 'error' && f.event_id !== undefined), { from, timeout: 60_000 });
+    return c.frames.slice(from);
+  }
+
+  test('decode every frame of every agent and every request; refusals carry the request id', async () => {
+    const thread = `thread-${randomUUID()}`;
+    const c = await plain('/');
+    const runs = {
+      react: await run(c, { message: 'What time is it?', agent: 'react', thread_id: thread }),
+      dup: await run(c, { message: 'What time is it?', agent: 'dup' }),
+      tot: await run(c, { message: 'What time is it?', agent: 'tot' }),
+      got: await run(c, { message: 'What time is it in UTC and what time is it in Asia/Tokyo', agent: 'got', got_adaptive: true }),
+    };
+    for (const [agent, frames] of Object.entries(runs)) {
+      assert.equal(frames.at(-1).type, 'run_end', `${agent}: ${JSON.stringify(frames.at(-1))}`);
+      const kinds = frames.filter((f) => f.type === 'run_stream_event').map((f) => f.event.type);
+      assert.ok(!kinds.includes('run_start'), `${agent}: the original never sent run_start`);
+      assert.ok(kinds.includes('node_enter') && kinds.includes('message_chunk'), `${agent}: ${kinds}`);
+    }
+    assert.ok(runs.tot.some((f) => f.event?.type === 'tot_evaluate'));
+    assert.ok(runs.got.some((f) => f.event?.type === 'got_plan'));
+    assert.ok(runs.react.some((f) => f.event?.type === 'checkpoint'));
+
+    c.send({ type: 'tools_list', id: 't1' });
+    c.send({ type: 'tool_show', id: 't2', name: 'read' });
+    c.send({ type: 'tool_show', id: 't3', name: 'read', output: 'json' });
+    c.send({ type: 'tool_show', id: 't4', name: 'nothing' });
+    c.send({ type: 'user_messages', id: 'u1', thread_id: thread });
+    const listed = await c.wait((f) => f.id === 'u1');
+    // Listing without a cursor bound no SQL parameter JavaScript cannot hold (workers-rs
+    // logs "Converting 9223372036854775807 to JsValue … outside the safe-integer range").
+    assert.doesNotMatch(server.log(), /safe-integer range/);
+    c.send({ type: 'user_messages', id: 'u2', thread_id: thread, before: listed.messages[1].id, limit: 1 });
+    c.send({ type: 'user_messages', id: 'u3', thread_id: '' });
+    c.send({ type: 'ping', id: 'p1' });
+    const pong = await c.wait((f) => f.type === 'pong');
+    assert.equal(pong.id, 'p1');
+    const answer = (id) => c.frames.find((f) => f.id === id && f.type !== 'run_stream_event');
+    assert.equal(answer('t1').type, 'tools_list');
+    assert.match(answer('t2').tool_yaml, /name: read/);
+    assert.equal(answer('t3').tool.name, 'read');
+    assert.deepEqual([answer('t4').type, answer('t4').error], ['error', 'tool not found: nothing']);
+    // The socket follows the thread it named: the four runs are the thread's.
+    assert.deepEqual(answer('u1').messages.map((m) => m.role), ['user', 'assistant', 'user', 'assistant', 'user', 'assistant', 'user', 'assistant']);
+    assert.deepEqual(answer('u2').messages.map((m) => m.role), ['user']);
+    // The original: {"type":"error","id":"u3","error":"thread_id is required"}.
+    const refused = answer('u3');
+    assert.equal(refused?.type, 'error', JSON.stringify(c.frames.slice(-3)));
+    assert.match(refused.error, /thread_id is required$/);
+
+    for (const f of c.frames) {
+      try {
+        decodeServerResponse(f);
+      } catch (e) {
+        assert.fail(`${e.message}\n${JSON.stringify(f).slice(0, 300)}`);
+      }
+    }
+    assert.doesNotMatch(server.log(), /safe-integer range/);
+    c.close();
+  });
+});
+
+describe("loom's current web UI (web/ at the repository's head)", () => {
+  test('what it asks before enabling its composer, a run, set_model, cancel_run — answered as its own types expect', async () => {
+    const c = await plain('/');
+    const ask = async (frame) => {
+      c.send(frame);
+      return c.wait((f) => f.id === frame.id && f.type !== 'run_stream_event');
+    };
+    const models = web.expect.listModels(await ask(web.requests.listModels('m1')), 'm1');
+    assert.equal(models.length, 1, 'the configured model');
+    assert.equal(models[0].provider, 'openai');
+    const agents = web.expect.agentList(await ask(web.requests.agentList('a1')), 'a1');
+    assert.deepEqual(agents.map((a) => a.name), ['react', 'dup', 'tot', 'got']);
+    assert.ok(agents.every((a) => a.description.length > 0));
+    const [workspace] = web.expect.workspaceList(await ask(web.requests.workspaceList('w1')), 'w1');
+    assert.equal(web.expect.workspaceCreate(await ask(web.requests.workspaceCreate('w2', 'mine')), 'w2'), workspace.id,
+      "a session's one workspace is its own");
+    const threads = web.expect.workspaceThreadList(await ask(web.requests.workspaceThreadList('w3', workspace.id)), 'w3');
+    assert.deepEqual(threads.map((t) => t.thread_id), [workspace.id]);
+    web.expect.resolved(await ask(web.requests.workspaceThreadAdd('w4', workspace.id, workspace.id)), 'w4');
+    web.expect.resolved(await ask(web.requests.workspaceThreadRemove('w5', workspace.id, 'other')), 'w5');
+    const elsewhere = await ask(web.requests.workspaceThreadList('w6', 'nowhere'));
+    assert.deepEqual([elsewhere.type, elsewhere.id], ['error', 'w6']);
+
+    // Its composer is enabled: it sends with the first agent listed and the first model.
+    const sessionId = randomUUID();
+    const from = c.frames.length;
+    c.send(web.requests.run('r1', 'hello there', { agent: agents[0].name, sessionId, model: models[0].id }));
+    await c.wait((f) => f.id === 'r1' && (f.type === 'run_end' || f.type === 'error'), { from });
+    const { reply, streamed } = web.expect.run(c.frames.slice(from), 'r1');
+    assert.equal(reply, 'You said: hello there');
+    assert.equal(streamed, reply);
+    assert.equal(web.expect.setModel(await ask(web.requests.setModel('s1', models[0].id, sessionId)), 's1'), true);
+    assert.equal(web.expect.setModel(await ask(web.requests.setModel('s2', 'gpt-elsewhere', sessionId)), 's2'), false);
+    const history = web.expect.userMessages(await ask(web.requests.userMessages('h1', sessionId, 10)), 'h1');
+    assert.deepEqual(history.map((m) => m.content), ['hello there', reply]);
+
+    // cancel_run stops the run: the newer server's acknowledgement, and the run's error.
+    const at = c.frames.length;
+    c.send(web.requests.run('r2', 'What time is it?', { agent: 'tot', sessionId, model: models[0].id }));
+    await c.wait((f) => f.id === 'r2' && f.type === 'run_stream_event', { from: at });
+    const ack = await ask(web.requests.cancelRun('k1', 'r2'));
+    assert.deepEqual(ack, { type: 'cancel_run', id: 'k1', run_id: 'r2' });
+    const stopped = await c.wait((f) => f.id === 'r2' && (f.type === 'error' || f.type === 'run_end'), { from: at });
+    assert.deepEqual([stopped.type, stopped.error], ['error', 'cancelled']);
+    const late = await ask(web.requests.cancelRun('k2', 'r2'));
+    assert.deepEqual([late.type, late.error], ['error', 'Run r2 not found or already completed']);
+    c.close();
+  });
+});
+
 describe('the agentloop example client', () => {
   /** The example client's `user_input` for `text`, with a fresh id. */
   const userInput = (text) => ({ id: randomUUID(), type: 'user_input', payload: { input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text }] }] } });
@@ -220,6 +334,10 @@ describe('the agentloop example client', () => {
     const again = await c.wait((f) => f.type === 'approval_request', { from: asked });
     const between = c.frames.slice(asked, c.frames.indexOf(again)).map((f) => f.type);
     assert.ok(between.length > 0 && between.every((t) => t === 'response_item'), `explanation only, got ${between}`);
+    // It ends with a newline, as the original's does: its client clears the line the
+    // repeated approval_request finds open.
+    const explanation = c.frames.slice(asked, c.frames.indexOf(again)).map((f) => f.payload.content[0].text).join('');
+    assert.match(explanation, /\S\n$/);
     const answered = c.frames.length;
     c.send(answer('no-exit'));
     await c.wait((f) => f.type === 'loading_state' && f.payload.loading === false, { from: answered });

@@ -80,10 +80,10 @@ const chromium = {
 
 /** Runs `scenario` against a fresh stand-in of `dialect`'s original; returns its outcome and
  * what the stand-in saw. */
-async function play(where, scenario, dialect, options = OPTIONS) {
+async function play(where, scenario, dialect, options = OPTIONS, extra = {}) {
   const server = await startOriginal(dialect);
   try {
-    const out = await where.run(scenario, { url: server.url, dialect, options });
+    const out = await where.run(scenario, { url: server.url, dialect, options, ...extra });
     // Anything the client still sends after closing would show up here.
     await new Promise((r) => setTimeout(r, 50));
     return { out, server };
@@ -186,14 +186,22 @@ for (const where of [node, chromium]) {
         documentOnly(dialect, server);
       });
 
-      test(`${dialect}: a run with a tool call`, LIMIT, async () => {
+      test(`${dialect}: a run with a tool call gives the app what weft gives it`, LIMIT, async () => {
         const { out, server } = await play(where, scenarios.toolRun, dialect);
         assert.equal(out.result.reply, TIME);
         const [call] = out.transcript.tool_calls;
         assert.equal(call.name, "get_time");
         assert.deepEqual(call.arguments, { timezone: "UTC" });
-        if (dialect !== "agentchat") assert.equal(call.result, "2026-11-22T10:00:00Z");
-        assert.deepEqual(out.transcript.runs.map((r) => r.status), ["completed"]);
+        // agentchat's original never reports the result: the call ends with its run.
+        assert.equal(call.result, dialect === "agentchat" ? "" : "2026-11-22T10:00:00Z");
+        assert.equal(call.status, "done");
+        // tool_call before the result and tool_end after it, with the name and the id.
+        assert.ok(call.call_id, JSON.stringify(call));
+        assert.deepEqual(out.tools, [`tool_call get_time ${call.call_id}`, `tool_end get_time ${call.call_id}`]);
+        // The transcript names the run as run.result does.
+        assert.deepEqual(out.transcript.runs.map((r) => [r.status, r.run_id]), [["completed", out.result.runId]]);
+        for (const m of out.transcript.messages) assert.equal(m.run_id, out.result.runId, JSON.stringify(m));
+        assert.equal(call.run_id, out.result.runId);
         documentOnly(dialect, server);
       });
 
@@ -228,14 +236,29 @@ for (const where of [node, chromium]) {
 
     test("agentloop: approvals without a call id — yes, no-continue, explain then yes, and a shell command", LIMIT, async () => {
       const { out, server } = await play(where, scenarios.approvals, "agentloop");
-      const request = { callId: null, name: "apply_patch", arguments: { patch: PATCH } };
-      assert.deepEqual(out.yes, { reply: "Wrote notes.txt.", asked: [request] });
-      assert.deepEqual(out["no-continue"], { reply: "I did not write it.", asked: [request] });
-      // explain: the original explains and asks again.
-      assert.deepEqual(out.explain, { reply: "Wrote notes.txt.", asked: [request, request] });
+      // The request names the call it is about (the original's names none: the turn's one
+      // waiting call), and the decision is recorded on that call.
+      const request = { callId: "call_w", name: "apply_patch", arguments: { patch: PATCH } };
+      const said = (...parts) => parts.join("");
+      assert.deepEqual(out.yes, { reply: "Wrote notes.txt.", asked: [request], text: said("I will write the file.", "Wrote notes.txt.") });
+      assert.deepEqual(out["no-continue"], { reply: "I did not write it.", asked: [request], text: said("I will write the file.", "I did not write it.") });
+      // explain: the original explains and asks again. The explanation is assistant text
+      // (onText streams it, as it does text before a tool call) but not the run's reply,
+      // which is its final answer: the same on weft.
+      assert.deepEqual(out.explain, {
+        reply: "Wrote notes.txt.",
+        asked: [request, request],
+        text: said("I will write the file.", EXPLANATION, "Wrote notes.txt."),
+      });
       // A shell command comes as its argv (`bash -lc …`), asked as the tool `shell`.
-      const shell = { callId: null, name: "shell", arguments: { command: ["bash", "-lc", "ls"] } };
-      assert.deepEqual(out.shell, { reply: "Listed: a.txt", asked: [shell] });
+      const shell = { callId: "call_s", name: "shell", arguments: { command: ["bash", "-lc", "ls"] } };
+      assert.deepEqual(out.shell, { reply: "Listed: a.txt", asked: [shell], text: "Listed: a.txt" });
+      assert.deepEqual(out.calls, [
+        { name: "apply_patch", status: "done", review: "yes" },
+        { name: "apply_patch", status: "denied", review: "no-continue" },
+        { name: "apply_patch", status: "done", review: "yes" },
+        { name: "shell", status: "done", review: "yes" },
+      ]);
       assert.deepEqual(out.runs, ["completed", "completed", "completed", "completed"]);
       const answers = server.received.filter((m) => m.type === "approval_response").map((m) => m.payload);
       assert.deepEqual(answers.map((p) => p.review), ["yes", "no-continue", "explain", "yes", "yes"]);
@@ -279,12 +302,27 @@ for (const where of [node, chromium]) {
       documentOnly("agentloop", server);
     });
 
-    test("cueso: an exception in a turn (an error, then the socket closed) fails that run with its message; the next run works", LIMIT, async () => {
-      const { out, server } = await play(where, scenarios.failedRun, "cueso");
-      assert.equal(out.failed.resolved, undefined, JSON.stringify(out.failed));
-      assert.match(out.failed.message, /529 - Overloaded/);
-      assert.equal(out.next, PLAIN);
-      documentOnly("cueso", server);
+    for (const [failure, how] of [["fail", "an error, then the socket closed"], ["fail and stay", "an error, and the socket kept open as with its pinned uvicorn"]]) {
+      test(`cueso: an exception in a turn (${how}) fails that run with its message every time; the next run works`, LIMIT, async () => {
+        const { out, server } = await play(where, scenarios.failedRun, "cueso", OPTIONS, { failure });
+        assert.equal(out.length, 3);
+        for (const { failed, next } of out) {
+          assert.equal(failed.resolved, undefined, JSON.stringify(failed));
+          assert.equal(failed.code, "run_failed", failed.message);
+          assert.match(failed.message, /529 - Overloaded/);
+          assert.equal(next, PLAIN);
+        }
+        documentOnly("cueso", server);
+      });
+    }
+
+    test("agentchat: two clients' turns at once: a run whose reply cannot be told from another's rejects with ambiguous_reply", LIMIT, async () => {
+      const { out, server } = await play(where, scenarios.overlap, "agentchat");
+      // Neither takes the other's reply; both say they cannot tell.
+      assert.equal(out.mine.code, "ambiguous_reply", JSON.stringify(out));
+      assert.equal(out.theirs.code, "ambiguous_reply", JSON.stringify(out));
+      assert.match(out.mine.message, /may be theirs/);
+      documentOnly("agentchat", server);
     });
 
     test("loom: ping, toolsList, toolShow and userMessages are answered by the original", LIMIT, async () => {

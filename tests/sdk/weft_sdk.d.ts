@@ -332,7 +332,7 @@ export interface ToolCall {
  * The `code` of a `WeftError`: what went wrong, to branch on. A server may send a code of its
  * own that is not listed here; it reaches the app as the server wrote it.
  */
-export type ErrorCode = "invalid_argument" | "connect_failed" | "disconnected" | "closed" | "timeout" | "callback_failed" | "run_failed" | "server_error" | "busy" | "internal" | "unsupported" | "resume_unsupported" | "cancelled" | "unknown_run" | "stale" | "empty_transcript" | "frame_too_large" | "invalid_utf8" | "invalid_json" | "not_an_object" | "missing_type" | "unknown_type" | "invalid_field" | "invalid_request";
+export type ErrorCode = "invalid_argument" | "connect_failed" | "disconnected" | "closed" | "timeout" | "callback_failed" | "run_failed" | "server_error" | "busy" | "internal" | "unsupported" | "resume_unsupported" | "ambiguous_reply" | "cancelled" | "unknown_run" | "stale" | "empty_transcript" | "frame_too_large" | "invalid_utf8" | "invalid_json" | "not_an_object" | "missing_type" | "unknown_type" | "invalid_field" | "invalid_request";
 
 /**
  * The user's answer to an approval request (agentloop's review options).
@@ -386,8 +386,8 @@ export interface CompactResult {
  */
 export interface ApprovalRequest {
     /**
-     * The call (absent only from original agentloop servers, which approve the oldest
-     * pending call).
+     * The call. An original agentloop server names none (it approves its oldest pending
+     * call): the client gives the turn's waiting call, absent only when there is none.
      */
     callId?: string;
     /**
@@ -744,8 +744,9 @@ export class Client {
      * Answers tool approvals with `callback(request)`, which returns (or resolves to)
      * `{ review, message? }`. Works in every dialect on weft: on agentchat and cueso the
      * client declares itself an approver (`client_tools` with `approvals: true`) while a
-     * callback is set. Of the original servers only agentloop asks (its request has no
-     * `callId`; the answer applies to its one pending request). One callback answers at a
+     * callback is set. Of the original servers only agentloop asks (its request names no
+     * call: the client names it by the turn's one waiting call, and the answer applies to the
+     * original's one pending request). One callback answers at a
      * time; a newer one replaces it. If the callback throws or answers something else, the
      * call is denied (`no-continue`) and `onError` is told. Returns the function that removes
      * the callback.

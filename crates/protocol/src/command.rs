@@ -50,6 +50,8 @@ pub enum Command {
         /// Echoed in the pong.
         id: String,
     },
+    /// A request of loom's web app, newer than the spec ([`crate::dialect::loom_app`]).
+    LoomApp(crate::dialect::loom_app::AppQuery),
 }
 
 impl Command {
@@ -68,6 +70,7 @@ impl Command {
             Command::ContextInfo { .. } => "context_info",
             Command::Compact { .. } => "compact",
             Command::Ping { .. } => "ping",
+            Command::LoomApp(q) => q.request.kind(),
         }
     }
 

@@ -4,7 +4,7 @@
 //! bad byte is a typed error, not a panic or a lossy replacement. Nesting depth is bounded at 128
 //! levels (serde_json's limit), which also bounds the recursion of dropping the tree.
 
-use alloc::string::ToString;
+use alloc::string::{String, ToString};
 
 use crate::json::{self, Json, Object};
 use crate::Error;
@@ -44,5 +44,39 @@ pub fn parse_object(frame: &[u8], limits: Limits) -> Result<Object<'_>, Error> {
         other => Err(Error::NotAnObject {
             found: other.type_name(),
         }),
+    }
+}
+
+/// The `id` of a request that did not decode, so the error refusing it names the request it
+/// answers (a client matches replies by it). Every dialect's requests that expect an answer
+/// carry their id as a top-level string `id`; a frame that is not a JSON object, or has no such
+/// `id`, has nothing to name.
+pub fn request_id(frame: &[u8], limits: Limits) -> Option<String> {
+    // A frame that does not parse is refused for that, by the caller; it names no request.
+    let Ok(obj) = parse_object(frame, limits) else {
+        return None;
+    };
+    match obj.get("id") {
+        Some(Json::String(id)) if !id.is_empty() => Some(id.to_string()),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refused_request_is_named_by_its_id() {
+        let limits = Limits::default();
+        let id = |frame: &str| request_id(frame.as_bytes(), limits);
+        assert_eq!(
+            id(r#"{"type":"user_messages","id":"u3","thread_id":""}"#).as_deref(),
+            Some("u3")
+        );
+        assert_eq!(id(r#"{"type":"user_messages","id":7}"#), None);
+        assert_eq!(id(r#"{"type":"ping","id":""}"#), None);
+        assert_eq!(id("not json"), None);
+        assert_eq!(id("[1]"), None);
     }
 }

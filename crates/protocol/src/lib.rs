@@ -42,7 +42,7 @@ pub use command::Command;
 pub use dialect::{Dialect, Encoder};
 pub use error::Error;
 pub use event::{Envelope, Event, Sequenced, Usage};
-pub use frame::{parse_object, Limits};
+pub use frame::{parse_object, request_id, Limits};
 pub use names::{Agent, FinishReason, Review, Role};
 pub use reassembler::{Reassembler, Transcript};
 pub use sequencer::Sequencer;

@@ -48,9 +48,10 @@ fn documented(dialect: Dialect) -> &'static [&'static str] {
     }
 }
 
-/// loom-stream-protocol.md §4.2.
+/// What an original loom client's event enum decodes (`ProtocolEvent`, loom's `stream-event`
+/// crate at the spec's commit): §4.2 without `run_start`, which the original never sent, and
+/// without `got_expand`, whose `node_id` loom's own envelope takes away from it.
 const LOOM_EVENTS: &[&str] = &[
-    "run_start",
     "node_enter",
     "node_exit",
     "message_chunk",
@@ -66,7 +67,6 @@ const LOOM_EVENTS: &[&str] = &[
     "got_node_start",
     "got_node_complete",
     "got_node_failed",
-    "got_expand",
     "tool_call_chunk",
     "tool_call",
     "tool_start",
@@ -221,6 +221,43 @@ fn an_original_client_gets_only_documented_types_with_dense_ids() {
 }
 
 #[test]
+fn an_original_loom_client_gets_no_run_start_nor_got_expand_and_a_weft_one_does() {
+    let mut s = Sequencer::new(Some(common::SESSION.into()), "run-g");
+    let run = [
+        s.stamp(Event::RunStart {
+            run_id: Some("run-g".into()),
+            message: Some("plan".into()),
+            agent: Some(Agent::Got),
+        }),
+        s.stamp(Event::GotExpand {
+            node_id: "task".into(),
+            nodes_added: 2,
+            edges_added: 0,
+        }),
+        s.stamp(Event::NodeEnter { id: "plan".into() }),
+    ];
+    let inner = |frames: Vec<Value>| -> Vec<(String, u64)> {
+        frames
+            .iter()
+            .map(|f| {
+                let ev = &f["event"];
+                (
+                    ev["type"].as_str().unwrap().into(),
+                    ev["event_id"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(
+        inner(original(Dialect::Loom, &run)),
+        [("node_enter".to_string(), 1)]
+    );
+    let weft = inner(encode(&mut Encoder::new(Dialect::Loom, 7), &run));
+    let kinds: Vec<&str> = weft.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(kinds, ["run_start", "got_expand", "node_enter"]);
+}
+
+#[test]
 fn a_weft_client_still_gets_every_extension() {
     let run = reasoning_run(Review::NoContinue);
     let weft = encode(&mut Encoder::new(Dialect::Agentloop, 7), &run);
@@ -327,11 +364,38 @@ fn agentloop_explain_repeats_the_request_with_no_agent_finished_between() {
         .position(|f| kind(f) == "approval_request")
         .unwrap();
     let between: Vec<&str> = frames[first + 1..].iter().map(kind).collect();
-    assert_eq!(between, ["response_item", "approval_request"]);
     assert_eq!(
-        frames[first + 1]["payload"]["content"][0]["text"],
-        "It writes a file."
+        between,
+        ["response_item", "response_item", "approval_request"]
     );
+    // One item, ending with a newline as the original's explanation does: its example client
+    // clears the line the repeated request finds open.
+    let items = &frames[first + 1..first + 3];
+    assert_eq!(items[0]["payload"]["id"], items[1]["payload"]["id"]);
+    let text: String = items
+        .iter()
+        .map(|f| f["payload"]["content"][0]["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(text, "It writes a file.\n");
+}
+
+#[test]
+fn agentloop_explanation_ending_its_line_gets_no_second_newline() {
+    let mut run = reasoning_run(Review::Explain);
+    for ev in &mut run {
+        if let Event::MessageChunk { content, .. } = &mut ev.event {
+            if content == "It writes a file." {
+                content.push('\n');
+            }
+        }
+    }
+    let frames = original(Dialect::Agentloop, &run);
+    let first = frames
+        .iter()
+        .position(|f| kind(f) == "approval_request")
+        .unwrap();
+    let between: Vec<&str> = frames[first + 1..].iter().map(kind).collect();
+    assert_eq!(between, ["response_item", "approval_request"]);
 }
 
 #[test]

@@ -333,8 +333,9 @@ impl Client {
     /// Answers tool approvals with `callback(request)`, which returns (or resolves to)
     /// `{ review, message? }`. Works in every dialect on weft: on agentchat and cueso the
     /// client declares itself an approver (`client_tools` with `approvals: true`) while a
-    /// callback is set. Of the original servers only agentloop asks (its request has no
-    /// `callId`; the answer applies to its one pending request). One callback answers at a
+    /// callback is set. Of the original servers only agentloop asks (its request names no
+    /// call: the client names it by the turn's one waiting call, and the answer applies to the
+    /// original's one pending request). One callback answers at a
     /// time; a newer one replaces it. If the callback throws or answers something else, the
     /// call is denied (`no-continue`) and `onError` is told. Returns the function that removes
     /// the callback.

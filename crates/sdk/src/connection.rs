@@ -53,6 +53,12 @@ pub const CLOSE_NORMAL: u16 = 1000;
 /// Close code the client uses when it abandons a socket that stopped answering heartbeats.
 pub const CLOSE_DEAD: u16 = 4000;
 
+/// How long the client waits for an original server to close the socket it said it closes
+/// (cueso after its `error`) before closing it itself. The original closes within milliseconds
+/// where it closes at all; with the dependencies its lockfile pins it never does, and the
+/// next run must not wait for that forever.
+pub const CLOSE_GRACE_MS: f64 = 1000.0;
+
 /// Everything fixed for the life of a client.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
@@ -231,14 +237,18 @@ pub struct Connection {
     /// The `ping` asking a server that selected the subprotocol whether it is weft, and when
     /// to stop waiting for its answer (see `connection/peer.rs`).
     probe: Option<(String, f64)>,
-    /// The turn streaming is another client's, which a broadcasting original sends here too
-    /// (`original.rs`): its frames are dropped until it ends.
-    foreign_turn: bool,
+    /// Other clients' turns a broadcasting original has started here and not ended
+    /// (`original.rs`): their frames are dropped until they end.
+    foreign_turns: u32,
+    /// Another client's turn streamed at the same time as our open turn: which reply is
+    /// ours cannot be told (`original.rs`).
+    overlapped: bool,
     /// No turn on this socket has had an item of its own yet: what an original's earlier
     /// loop still sends may arrive now (`original.rs`).
     old_loop_may_send: bool,
-    /// The server sent what says it closes this socket: frames wait for the next one.
-    closing: bool,
+    /// The server sent what says it closes this socket: frames wait for the next one, and at
+    /// this time the client closes it if the server has not ([`CLOSE_GRACE_MS`]).
+    closing: Option<f64>,
     next_ping: Option<f64>,
     pong_deadline: Option<f64>,
     out: VecDeque<Output>,
@@ -272,8 +282,9 @@ impl Connection {
             offered_weft: false,
             try_original: false,
             probe: None,
-            foreign_turn: false,
-            closing: false,
+            foreign_turns: 0,
+            overlapped: false,
+            closing: None,
             old_loop_may_send: false,
             next_ping: None,
             pong_deadline: None,
@@ -329,11 +340,17 @@ impl Connection {
             _ => None,
         };
         let probe = self.probe.as_ref().map(|(_, until)| *until);
-        [waiting, probe, self.next_ping, self.pong_deadline]
-            .into_iter()
-            .flatten()
-            .chain(self.requests.values().map(|r| r.deadline))
-            .reduce(f64::min)
+        [
+            waiting,
+            probe,
+            self.closing,
+            self.next_ping,
+            self.pong_deadline,
+        ]
+        .into_iter()
+        .flatten()
+        .chain(self.requests.values().map(|r| r.deadline))
+        .reduce(f64::min)
     }
 
     fn usable(&self, method: &str) -> Result<(), Error> {
@@ -368,7 +385,7 @@ impl Connection {
     }
 
     fn send(&mut self, frame: String, tag: Tag, now: f64) {
-        if self.phase == Phase::Open && !self.closing {
+        if self.phase == Phase::Open && self.closing.is_none() {
             self.mark_sent(&tag, now);
             self.out.push_back(Output::Send(frame));
         } else {
@@ -427,3 +444,4 @@ mod requests;
 mod runs;
 #[cfg(test)]
 mod tests;
+mod uniform;

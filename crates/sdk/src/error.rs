@@ -45,6 +45,9 @@ pub enum ErrorCode {
     Unsupported,
     /// A run on an original server was cut by a drop, and nothing can resume it there.
     ResumeUnsupported,
+    /// Another client's turn streamed at the same time as this run on an original server
+    /// whose turns carry no ids (agentchat): the reply that arrived may be theirs.
+    AmbiguousReply,
     /// The run was cancelled.
     Cancelled,
     /// `follow()` named a run the server does not know.
@@ -75,7 +78,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    const KNOWN: [ErrorCode; 24] = [
+    const KNOWN: [ErrorCode; 25] = [
         ErrorCode::InvalidArgument,
         ErrorCode::ConnectFailed,
         ErrorCode::Disconnected,
@@ -88,6 +91,7 @@ impl ErrorCode {
         ErrorCode::Internal,
         ErrorCode::Unsupported,
         ErrorCode::ResumeUnsupported,
+        ErrorCode::AmbiguousReply,
         ErrorCode::Cancelled,
         ErrorCode::UnknownRun,
         ErrorCode::Stale,
@@ -125,6 +129,7 @@ impl ErrorCode {
             ErrorCode::Internal => "internal",
             ErrorCode::Unsupported => "unsupported",
             ErrorCode::ResumeUnsupported => "resume_unsupported",
+            ErrorCode::AmbiguousReply => "ambiguous_reply",
             ErrorCode::Cancelled => "cancelled",
             ErrorCode::UnknownRun => "unknown_run",
             ErrorCode::Stale => "stale",

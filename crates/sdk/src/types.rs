@@ -161,8 +161,8 @@ pub struct PushResult {
 #[derive(Debug, Clone, PartialEq, Serialize, Tsify)]
 #[serde(rename_all = "camelCase")]
 pub struct ApprovalRequest {
-    /// The call (absent only from original agentloop servers, which approve the oldest
-    /// pending call).
+    /// The call. An original agentloop server names none (it approves its oldest pending
+    /// call): the client gives the turn's waiting call, absent only when there is none.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[tsify(optional)]
     pub call_id: Option<String>,

@@ -44,14 +44,20 @@ export async function plainRun({ Client, within }, { url, dialect, options }) {
   return { askedId, runId: run.runId, text, kinds, result, transcript, errors, finished: run.finished };
 }
 
-/** A run with a tool call. */
+/** A run with a tool call, and the tool events the app sees, as the README's example listens
+ * for them: `kind name call_id` each. */
 export async function toolRun({ Client, within }, { url, dialect, options }) {
   const c = new Client({ url, dialect, ...options });
   await within(c.connect(), 5000, "connect()");
-  const result = await within(c.run({ message: "What time is it?" }).result, 5000, "run.result");
+  const run = c.run({ message: "What time is it?" });
+  const tools = [];
+  run.onEvent((ev) => {
+    if (ev.type === "tool_call" || ev.type === "tool_end") tools.push(`${ev.type} ${ev.name} ${ev.call_id}`);
+  });
+  const result = await within(run.result, 5000, "run.result");
   const transcript = c.transcript();
   c.close();
-  return { result, transcript };
+  return { result, transcript, tools };
 }
 
 /** agentloop's approvals, answered yes, no-continue, and explain (then yes), one run each;
@@ -74,10 +80,14 @@ export async function approvals({ Client, within }, { url, dialect, options }) {
   ];
   for (const [label, message, decisions] of cases) {
     answers = [...decisions];
-    const result = await within(c.run({ message }).result, 5000, `run.result (${label})`);
-    out[label] = { reply: result.reply, asked: asked.splice(0) };
+    const run = c.run({ message });
+    let text = "";
+    run.onText((d) => (text += d));
+    const result = await within(run.result, 5000, `run.result (${label})`);
+    out[label] = { reply: result.reply, asked: asked.splice(0), text };
   }
   out.runs = c.transcript().runs.map((r) => r.status);
+  out.calls = c.transcript().tool_calls.map((t) => ({ name: t.name, status: t.status, review: t.review ?? null }));
   c.close();
   return out;
 }
@@ -184,16 +194,38 @@ export async function context({ Client, within }, { url, dialect, options }) {
   return { empty, reply, info, compacted };
 }
 
-/** A run the server fails, then another run on the same client. */
-export async function failedRun({ Client, within }, { url, dialect, options }) {
+/** Runs the server fails (`args.failure` is the message that fails), each followed by
+ * another run on the same client, three times. */
+export async function failedRun({ Client, within }, { url, dialect, options, failure = "fail" }) {
   const c = new Client({ url, dialect, ...options });
   await within(c.connect(), 5000, "connect()");
-  const failed = await within(
-    c.run({ message: "fail" }).result.then((r) => ({ resolved: r }), (e) => ({ code: e.code, message: e.message })),
-    5000,
-    "the failed run.result",
-  );
-  const next = await within(c.run({ message: "Hello" }).result, 5000, "the next run.result");
+  const out = [];
+  for (let i = 0; i < 3; i += 1) {
+    const failed = await within(
+      c.run({ message: failure }).result.then((r) => ({ resolved: r }), (e) => ({ code: e.code, message: e.message })),
+      5000,
+      "the failed run.result",
+    );
+    const next = await within(c.run({ message: "Hello" }).result, 5000, "the next run.result");
+    out.push({ failed, next: next.reply });
+  }
   c.close();
-  return { failed, next: next.reply };
+  return out;
+}
+
+/** Two clients of one server, each starting a run at the same moment, so their turns overlap
+ * on an original that streams every turn to every socket: what each run settled with. */
+export async function overlap({ Client, within }, { url, dialect, options }) {
+  const a = new Client({ url, dialect, ...options });
+  const b = new Client({ url, dialect, ...options });
+  await within(Promise.all([a.connect(), b.connect()]), 5000, "connect()");
+  const settle = (run) => run.result.then((r) => ({ reply: r.reply }), (e) => ({ code: e.code, message: e.message }));
+  const [mine, theirs] = await within(
+    Promise.all([settle(a.run({ message: "What time is it?" })), settle(b.run({ message: "Hello" }))]),
+    5000,
+    "both runs",
+  );
+  a.close();
+  b.close();
+  return { mine, theirs };
 }

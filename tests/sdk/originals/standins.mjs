@@ -26,6 +26,8 @@
 //                         no-continue → tool output "aborted" and "I did not write it.",
 //                         explain → an explanation item and the same request again
 //   "drop"              → "Hal" then the socket is cut, mid-run
+//   "fail" (cueso)      → an error, then the socket closed; "fail and stay": the error, and
+//                         the socket kept open and deaf, as with cueso's pinned dependencies
 import { randomUUID } from "node:crypto";
 import { WebSocketServer } from "ws";
 
@@ -33,7 +35,8 @@ export const PLAIN = "Hi there! How can I help?";
 export const PLAIN_CHUNKS = ["Hi", " there!", " How can I help?"];
 export const TIME = "It is 10:00 UTC.";
 export const PATCH = "*** Begin Patch\n*** Add File: notes.txt\n+hello\n*** End Patch";
-export const EXPLANATION = "apply_patch adds notes.txt to the workspace.";
+// The original's explanation ends with a newline (its example client relies on it).
+export const EXPLANATION = "apply_patch adds notes.txt to the workspace.\n";
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -143,7 +146,6 @@ const PLAYERS = {
       if (msg.message === "What time is it?") {
         ev({ type: "tool_call_chunk", call_id: "call_1", name: "get_time", arguments_delta: '{"timezone":"UTC"}' });
         ev({ type: "tool_call", call_id: "call_1", name: "get_time", arguments: { timezone: "UTC" } });
-        ev({ type: "llm_complete", content: "", tool_calls: ["get_time"], finish_reason: "tool_calls" });
         ev({ type: "node_exit", id: "think", result: "Ok" });
         ev({ type: "node_enter", id: "act" }, 1);
         ev({ type: "tool_start", call_id: "call_1", name: "get_time" }, 1);
@@ -329,6 +331,8 @@ const PLAYERS = {
 
   // ----- cueso (FastAPI) -----
   cueso({ refusals, sessions }) {
+    /** Sockets whose turn failed without closing them: nothing more is answered there. */
+    const deaf = new WeakSet();
     async function turn(ws, msg) {
       const session_id = msg.session_id ?? randomUUID();
       sessions.push(session_id);
@@ -353,6 +357,12 @@ const PLAYERS = {
         send(ws, { type: "content_delta", content: "Let me", role: "assistant" });
         send(ws, { type: "error", message: "Error code: 529 - Overloaded" });
         return ws.close(1011);
+      } else if (msg.message === "fail and stay") {
+        // The same with the dependencies its lockfile pins (uvicorn 0.35, the legacy
+        // `websockets`): the error, and the socket kept open, answering nothing more.
+        send(ws, { type: "error", message: "Error code: 529 - Overloaded" });
+        deaf.add(ws);
+        return;
       } else {
         for (const c of PLAIN_CHUNKS) {
           send(ws, { type: "content_delta", content: c, role: "assistant" });
@@ -365,6 +375,7 @@ const PLAYERS = {
     }
     return {
       message(ws, msg) {
+        if (deaf.has(ws)) return;
         // A chat message is `{message, session_id}`; anything else fails validation, which
         // sends an error and closes the socket.
         if (typeof msg.message === "string" && msg.type === undefined) return void turn(ws, msg);

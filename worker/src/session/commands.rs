@@ -100,7 +100,7 @@ impl Session {
                     Ok(false) => {}
                     Ok(true) => {
                         let msg = "a run is in progress; compact after it ends";
-                        return self.reply(ws, info, error_event(msg, "busy", None));
+                        return self.reply(ws, info, error_event(msg, "busy", id));
                     }
                     Err(e) => return self.reply(ws, info, unreadable(RUNS, &e, id)),
                 }
@@ -115,6 +115,7 @@ impl Session {
                 *self.run.borrow_mut() = Some(run);
                 self.drive().await;
             }
+            Command::LoomApp(q) => self.loom_app(ws, info, q).await,
             _ => self.reply(
                 ws,
                 info,
@@ -394,17 +395,22 @@ impl Session {
         self.drive().await;
     }
 
-    pub(super) async fn cancel(&self, ws: &WebSocket, info: &SocketInfo, run_id: &str) {
-        let loaded = match self.load_active() {
-            Ok(loaded) => loaded,
-            Err(e) => return self.reply(ws, info, unreadable(ACTIVE_RUN, &e, Some(run_id.into()))),
-        };
-        let active = loaded
+    /// Whether `run_id` is the session's active run (loaded from its checkpoint if it is not
+    /// in memory); an error when the store cannot say.
+    pub(super) fn is_active(&self, run_id: &str) -> worker::Result<bool> {
+        Ok(self.load_active()?
             && self
                 .run
                 .borrow()
                 .as_ref()
-                .is_some_and(|r| r.run_id() == run_id);
+                .is_some_and(|r| r.run_id() == run_id))
+    }
+
+    pub(super) async fn cancel(&self, ws: &WebSocket, info: &SocketInfo, run_id: &str) {
+        let active = match self.is_active(run_id) {
+            Ok(active) => active,
+            Err(e) => return self.reply(ws, info, unreadable(ACTIVE_RUN, &e, Some(run_id.into()))),
+        };
         if !active {
             let msg = format!("no active run {run_id} in this session");
             return self.reply(ws, info, error_event(&msg, "no_active_run", None));
@@ -487,10 +493,10 @@ fn working_folder(asked: Option<&str>) -> Result<Option<String>, String> {
 
 const HISTORY: &str = "the session's history";
 const RUNS: &str = "the session's runs";
-const ACTIVE_RUN: &str = "the session's active run";
+pub(super) const ACTIVE_RUN: &str = "the session's active run";
 
 /// The `storage` error of a request refused because `what` could not be read.
-fn unreadable(what: &str, e: &impl core::fmt::Display, id: Option<String>) -> Event {
+pub(super) fn unreadable(what: &str, e: &impl core::fmt::Display, id: Option<String>) -> Event {
     error_event(&format!("could not read {what}: {e}"), "storage", id)
 }
 

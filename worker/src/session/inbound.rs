@@ -35,12 +35,14 @@ pub(super) fn read(
     limits: Limits,
 ) -> (Inbound, bool) {
     let dialect = info.dialect;
+    // Every refusal answers the request, so it carries the request's id where it has one.
+    let id = || weft_protocol::request_id(bytes, limits);
     let command = match dialect.decode_request(bytes, limits) {
         Ok(command) => command,
         Err(e) => {
             let message = dialect.error_text(&e);
             return (
-                Inbound::Refuse(error_event(&message, e.code(), None)),
+                Inbound::Refuse(error_event(&message, e.code(), id())),
                 false,
             );
         }
@@ -53,13 +55,13 @@ pub(super) fn read(
             kind: "ping".into(),
         };
         let message = dialect.error_text(&unknown);
-        let refusal = error_event(&message, unknown.code(), None);
+        let refusal = error_event(&message, unknown.code(), id());
         return (Inbound::Refuse(refusal), false);
     }
     let route = match relay::route(home, info.current.as_deref(), &command) {
         Ok(route) => route,
         Err(message) => {
-            let refusal = error_event(&message, "invalid_request", None);
+            let refusal = error_event(&message, "invalid_request", id());
             return (Inbound::Refuse(refusal), false);
         }
     };
@@ -67,7 +69,7 @@ pub(super) fn read(
         if !grant.allows(named) {
             let message = format!("this token ({}) may not use session {named}", grant.sub);
             return (
-                Inbound::Refuse(error_event(&message, "forbidden", None)),
+                Inbound::Refuse(error_event(&message, "forbidden", id())),
                 false,
             );
         }
@@ -134,6 +136,29 @@ mod tests {
         let mut info = SocketInfo::new(Dialect::Agentchat, "s".into(), false);
         let (inbound, _) = read(&mut info, "s", br#"{"type":"dance"}"#, LIMITS);
         assert_eq!(refusal_code(&inbound).1, "Unknown message type: dance");
+    }
+
+    #[test]
+    fn a_refused_request_is_answered_with_its_id() {
+        // The original loom: `{"type":"error","id":"u3","error":"thread_id is required"}`.
+        let mut info = SocketInfo::new(Dialect::Loom, "s".into(), false);
+        let bytes = br#"{"type":"user_messages","id":"u3","thread_id":""}"#;
+        let (inbound, _) = read(&mut info, "s", bytes, LIMITS);
+        let Inbound::Refuse(Event::Error { message, id, .. }) = inbound else {
+            panic!("not refused: {inbound:?}");
+        };
+        assert!(message.ends_with("thread_id is required"), "{message}");
+        assert_eq!(id.as_deref(), Some("u3"));
+        let mut info = SocketInfo::new(Dialect::Loom, "user-1/a".into(), true);
+        info.grant = Some(Grant {
+            sub: "ann".into(),
+            sessions: vec!["user-1/*".into()],
+        });
+        let bytes = br#"{"type":"user_messages","id":"u4","thread_id":"user-2/x"}"#;
+        let (inbound, _) = read(&mut info, "user-1/a", bytes, LIMITS);
+        assert!(
+            matches!(inbound, Inbound::Refuse(Event::Error { id: Some(ref id), .. }) if id == "u4")
+        );
     }
 
     #[test]

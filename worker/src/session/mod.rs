@@ -15,7 +15,8 @@
 //! carries them out: this file its sockets' lifecycle; `commands.rs` what clients ask of it;
 //! `drive.rs` the drive loop over a run's effects; `llm.rs` a model call streamed into the run;
 //! `publish.rs` logging and sending the run's events; `host.rs` what the tools run against;
-//! `http.rs` the HTTP track's requests (the AI SDK's); `alarm.rs` its one alarm; `limits.rs` its limits.
+//! `http.rs` the HTTP track's requests (the AI SDK's); `loom_app.rs` loom's web app's requests;
+//! `alarm.rs` its one alarm; `limits.rs` its limits.
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -38,6 +39,7 @@ mod http;
 mod inbound;
 mod limits;
 mod llm;
+mod loom_app;
 mod publish;
 mod socket;
 mod toolbox;

@@ -12,6 +12,9 @@ use super::{i, int, json_error, rows, s, text, Store};
 const IN_HISTORY: &str = "\0history:";
 const IN_HISTORY_END: &str = "\0history;";
 
+/// The largest integer a JavaScript number holds exactly (`Number.MAX_SAFE_INTEGER`).
+const JS_SAFE_INTEGER: u64 = (1 << 53) - 1;
+
 impl Store {
     /// Appends a message to the thread's listing (`user_messages`). The engine's history row
     /// of the same message holds its text already (it is written first, with the run's
@@ -107,12 +110,19 @@ impl Store {
         before: Option<u64>,
         limit: u64,
     ) -> worker::Result<(Vec<StoredMessage>, bool)> {
-        let before = before.map_or(i64::MAX, |b| b.min(i64::MAX as u64) as i64);
-        let mut rows = rows(
-            &self.sql,
-            "SELECT seq, role, content FROM messages WHERE seq < ? ORDER BY seq DESC LIMIT ?",
-            vec![i(before), i(limit as i64 + 1)],
-        )?;
+        let page = i(limit as i64 + 1);
+        let mut rows = match cursor(before) {
+            Some(before) => rows(
+                &self.sql,
+                "SELECT seq, role, content FROM messages WHERE seq < ? ORDER BY seq DESC LIMIT ?",
+                vec![i(before), page],
+            )?,
+            None => rows(
+                &self.sql,
+                "SELECT seq, role, content FROM messages ORDER BY seq DESC LIMIT ?",
+                vec![page],
+            )?,
+        };
         let has_more = rows.len() as u64 > limit;
         rows.truncate(limit as usize);
         rows.reverse();
@@ -127,5 +137,27 @@ impl Store {
             })
             .collect::<worker::Result<Vec<_>>>()?;
         Ok((messages, has_more))
+    }
+}
+
+/// The `seq` bound of a `user_messages` cursor, if it bounds anything. No cursor, or one past
+/// any seq (they count up from 1), reads from the newest, and is never bound as a number: SQL
+/// parameters travel as JavaScript numbers, which hold no integer above 2^53 exactly
+/// (workers-rs logs "outside the JavaScript safe-integer range" for each).
+fn cursor(before: Option<u64>) -> Option<i64> {
+    before.filter(|b| *b <= JS_SAFE_INTEGER).map(|b| b as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cursor_is_bound_only_within_javascript_s_safe_integers() {
+        assert_eq!(cursor(None), None);
+        assert_eq!(cursor(Some(12)), Some(12));
+        assert_eq!(cursor(Some(JS_SAFE_INTEGER)), Some(JS_SAFE_INTEGER as i64));
+        assert_eq!(cursor(Some(JS_SAFE_INTEGER + 1)), None);
+        assert_eq!(cursor(Some(u64::MAX)), None);
     }
 }

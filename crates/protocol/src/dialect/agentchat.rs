@@ -44,6 +44,7 @@ pub const DIALECT: Description = Description {
         history: false,
         context: false,
         approvals: false,
+        app: false,
     },
     reports_context: false,
     asks_approval: false,

@@ -49,7 +49,7 @@ use crate::{Error, Event, Sequenced};
 ///     endpoint: "/new",
 ///     subprotocol: "weft.new",
 ///     documents: &["new-websocket.md"],
-///     requests: Requests { ping: false, tools: false, history: false, context: false, approvals: false },
+///     requests: Requests { ping: false, tools: false, history: false, context: false, approvals: false, app: false },
 ///     reports_context: false,
 ///     asks_approval: false,
 ///     carries_plans: false,
@@ -82,7 +82,7 @@ use crate::{Error, Event, Sequenced};
 ///     endpoint: "/new",
 ///     subprotocol: "weft.new",
 ///     documents: &["new-websocket.md"],
-///     requests: Requests { ping: false, tools: false, history: false, context: false, approvals: false },
+///     requests: Requests { ping: false, tools: false, history: false, context: false, approvals: false, app: false },
 ///     reports_context: false,
 ///     asks_approval: false,
 ///     carries_plans: false,
@@ -166,6 +166,9 @@ pub struct Requests {
     /// An answer to an approval request (agentloop's `approval_response`, which names no call:
     /// it answers the pending request). weft takes an answer naming its call everywhere.
     pub approvals: bool,
+    /// The requests of loom's newer web app, past our spec (`list_models`, `agent_list`,
+    /// `workspace_*`, `cancel_run`): weft serves them, the spec's server does not.
+    pub app: bool,
 }
 
 /// How the original server of a dialect differs from weft, where a client must know it.
@@ -312,6 +315,7 @@ impl Dialect {
             Command::ToolsList(_) | Command::ToolShow(_) => own.tools,
             Command::UserMessages(_) => own.history,
             Command::ContextInfo { .. } | Command::Compact { .. } => own.context,
+            Command::LoomApp(_) => own.app,
         }
     }
 
@@ -332,7 +336,8 @@ impl Dialect {
             Command::ToolResult(_)
             | Command::ClientTools(_)
             | Command::Resume(_)
-            | Command::Cancel { .. } => false,
+            | Command::Cancel { .. }
+            | Command::LoomApp(_) => false,
         }
     }
 

@@ -36,6 +36,7 @@ pub const DIALECT: Description = Description {
         history: true,
         context: false,
         approvals: false,
+        app: true,
     },
     reports_context: true,
     asks_approval: true,
@@ -255,12 +256,15 @@ pub(crate) fn decode_request(obj: &Object<'_>) -> Result<Command, Error> {
         }
         other => match extension::decode_request(other, obj) {
             Some(cmd) => cmd?,
-            None => {
-                return Err(Error::UnknownType {
-                    dialect: Dialect::Loom,
-                    kind: other.into(),
-                })
-            }
+            None => match super::loom_app::decode_request(other, f) {
+                Some(cmd) => cmd?,
+                None => {
+                    return Err(Error::UnknownType {
+                        dialect: Dialect::Loom,
+                        kind: other.into(),
+                    })
+                }
+            },
         },
     })
 }
@@ -404,7 +408,7 @@ pub(crate) fn encode(out: &mut Out<'_>) {
             has_more: *has_more,
             active_run_id: active_run_id.as_deref(),
         }),
-        (event, Some(_)) if !out.extensions && !in_stream_protocol(event) => {}
+        (event, Some(_)) if !out.extensions && !original_client_decodes(event) => {}
         (_, Some(run_id)) => {
             let mut numbered = ev.clone();
             numbered.envelope.event_id = out.next_event_id();
@@ -419,13 +423,16 @@ pub(crate) fn encode(out: &mut Out<'_>) {
     }
 }
 
-/// Whether the stream protocol (§4.2) defines this event: an original loom client's event enum
-/// has no catch-all and fails on any other type, so those go to weft clients only.
-pub(crate) fn in_stream_protocol(event: &Event) -> bool {
+/// Whether an original loom client can decode this event. Its event enum (`ProtocolEvent` of
+/// loom's `stream-event` crate at the spec's commit) has no catch-all and fails on any other
+/// type, so the rest go to weft clients only. It is narrower than §4.2, and the types win (what
+/// a real client decodes with): it has no `run_start`, which the original server never sent;
+/// and its envelope takes `got_expand`'s own `node_id` for itself, so not even loom's own
+/// `got_expand` decodes there.
+pub(crate) fn original_client_decodes(event: &Event) -> bool {
     matches!(
         event,
-        Event::RunStart { .. }
-            | Event::NodeEnter { .. }
+        Event::NodeEnter { .. }
             | Event::NodeExit { .. }
             | Event::MessageChunk { .. }
             | Event::Usage(_)
@@ -440,7 +447,6 @@ pub(crate) fn in_stream_protocol(event: &Event) -> bool {
             | Event::GotNodeStart { .. }
             | Event::GotNodeComplete { .. }
             | Event::GotNodeFailed { .. }
-            | Event::GotExpand { .. }
             | Event::ToolCallChunk { .. }
             | Event::ToolCall { .. }
             | Event::ToolStart { .. }

@@ -48,6 +48,7 @@ mod description;
 pub mod extension;
 pub(crate) mod fast;
 pub mod loom;
+pub mod loom_app;
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -193,6 +194,8 @@ pub(crate) struct Turn {
     pub(crate) finished: bool,
     /// An `explain` was answered: the explanation's own end is not a finished response.
     pub(crate) explaining: bool,
+    /// The assistant text so far does not end with a newline (the explanation must).
+    pub(crate) line_open: bool,
 }
 
 impl Encoder {

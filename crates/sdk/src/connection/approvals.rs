@@ -33,10 +33,13 @@ impl Connection {
         } else {
             (answer.message, None)
         };
+        let peer = self.peer();
         let cmd = Command::ApprovalResponse(ApprovalDecision {
-            call_id: call_id.clone(),
+            // An original's document has no call id in its answer (agentloop approves its
+            // one pending request); the id the client gave the request is its own.
+            call_id: call_id.clone().filter(|_| peer.acknowledges_answers()),
             review,
-            custom_deny_message,
+            custom_deny_message: custom_deny_message.clone(),
             explanation,
         });
         if let Some(c) = &call_id {
@@ -46,7 +49,6 @@ impl Connection {
                 return Ok(());
             }
         }
-        let peer = self.peer();
         if !peer.serves(&cmd) {
             return Err(Error::new(
                 ErrorCode::Unsupported,
@@ -61,10 +63,38 @@ impl Connection {
                 self.send_unacked(frame);
             }
             // An original agentloop server approves its oldest pending call: nothing to
-            // acknowledge it by, so it waits in the outbox like any request.
-            _ => self.send(frame, Tag::None, now),
+            // acknowledge it by, so it waits in the outbox like any request; and the decision
+            // goes on the call here, as weft's `approval_resolved` would put it.
+            call_id => {
+                self.send(frame, Tag::None, now);
+                self.resolved_here(call_id, review, custom_deny_message);
+            }
         }
         Ok(())
+    }
+
+    /// Records the app's decision on its call, for a server that does not say it was taken.
+    fn resolved_here(&mut self, call_id: Option<String>, review: Review, message: Option<String>) {
+        // The latest call of that id: a provider may number calls per response, so an id
+        // comes back in later runs.
+        let calls = &self.reassembler.transcript().tool_calls;
+        let Some(call) = call_id.and_then(|c| calls.iter().rev().find(|t| t.call_id == c)) else {
+            return;
+        };
+        let event = Event::ApprovalResolved {
+            call_id: Some(call.call_id.clone()),
+            name: Some(call.name.clone()),
+            review,
+            message,
+        };
+        let envelope = weft_protocol::Envelope {
+            run_id: call.run_id.clone(),
+            ..weft_protocol::Envelope::default()
+        };
+        self.reassembler.push_event(Sequenced { envelope, event });
+        while let Some(ev) = self.reassembler.poll() {
+            self.route(ev);
+        }
     }
 
     /// The outcome of a client tool the app ran.

@@ -84,6 +84,9 @@ impl Connection {
     pub(super) fn found(&mut self, kind: ServerKind, now: f64) {
         self.probe = None;
         self.old_loop_may_send = true;
+        // Other clients' turns streamed on the old socket do not continue on this one.
+        self.foreign_turns = 0;
+        self.overlapped = false;
         self.try_original = false;
         self.phase = Phase::Open;
         self.attempt = 0;
@@ -163,7 +166,7 @@ impl Connection {
         self.pong_deadline = None;
         self.heartbeats.clear();
         self.probe = None;
-        self.closing = false;
+        self.closing = None;
         match self.phase {
             Phase::Idle | Phase::Closed | Phase::Waiting { .. } => return,
             Phase::Connecting { first: true } => {
@@ -263,6 +266,16 @@ impl Connection {
             // weft answers a ping at once; silence is not weft.
             self.found(ServerKind::Original, now);
         }
+        if self.phase == Phase::Open && self.closing.is_some_and(|d| now >= d) {
+            // The server said it closes this socket and did not: close it here, so what
+            // waits for the next socket goes out.
+            let reason = "the server said it closes the socket and did not";
+            self.out.push_back(Output::Close {
+                code: CLOSE_NORMAL,
+                reason: reason.into(),
+            });
+            self.closed(CLOSE_NORMAL, reason, now, random);
+        }
         if self.phase == Phase::Open {
             if self.pong_deadline.is_some_and(|d| now >= d) {
                 self.out.push_back(Output::Close {
@@ -343,7 +356,7 @@ impl Connection {
         if self.peer().turn_end().is_some() {
             // An original server: nothing to resume or reorder, one event at a time, each
             // shaped into the run weft would have sent ([`Connection::shape`]).
-            for ev in self.shape(events) {
+            for ev in self.shape(events, now) {
                 self.reassembler.push_event(ev);
             }
             while let Some(ev) = self.reassembler.poll() {

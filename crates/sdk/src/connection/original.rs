@@ -174,8 +174,9 @@ impl Connection {
     ///   later runs stay in that conversation (cueso);
     /// - another client's turn, which a broadcasting original streams here too, is dropped
     ///   (agentchat);
-    /// - after an original's error that closes the socket (cueso), nothing more is sent on it.
-    pub(super) fn shape(&mut self, events: Vec<Sequenced>) -> Vec<Sequenced> {
+    /// - after an original's error that closes the socket (cueso), nothing more is sent on it;
+    ///   if the server has not closed it [`super::CLOSE_GRACE_MS`] later, the client does.
+    pub(super) fn shape(&mut self, events: Vec<Sequenced>, now: f64) -> Vec<Sequenced> {
         let Some(end) = self.peer().turn_end() else {
             return events;
         };
@@ -193,8 +194,11 @@ impl Connection {
             if broadcasts && self.foreign(&ev, end) {
                 continue;
             }
-            if closes_after_error && matches!(ev.event, Event::Error { .. }) {
-                self.closing = true;
+            if closes_after_error
+                && matches!(ev.event, Event::Error { .. })
+                && self.closing.is_none()
+            {
+                self.closing = Some(now + super::CLOSE_GRACE_MS);
             }
             if !matches!(
                 ev.event,
@@ -247,11 +251,10 @@ impl Connection {
             }
             let reply = closing_reply(&ev.event, end).map(String::from);
             let envelope = ev.envelope.clone();
-            out.push(ev);
+            self.uniform(ev, &mut out);
             if let Some(reply) = reply {
-                out.push(Sequenced {
-                    envelope,
-                    event: Event::RunEnd {
+                let event = match core::mem::take(&mut self.overlapped) {
+                    false => Event::RunEnd {
                         reply,
                         usage: None,
                         total_usage: None,
@@ -259,38 +262,67 @@ impl Connection {
                         paused: false,
                         tool_calls: Vec::new(),
                     },
-                });
+                    true => Event::Error {
+                        message: text::concat(&[
+                            "another client's turn streamed at the same time as this run on \
+                             the original ",
+                            self.cfg.dialect.as_str(),
+                            " server, whose turns carry no ids: the reply that arrived may be \
+                             theirs (it is in transcript()); run it again to be sure",
+                        ]),
+                        code: Some(ErrorCode::AmbiguousReply.as_str().into()),
+                        id: None,
+                        details: None,
+                    },
+                };
+                self.uniform(Sequenced { envelope, event }, &mut out);
             }
         }
         out
     }
 
     /// Whether `ev` belongs to another client's turn, on a server that streams every client's
-    /// turns (and errors) to every socket, each ending with its reply. A turn is ours when its
-    /// message is the one our next run sent; with none of ours waiting, it is another
-    /// client's. Turns carry no ids, so a message arriving while our turn streams is dropped
-    /// alone, and what follows stays ours.
+    /// turns (and errors) to every socket, each opened by its message and ended by its reply.
+    /// A turn is ours when its message is the one our next run sent and no turn of ours is
+    /// open; any other is another client's, and its frames are dropped until its reply.
+    ///
+    /// Turns carry no ids, so while another client's turn is open ours cannot be told from
+    /// it: when the two overlap (either opened while the other streamed), the first reply
+    /// after ours opened may be either's, and the run is marked [`Connection::overlapped`]
+    /// instead of taking it for ours. Events in between that are not replies (tool calls,
+    /// thoughts) go to our open turn.
     fn foreign(&mut self, ev: &Sequenced, end: TurnEnd) -> bool {
+        let open = self.turn_open();
         // Its errors go to every socket too ("Empty message received" included); one of ours
         // comes after our message's echo, so one before it is another client's.
-        if matches!(ev.event, Event::Error { .. }) && !self.turn_open() {
+        if matches!(ev.event, Event::Error { .. }) && !open {
             return true;
         }
         if let Event::RunStart {
             message: Some(m), ..
         } = &ev.event
         {
-            if self.turn_open() {
-                return true;
-            }
             // Nova echoes the message stripped of surrounding whitespace.
-            self.foreign_turn = self.waiting_message().as_deref().map(str::trim) != Some(m.trim());
+            let ours = !open && self.waiting_message().as_deref().map(str::trim) == Some(m.trim());
+            if ours {
+                self.overlapped = self.foreign_turns > 0;
+                return false;
+            }
+            self.foreign_turns += 1;
+            self.overlapped |= open;
+            return true;
         }
-        let foreign = self.foreign_turn;
-        if foreign && closing_reply(&ev.event, end).is_some() {
-            self.foreign_turn = false;
+        if closing_reply(&ev.event, end).is_some() {
+            if open {
+                // Ours, or (overlapped) perhaps another's: the open turns are one fewer
+                // either way, and ours ends here.
+                return false;
+            }
+            // Another client's reply, or one with no turn open at all (never ours).
+            self.foreign_turns = self.foreign_turns.saturating_sub(1);
+            return true;
         }
-        foreign
+        !open && self.foreign_turns > 0
     }
 
     /// The message of our run whose turn is about to start: the oldest sent and not started.

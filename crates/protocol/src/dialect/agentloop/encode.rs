@@ -61,7 +61,23 @@ fn shape_turn(out: &mut Out<'_>) -> bool {
             review: Review::Explain,
             ..
         } => turn.explaining = true,
-        Event::LlmComplete { .. } | Event::ContextInfo { .. } if turn.explaining => return false,
+        Event::LlmComplete { .. } if turn.explaining => {
+            // The original's explanation ends with a newline, and its example client relies on
+            // it: it prints text as it comes and clears the current line when the repeated
+            // `approval_request` arrives, which would erase a last line left open.
+            if core::mem::take(&mut turn.line_open) {
+                let ext = stamp(out);
+                let id = item_id("msg", out.ev);
+                let item = ResponseItem::Message {
+                    id: &id,
+                    role: "assistant",
+                    content: parts("\n"),
+                };
+                push(out, "response_item", item, ext);
+            }
+            return false;
+        }
+        Event::ContextInfo { .. } if turn.explaining => return false,
         Event::LlmComplete { .. } => turn.finished = true,
         Event::ToolApproval { .. } => {
             turn.explaining = false;
@@ -69,10 +85,15 @@ fn shape_turn(out: &mut Out<'_>) -> bool {
         }
         // The original never echoes the user's input; its example client would print it.
         Event::UserMessage { .. } => return false,
-        Event::MessageChunk { .. }
-        | Event::ReasoningChunk { .. }
-        | Event::ToolCall { .. }
-        | Event::ToolEnd { .. } => turn.finished = false,
+        Event::MessageChunk { content, .. } => {
+            turn.finished = false;
+            if !content.is_empty() {
+                turn.line_open = !content.ends_with('\n');
+            }
+        }
+        Event::ReasoningChunk { .. } | Event::ToolCall { .. } | Event::ToolEnd { .. } => {
+            turn.finished = false
+        }
         Event::RunEnd { .. } if !turn.finished => {
             let ext = stamp(out);
             let id = item_id("msg", out.ev);

@@ -60,6 +60,7 @@ pub const DIALECT: Description = Description {
         history: false,
         context: true,
         approvals: true,
+        app: false,
     },
     reports_context: true,
     asks_approval: true,

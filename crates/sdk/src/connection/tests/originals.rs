@@ -4,6 +4,8 @@
 //! `run_id`/`event_id` fields, their own run names and ends of turn).
 
 use super::*;
+use crate::error::ErrorCode;
+use weft_protocol::reassembler::ToolStatus;
 
 fn auto(dialect: Dialect) -> Connection {
     Connection::new(Config {
@@ -411,8 +413,6 @@ fn agentchat_s_original_broadcasts_another_client_s_turn_which_is_not_taken_for_
         json!({"type": "agent_message", "message": "Not yours."}),
         json!({"type": "user_message", "message": "What time is it?"}),
         json!({"type": "tool_call", "tool_name": "get_time", "tool_args": "{\"timezone\":\"UTC\"}"}),
-        // A message of a third client while ours streams: dropped, the turn stays ours.
-        json!({"type": "user_message", "message": "Hello?"}),
         json!({"type": "agent_message", "message": "It is 10:00 UTC."}),
     ]);
     let out = feed(&mut c, &frames);
@@ -807,4 +807,309 @@ fn agentloop_s_leftovers_of_an_earlier_loop_neither_start_nor_end_our_turn() {
     assert!(handles(&out)
         .iter()
         .all(|h| h.is_none() || *h == Some(empty)));
+}
+
+#[test]
+fn cueso_s_original_that_keeps_the_socket_after_its_error_is_closed_by_the_client() {
+    // uvicorn 0.35 with the legacy `websockets`, as cueso's lockfile pins them: the error,
+    // then nothing — no close, no answer to anything more on that socket.
+    let mut c = original(Dialect::Cueso);
+    for attempt in 0..3 {
+        let at = f64::from(attempt) * 10_000.0;
+        c.run(opts("fail"), format!("run-f{attempt}"), at).unwrap();
+        let sent_now = sent(&drain(&mut c));
+        assert_eq!(sent_now.len(), 1, "attempt {attempt}: {sent_now:?}");
+        for f in frames_of(&[
+            json!({"type": "session_created", "session_id": "sess-1"}),
+            json!({"type": "error", "message": "Error code: 529 - Overloaded"}),
+        ]) {
+            c.frame(f.as_bytes(), at + 1.0);
+        }
+        let out = drain(&mut c);
+        match &done(&out)[..] {
+            [Err(e)] => assert!(e.message().contains("529"), "{e:?}"),
+            other => panic!("attempt {attempt}: {other:?}"),
+        }
+        c.run(opts("Hello"), format!("run-n{attempt}"), at + 2.0)
+            .unwrap();
+        assert!(sent(&drain(&mut c)).is_empty(), "waits for the close");
+        assert_eq!(c.deadline(), Some(at + 1.0 + CLOSE_GRACE_MS));
+        c.tick(at + CLOSE_GRACE_MS, 0.0);
+        assert!(drain(&mut c).is_empty(), "not before the grace ends");
+        c.tick(at + 1.0 + CLOSE_GRACE_MS, 0.0);
+        let out = drain(&mut c);
+        assert!(
+            out.iter().any(|o| matches!(o, Output::Close { .. })),
+            "{out:?}"
+        );
+        assert_eq!(statuses(&out), ["reconnecting"]);
+        assert!(done(&out).is_empty(), "the waiting run is not failed");
+        c.tick(at + 5_000.0, 0.0);
+        drain(&mut c);
+        c.opened_as(at + 5_000.0, "");
+        let resent = sent(&drain(&mut c));
+        assert_eq!(resent.len(), 1);
+        assert_eq!(resent[0]["message"], "Hello");
+        let out = feed(
+            &mut c,
+            &frames_of(&[
+                json!({"type": "session_created", "session_id": "sess-1"}),
+                json!({"type": "final", "content": "Hi", "tool_calls": [], "session_id": "sess-1"}),
+            ]),
+        );
+        assert!(
+            matches!(&done(&out)[..], [Ok(r)] if r.reply == "Hi"),
+            "{out:?}"
+        );
+    }
+}
+
+#[test]
+fn agentchat_s_original_overlapping_turns_make_ours_ambiguous_not_anothers_reply() {
+    // Another client's turn opened first, ours while it streams; then the other way round.
+    let orders = [["Hello", "What time is it?"], ["What time is it?", "Hello"]];
+    for order in orders {
+        let mut c = original(Dialect::Agentchat);
+        let run = c.run(opts("What time is it?"), RUN.into(), 0.0).unwrap();
+        drain(&mut c);
+        let out = feed(
+            &mut c,
+            &frames_of(&[
+                json!({"type": "user_message", "message": order[0]}),
+                json!({"type": "user_message", "message": order[1]}),
+                json!({"type": "agent_message", "message": "Hi there!"}),
+            ]),
+        );
+        match &done(&out)[..] {
+            [Err(e)] => {
+                assert_eq!(e.code(), &ErrorCode::AmbiguousReply, "{order:?}");
+                assert!(e.message().contains("may be theirs"), "{e:?}");
+            }
+            other => panic!("{order:?}: {other:?}"),
+        }
+        assert!(handles(&out).iter().all(|h| *h == Some(run)));
+        // The other turn's reply, when it comes, is nobody's here.
+        let later = feed(
+            &mut c,
+            &frames_of(&[json!({"type": "agent_message", "message": "It is 10:00 UTC."})]),
+        );
+        assert!(later.is_empty(), "{later:?}");
+        // And the next run of ours, alone, is ours again.
+        c.run(opts("Hello again"), "run-2".into(), 1.0).unwrap();
+        drain(&mut c);
+        let next = feed(
+            &mut c,
+            &frames_of(&[
+                json!({"type": "user_message", "message": "Hello again"}),
+                json!({"type": "agent_message", "message": "Hi again!"}),
+            ]),
+        );
+        assert!(
+            matches!(&done(&next)[..], [Ok(r)] if r.reply == "Hi again!"),
+            "{next:?}"
+        );
+    }
+}
+
+/// A tool call of a transcript as `(call_id, name, status, result, review, run_id)`.
+type CallSummary = (
+    String,
+    String,
+    ToolStatus,
+    Option<String>,
+    Option<Review>,
+    Option<String>,
+);
+
+fn calls(c: &Connection) -> Vec<CallSummary> {
+    c.transcript()
+        .tool_calls
+        .iter()
+        .map(|t| {
+            (
+                t.call_id.clone(),
+                t.name.clone(),
+                t.status,
+                t.result.clone(),
+                t.review,
+                t.run_id.clone(),
+            )
+        })
+        .collect()
+}
+
+/// The events the app sees for tool calls, `kind name call_id` each.
+fn tool_events(out: &[Output]) -> Vec<String> {
+    out.iter()
+        .filter_map(|o| match o {
+            Output::Event { event, .. } => match &event.event {
+                Event::ToolCall { call_id, name, .. } | Event::ToolEnd { call_id, name, .. } => {
+                    Some(format!(
+                        "{} {name} {}",
+                        event.event.kind(),
+                        call_id.as_deref().unwrap_or("-")
+                    ))
+                }
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn every_original_gives_the_same_events_and_transcript_fields_as_weft() {
+    let turns: [(Dialect, Vec<Value>, &str); 3] = [
+        (
+            Dialect::Cueso,
+            vec![
+                json!({"type": "session_created", "session_id": "sess-1"}),
+                json!({"type": "tool_call_delta", "tool_call": {"id": "toolu_1", "name": "get_time", "input": null}}),
+                json!({"type": "tool_call_delta", "tool_call": {"id": "toolu_1", "name": "get_time", "input_json": "{\"timezone\":\"UTC\"}"}}),
+                json!({"type": "message_complete", "content": "", "tool_calls": ["get_time"], "finish_reason": "tool_use"}),
+                json!({"type": "tool_result", "tool_name": "get_time", "tool_call_id": "toolu_1", "result": "10:00"}),
+                json!({"type": "content_delta", "content": "It is 10:00.", "role": "assistant"}),
+                json!({"type": "message_complete", "content": "It is 10:00.", "tool_calls": [], "finish_reason": "end_turn"}),
+                json!({"type": "final", "content": "It is 10:00.", "tool_calls": [], "session_id": "sess-1"}),
+            ],
+            "toolu_1",
+        ),
+        (
+            Dialect::Agentloop,
+            vec![
+                loading(true),
+                json!({"id": "fc", "type": "response_item", "payload": {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "get_time", "arguments": "{\"timezone\":\"UTC\"}"}}),
+                finished(),
+                json!({"id": "fo", "type": "response_item", "payload": {"type": "function_call_output", "id": "out_1", "call_id": "call_1", "output": "10:00"}}),
+                agentloop_item("msg_t", "assistant", "It is 10:00."),
+                finished(),
+                loading(false),
+            ],
+            "call_1",
+        ),
+        (
+            Dialect::Agentchat,
+            vec![
+                json!({"type": "user_message", "message": "What time is it?"}),
+                json!({"type": "tool_call", "tool_name": "get_time", "tool_args": "{\"timezone\":\"UTC\"}"}),
+                json!({"type": "agent_message", "message": "It is 10:00."}),
+            ],
+            "call-0",
+        ),
+    ];
+    for (dialect, frames, call_id) in turns {
+        let mut c = original(dialect);
+        c.run(opts("What time is it?"), RUN.into(), 0.0).unwrap();
+        drain(&mut c);
+        let out = feed(&mut c, &frames_of(&frames));
+        assert!(
+            matches!(&done(&out)[..], [Ok(r)] if r.run_id == RUN),
+            "{dialect}: {out:?}"
+        );
+        assert_eq!(
+            tool_events(&out),
+            [
+                format!("tool_call get_time {call_id}"),
+                format!("tool_end get_time {call_id}")
+            ],
+            "{dialect}"
+        );
+        let t = c.transcript();
+        assert_eq!(t.runs[0].run_id.as_deref(), Some(RUN), "{dialect}");
+        assert!(
+            t.messages.iter().all(|m| m.run_id.as_deref() == Some(RUN)),
+            "{dialect}: {:?}",
+            t.messages
+        );
+        // A model turn that only called tools is the message that holds the calls, never
+        // an empty message besides.
+        let texts: Vec<(&str, usize)> = t
+            .messages
+            .iter()
+            .map(|m| (m.text.as_str(), m.tool_call_ids.len()))
+            .collect();
+        let expected: &[(&str, usize)] = match dialect {
+            // Its one `agent_message` is the whole response, calls and text.
+            Dialect::Agentchat => &[("What time is it?", 0), ("It is 10:00.", 1)],
+            _ => &[("What time is it?", 0), ("", 1), ("It is 10:00.", 0)],
+        };
+        assert_eq!(texts, expected, "{dialect}");
+        let [(id, name, status, result, _, run)] = &calls(&c)[..] else {
+            panic!("{dialect}: {:?}", calls(&c));
+        };
+        assert_eq!(
+            (id.as_str(), name.as_str(), *status),
+            (call_id, "get_time", ToolStatus::Done),
+            "{dialect}"
+        );
+        assert_eq!(run.as_deref(), Some(RUN), "{dialect}");
+        // agentchat's original never says the result: the call ends with its run.
+        let expected = if dialect == Dialect::Agentchat {
+            ""
+        } else {
+            "10:00"
+        };
+        assert_eq!(result.as_deref(), Some(expected), "{dialect}");
+    }
+}
+
+#[test]
+fn agentloop_s_original_approval_names_its_call_and_the_decision_is_recorded_on_it() {
+    let mut c = original(Dialect::Agentloop);
+    // Two runs whose calls have the same id, as a provider numbering per response gives.
+    for (n, (review, output, status)) in [
+        ("yes", "Done", ToolStatus::Done),
+        ("no-continue", "aborted", ToolStatus::Denied),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        c.run(opts("write notes"), format!("run-{n}"), 0.0).unwrap();
+        drain(&mut c);
+        let call = json!({"id": "fw", "type": "response_item", "payload": {"type": "function_call",
+            "id": "fc_w", "call_id": "call_w", "name": "apply_patch", "arguments": "{\"patch\":\"p\"}"}});
+        let request = json!({"id": "ar", "type": "approval_request", "payload": {
+            "command": ["apply_patch", "p"], "applyPatch": {"patch": "p"}}});
+        let out = feed(
+            &mut c,
+            &frames_of(&[loading(true), call, finished(), request]),
+        );
+        let asked: Vec<&ApprovalRequest> = out
+            .iter()
+            .filter_map(|o| match o {
+                Output::Approval(a) => Some(a),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(asked.len(), 1);
+        assert_eq!(asked[0].call_id.as_deref(), Some("call_w"));
+        let answer = ApprovalAnswer {
+            review: review.into(),
+            message: None,
+        };
+        c.answer(Some("call_w".into()), answer, 1.0).unwrap();
+        let frame = &sent(&drain(&mut c))[0];
+        assert!(frame["payload"].get("callId").is_none(), "{frame}");
+        assert_eq!(calls(&c)[n].4, Review::parse(review));
+        let out = feed(
+            &mut c,
+            &frames_of(&[
+                json!({"id": "fo", "type": "response_item", "payload": {"type": "function_call_output", "id": "out_w", "call_id": "call_w", "output": output}}),
+                agentloop_item("msg_r", "assistant", "Answered."),
+                finished(),
+                loading(false),
+            ]),
+        );
+        assert_eq!(tool_events(&out), ["tool_end apply_patch call_w"]);
+        assert!(matches!(&done(&out)[..], [Ok(r)] if r.reply == "Answered."));
+        // The decision stays on its own run's call.
+        assert_eq!(
+            (calls(&c)[n].2, calls(&c)[n].4),
+            (status, Review::parse(review))
+        );
+    }
+    assert_eq!(
+        (calls(&c)[0].2, calls(&c)[0].4),
+        (ToolStatus::Done, Some(Review::Yes))
+    );
 }
