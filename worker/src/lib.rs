@@ -28,8 +28,9 @@
 //! Its rooms: this file routes and checks; [`session`] is the Durable Object (a plain-data core
 //! with unit tests, and the object that carries it out: its module docs list them), [`store`] its
 //! SQLite storage, [`relay`] the links between sessions, [`access`] the tokens and the session a
-//! request may use, [`proxy`] `/v1/chat/completions`, [`llm`] the model calls, [`batch`] when a
-//! stream's reads are published, [`limiter`] and [`settings`] the limits and the environment.
+//! request may use, [`proxy`] `/v1/chat/completions`, [`llm`] the model calls, [`mcp`] the
+//! operator's MCP servers, [`batch`] when a stream's reads are published, [`limiter`] and
+//! [`settings`] the limits and the environment.
 //!
 //! `wrangler.toml` routes every request to this code first (`run_worker_first`), so a WebSocket
 //! upgrade on `/` still reaches the session; what is not a route here goes to the assets. When
@@ -39,6 +40,7 @@ pub mod access;
 pub mod batch;
 pub mod limiter;
 pub mod llm;
+pub mod mcp;
 pub mod outbound;
 pub mod proxy;
 pub mod query;
@@ -80,7 +82,9 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
                 if origin_forbidden(&settings, &req)? {
                     return Response::error("origin not allowed", 403);
                 }
-                cors(&settings, &req, Response::from_json(&status(&settings))?)
+                let mut report = status(&settings);
+                report["mcp"] = mcp::status(&mcp::McpSettings::from_env(&env)).await;
+                cors(&settings, &req, Response::from_json(&report)?)
             }
             (Method::Options, p) if p == AISDK_API || p.starts_with("/api/chat/") => {
                 cors(&settings, &req, Response::empty()?.with_status(204))
@@ -284,7 +288,8 @@ async fn aisdk_resume(
 }
 
 /// What `GET /status` reports: which model runs use and how it is reached — never a key or a
-/// base URL (the REST API's holds the account).
+/// base URL (the REST API's holds the account). The route adds `mcp`, each MCP server as
+/// probed now ([`mcp::status`]).
 fn status(settings: &Settings) -> serde_json::Value {
     let config = settings.model.config();
     serde_json::json!({

@@ -142,6 +142,10 @@ impl Session {
         if let Model::Missing(why) = &self.settings.model {
             return Err(error_event(why, "model_not_configured", run.id));
         }
+        // The tools of MCP servers this session has none of yet (its first run, mostly). Here,
+        // before the checks below: from the busy check to the stored run nothing awaits, so
+        // no second run slips in between.
+        self.mcp_prepare().await;
         if self.busy() {
             let active = self
                 .store()
@@ -292,7 +296,9 @@ impl Session {
                 ..Envelope::default()
             },
             event: error_event(
-                &format!("this run could not be resumed (its saved state is unreadable: {why}); start a new one"),
+                &format!(
+                    "this run could not be resumed (its saved state is unreadable: {why}); start a new one"
+                ),
                 "unrestorable",
                 Some(run_id.into()),
             ),
