@@ -717,7 +717,8 @@ impl Operation {
                     .filter(|c| !c.is_empty())
                     .map(String::from);
                 let more = next.is_some() && *cursor != next;
-                if more && !catalog.truncated && *pages < self.limits.max_pages {
+                let room = catalog.tools.len() < self.limits.max_tools;
+                if more && room && !catalog.truncated && *pages < self.limits.max_pages {
                     *cursor = next;
                     self.send_goal();
                 } else {

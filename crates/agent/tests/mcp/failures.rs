@@ -1,0 +1,258 @@
+//! Operations that fail, or recover: each says what happened and never retries a tool call that
+//! may have run.
+
+use super::*;
+
+#[test]
+fn a_stream_broken_mid_call_is_reported_not_retried() {
+    let state = known(Era::Legacy);
+    let whole = Response::recorded("legacy-call-progress");
+    let text = String::from_utf8(whole.body.clone()).expect("UTF-8");
+    // Cut after the second progress event: the connection dropped mid-call.
+    let second = text
+        .match_indices("notifications/progress")
+        .nth(1)
+        .expect("two")
+        .0;
+    let cut = second + text[second..].find("\n\n").expect("event end") + 2;
+    let broken = Response {
+        body: whole.body[..cut].to_vec(),
+        ..whole
+    };
+    let arguments = json!({"duration": 0.3, "steps": 3});
+    let ended = run_whole(
+        call(
+            Era::Legacy,
+            state.clone(),
+            "trigger-long-running-operation",
+            "call-2",
+            arguments.clone(),
+        ),
+        std::slice::from_ref(&broken),
+    );
+    assert_eq!(ended.requests.len(), 1, "never sent again");
+    assert_eq!(
+        ended.progress.len(),
+        2,
+        "what came before the break is shown"
+    );
+    let error = failed(&ended);
+    assert!(matches!(error, McpError::Interrupted { method, .. } if method == "tools/call"));
+    assert!(
+        error.to_string().contains("may or may not have run"),
+        "{error}"
+    );
+
+    // The host's timeout or a transport error mid-body: the same, with its reason.
+    let mut op = call(
+        Era::Legacy,
+        state,
+        "trigger-long-running-operation",
+        "call-2",
+        arguments,
+    );
+    let Some(Action::Send(request)) = op.poll() else {
+        panic!("a request first");
+    };
+    op.on_head(request.id, broken.status, &broken.headers);
+    op.on_body(request.id, &broken.body);
+    op.on_failed(request.id, "timed out after 300000 ms");
+    let mut actions = Vec::new();
+    while let Some(action) = op.poll() {
+        actions.push(action);
+    }
+    assert_eq!(
+        actions
+            .iter()
+            .filter(|a| matches!(a, Action::Progress { .. }))
+            .count(),
+        2
+    );
+    let Some(Action::Done(Err(McpError::Interrupted { reason, .. }))) = actions.last() else {
+        panic!("{actions:?}");
+    };
+    assert_eq!(reason, "timed out after 300000 ms");
+    assert!(!actions.iter().any(|a| matches!(a, Action::Send(_))));
+}
+
+#[test]
+fn a_session_lost_again_after_initialize_is_an_error() {
+    let run = run_whole(
+        call(
+            Era::Legacy,
+            known(Era::Legacy),
+            "echo",
+            "call-6",
+            json!({"message": "again"}),
+        ),
+        &recorded(&[
+            "legacy-call-stale-session",
+            "legacy-reinitialize",
+            "legacy-reinitialized",
+            "legacy-call-stale-session",
+        ]),
+    );
+    assert_eq!(run.requests.len(), 4);
+    assert!(matches!(failed(&run), McpError::SessionLost { .. }));
+}
+
+#[test]
+fn the_current_revisions_own_errors_do_not_fall_back() {
+    let run = run_whole(
+        Operation::list_tools(&server(), ServerState::default(), Limits::default()),
+        &recorded(&["modern-unsupported-version"]),
+    );
+    assert_eq!(
+        run.requests.len(),
+        1,
+        "no initialize after a current-revision error"
+    );
+    assert!(matches!(
+        failed(&run),
+        McpError::UnsupportedVersion { offered, .. } if offered == &["2026-07-28"]
+    ));
+    assert_eq!(run.state.era(), None);
+
+    let mismatch = run_whole(
+        call(
+            Era::Modern,
+            known(Era::Modern),
+            "echo",
+            "call-6",
+            json!({"message": "hi"}),
+        ),
+        &recorded(&["modern-header-mismatch"]),
+    );
+    assert_eq!(
+        mismatch.requests.len(),
+        1,
+        "no new probe after a current-revision error"
+    );
+    assert!(matches!(
+        failed(&mismatch),
+        McpError::Rpc { code: -32020, .. }
+    ));
+    assert_eq!(mismatch.state.era(), Some(Era::Modern));
+}
+
+#[test]
+fn a_remembered_era_that_stopped_working_is_probed_again() {
+    // The server behind the URL now speaks 2025: its answer to a sessionless request.
+    let run = run_whole(
+        Operation::list_tools(&server(), known(Era::Modern), Limits::default()),
+        &[
+            Response::recorded("legacy-discover"),
+            Response::recorded("legacy-discover"),
+            Response::recorded("legacy-initialize").renumbered("weft-list#2", "weft-list#3"),
+            Response::recorded("legacy-initialized"),
+            Response::recorded("legacy-list").renumbered("weft-list#3", "weft-list#4"),
+        ],
+    );
+    let methods: Vec<&str> = run.requests.iter().map(Sent::method).collect();
+    assert_eq!(
+        methods,
+        [
+            "tools/list",
+            "server/discover",
+            "initialize",
+            "notifications/initialized",
+            "tools/list"
+        ]
+    );
+    assert_eq!(run.state.era(), Some(Era::Legacy));
+    assert!(matches!(run.outcome, Some(Ok(Outcome::Tools(_)))));
+}
+
+#[test]
+fn refused_credentials_are_reported_without_a_fallback() {
+    let unauthorized = Response::made(401, "application/json", r#"{"error":"invalid_token"}"#);
+    let run = run_whole(
+        Operation::list_tools(&server(), ServerState::default(), Limits::default()),
+        &[unauthorized],
+    );
+    assert_eq!(run.requests.len(), 1);
+    let error = failed(&run);
+    assert!(matches!(error, McpError::Http { status: 401, .. }));
+    assert!(error.to_string().contains("token"), "{error}");
+    assert_eq!(run.state.era(), None, "nothing learned about the era");
+}
+
+#[test]
+fn an_unreachable_server_is_reported() {
+    let mut op = Operation::list_tools(&server(), ServerState::default(), Limits::default());
+    let Some(Action::Send(request)) = op.poll() else {
+        panic!("a request first");
+    };
+    op.on_failed(request.id, "connection refused");
+    let Some(Action::Done(Err(error))) = op.poll() else {
+        panic!("done");
+    };
+    assert_eq!(
+        error,
+        McpError::Unreachable {
+            server: "everything".into(),
+            reason: "connection refused".into()
+        }
+    );
+    assert!(error.to_string().contains("could not be reached"));
+    // Late calls about the request change nothing.
+    op.on_head(request.id, 200, &[]);
+    op.on_end(request.id);
+    assert!(op.poll().is_none());
+}
+
+#[test]
+fn a_body_past_the_limit_is_not_read() {
+    let limits = Limits {
+        max_response_bytes: 100,
+        ..Limits::default()
+    };
+    let run = run_whole(
+        Operation::list_tools(&server(), known(Era::Modern), limits),
+        &recorded(&["modern-list"]),
+    );
+    assert!(matches!(
+        failed(&run),
+        McpError::TooLarge { limit: 100, .. }
+    ));
+}
+
+#[test]
+fn answers_that_are_not_mcp_are_malformed() {
+    let html = Response::made(200, "text/html", "<html>login</html>");
+    let run = run_whole(
+        Operation::list_tools(&server(), known(Era::Modern), Limits::default()),
+        &[html],
+    );
+    assert!(matches!(failed(&run), McpError::Malformed { .. }));
+
+    let input_required = Response::made(
+        200,
+        "application/json",
+        r#"{"jsonrpc":"2.0","id":"call-9#1","result":{"resultType":"input_required","inputRequests":{}}}"#,
+    );
+    let run = run_whole(
+        call(
+            Era::Modern,
+            known(Era::Modern),
+            "echo",
+            "call-9",
+            json!({"message": "x"}),
+        ),
+        &[input_required],
+    );
+    assert!(matches!(failed(&run), McpError::InputRequired { .. }));
+
+    let unknown_tool = Response::made(
+        200,
+        "application/json",
+        r#"{"jsonrpc":"2.0","id":"call-9#1","error":{"code":-32602,"message":"Unknown tool: nope"}}"#,
+    );
+    let run = run_whole(
+        call(Era::Modern, known(Era::Modern), "echo", "call-9", json!({})),
+        &[unknown_tool],
+    );
+    let error = failed(&run);
+    assert!(matches!(error, McpError::Rpc { code: -32602, .. }));
+    assert!(error.to_string().contains("Unknown tool: nope"));
+}
