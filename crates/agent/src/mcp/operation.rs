@@ -30,7 +30,9 @@ const UNSUPPORTED_VERSION: i64 = -32022;
 ///
 /// Every `on_*` call names the request it is about; calls about requests the operation no
 /// longer waits on (a stream left open after its answer, a ping's answer) change nothing,
-/// and so does anything after [`Action::Done`].
+/// and so does anything after [`Action::Done`]. The operation moves on as soon as a stream
+/// carried the answer, so the host may stop reading (and drop) a response once the next
+/// [`Action`] no longer concerns it.
 #[derive(Debug)]
 pub struct Operation {
     server: ServerConfig,
@@ -60,6 +62,8 @@ struct Current {
     /// The request carried a session id (a 404 or 400 then means the session is gone).
     with_session: bool,
     exchange: Exchange,
+    /// The first event of the stream that was not JSON.
+    garbage: Option<String>,
 }
 
 #[derive(Debug)]
@@ -220,7 +224,11 @@ impl Operation {
                 },
                 Some(status) if (200..300).contains(&status) => {
                     let waits = self.current.as_ref().is_some_and(|c| c.rpc_id.is_some());
-                    if waits {
+                    let garbage = self.current.as_mut().and_then(|c| c.garbage.take());
+                    if let (true, Some(text)) = (waits, garbage) {
+                        // What was not JSON was likely the answer.
+                        Reply::Garbage(text)
+                    } else if waits {
                         Reply::Failed {
                             began: true,
                             reason: "the stream ended without the answer".into(),
@@ -271,10 +279,15 @@ impl Operation {
                     if !ok {
                         let status = self.current_status();
                         self.settle(Reply::Status { status, text });
-                    } else if self.current.as_ref().is_some_and(|c| c.exchange_is_whole()) {
-                        self.settle(Reply::Garbage(text));
+                    } else if let Some(current) = self.current.as_mut() {
+                        if current.exchange.is_stream() {
+                            // Skipped, as SSE skips what it cannot read; kept to explain a
+                            // stream that then ends without its answer.
+                            current.garbage.get_or_insert(text);
+                        } else {
+                            self.settle(Reply::Garbage(text));
+                        }
                     }
-                    // A stray line in an event stream is skipped, as SSE says.
                 }
                 Found::Message(message) => self.message(message, ok),
             }
@@ -446,6 +459,7 @@ impl Operation {
             method: "notifications/initialized",
             with_session: self.state.session_id.is_some(),
             exchange: Exchange::new(self.limits.max_response_bytes),
+            garbage: None,
         });
         self.out.push_back(Action::Send(http));
     }
@@ -507,6 +521,7 @@ impl Operation {
             method,
             with_session: era == Era::Legacy && self.state.session_id.is_some(),
             exchange: Exchange::new(self.limits.max_response_bytes),
+            garbage: None,
         });
         self.out.push_back(Action::Send(http));
     }
@@ -797,12 +812,6 @@ impl Operation {
                 detail: "no answer in a successful response".into(),
             },
         }
-    }
-}
-
-impl Current {
-    fn exchange_is_whole(&self) -> bool {
-        !self.exchange.is_stream()
     }
 }
 

@@ -255,4 +255,17 @@ fn answers_that_are_not_mcp_are_malformed() {
     let error = failed(&run);
     assert!(matches!(error, McpError::Rpc { code: -32602, .. }));
     assert!(error.to_string().contains("Unknown tool: nope"));
+
+    // An event stream whose answer is not JSON: the stream's garbage explains the failure.
+    let mangled = Response::made(
+        200,
+        "text/event-stream",
+        "id: 1\ndata: \n\nevent: message\ndata: {\"result\": oops\n\n",
+    );
+    let run = run_whole(
+        Operation::list_tools(&server(), known(Era::Modern), Limits::default()),
+        &[mangled],
+    );
+    let error = failed(&run);
+    assert!(matches!(error, McpError::Malformed { detail, .. } if detail.contains("oops")));
 }

@@ -333,6 +333,37 @@ fn the_fuzz_entry_point_survives_the_recorded_bodies() {
             }
         }
     }
+    // Recorded bodies with bytes flipped, dropped and doubled (xorshift, fixed seed).
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for name in [
+        "legacy-call-progress",
+        "modern-call-slow",
+        "legacy-call-sampling",
+        "modern-discover",
+    ] {
+        let body = Response::recorded(name).body;
+        for _ in 0..40 {
+            let mut data = body.clone();
+            for _ in 0..1 + next() % 8 {
+                let at = (next() as usize) % data.len().max(1);
+                match next() % 3 {
+                    0 if !data.is_empty() => data[at] ^= 1 << (next() % 8),
+                    1 if !data.is_empty() => {
+                        data.remove(at);
+                    }
+                    _ => data.insert(at.min(data.len()), (next() % 256) as u8),
+                }
+            }
+            data.insert(0, (next() % 256) as u8);
+            fuzz_mcp_response(&data);
+        }
+    }
     fuzz_mcp_response(b"");
     fuzz_mcp_response(b"\x03data: {\"id\":\"c#1\",\"result\":[]}\n\n");
 }
