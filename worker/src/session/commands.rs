@@ -36,10 +36,13 @@ impl Session {
             }
             Command::Cancel { run_id } => self.cancel(ws, info, &run_id).await,
             Command::ToolsList(q) => {
+                // A session asked before its first run lists the MCP tools it will offer.
+                self.mcp_prepare().await;
                 let tools = self.tool_specs();
                 self.reply(ws, info, Event::ToolsList { id: q.id, tools });
             }
             Command::ToolShow(q) => {
+                self.mcp_prepare().await;
                 let event = toolbox::tool_show(self.tool_specs(), q);
                 self.reply(ws, info, event);
             }

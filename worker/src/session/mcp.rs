@@ -188,10 +188,11 @@ impl Session {
             call_id,
             arguments,
         );
-        let outcome = transport::drive(&mut op, self.mcp.call_timeout_ms, |content| {
+        // One line per report: clients append a call's outputs (the Reassembler does).
+        let outcome = transport::drive(&mut op, self.mcp.call_timeout_ms, |line| {
             self.handle(Input::ToolOutput {
                 call_id: call_id.to_string(),
-                content,
+                content: format!("{line}\n"),
             });
         })
         .await;
