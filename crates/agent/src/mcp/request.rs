@@ -101,7 +101,12 @@ fn modern(
                 );
             }
             headers.push(("Mcp-Method".into(), (*method).into()));
-            let name = params.get("name").or_else(|| params.get("uri"));
+            // The spec requires `Mcp-Name` on exactly these three methods.
+            let name = match *method {
+                "tools/call" | "prompts/get" => params.get("name"),
+                "resources/read" => params.get("uri"),
+                _ => None,
+            };
             if let Some(Value::String(name)) = name {
                 headers.push(("Mcp-Name".into(), header_value(name)));
             }
