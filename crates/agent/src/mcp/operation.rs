@@ -17,7 +17,7 @@ use super::error::McpError;
 use super::exchange::{snippet, Exchange, Found};
 use super::request::{self, Message};
 use super::tool::{self, Catalog, HeaderParam, Tool};
-use super::{Action, Era, Limits, Outcome, ServerConfig, ServerState};
+use super::{Action, Era, HttpRequest, Limits, Outcome, ServerConfig, ServerState};
 use super::{LEGACY_VERSIONS, MODERN_VERSION};
 
 /// The current revision's own error codes: `HeaderMismatch`, `MissingRequiredClientCapability`,
@@ -244,6 +244,35 @@ impl Operation {
             };
             self.settle(reply);
         }
+    }
+
+    /// The host gives up on the operation (its timeout, the run cancelled): the operation ends
+    /// with nothing more to poll, and the request to send so the server stops working on a
+    /// 2025-era tool call, whose servers do not take a closed stream as a cancellation
+    /// (`notifications/cancelled`; send it without waiting). The current revision needs none:
+    /// closing the stream is the cancellation there.
+    #[must_use]
+    pub fn cancel(&mut self, reason: &str) -> Option<HttpRequest> {
+        if self.finished {
+            return None;
+        }
+        self.finished = true;
+        self.out.clear();
+        let current = self.current.take()?;
+        let legacy = self.era_in_use() == Era::Legacy;
+        let id = current
+            .rpc_id
+            .filter(|_| legacy && current.method == "tools/call")?;
+        let request = self.next_request();
+        let message = Message::Cancelled { id: &id, reason };
+        Some(request::http_request(
+            request,
+            &self.server,
+            &self.state,
+            Era::Legacy,
+            &message,
+            &[],
+        ))
     }
 
     /// The request failed: a transport error, or the host's timeout. `reason` is shown.

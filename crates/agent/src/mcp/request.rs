@@ -37,6 +37,8 @@ pub(crate) enum Message<'a> {
     Pong { id: &'a Value },
     /// The refusal of a server request this client does not serve.
     Refusal { id: &'a Value, method: &'a str },
+    /// The 2025 era's cancellation of a request the client gave up on.
+    Cancelled { id: &'a Value, reason: &'a str },
 }
 
 /// The HTTP request for one message in the server's era.
@@ -66,7 +68,10 @@ pub(crate) fn http_request(
         Era::Modern => modern(message, &mut headers, header_params),
         Era::Legacy => legacy(message, state, &mut headers),
     };
-    let wants_response = !matches!(message, Message::Pong { .. } | Message::Refusal { .. });
+    let wants_response = !matches!(
+        message,
+        Message::Pong { .. } | Message::Refusal { .. } | Message::Cancelled { .. }
+    );
     HttpRequest {
         id,
         method: "POST",
@@ -157,6 +162,11 @@ fn plain(message: &Message<'_>) -> Value {
         }
         Message::Notification { method } => json!({"jsonrpc": "2.0", "method": method}),
         Message::Pong { id } => json!({"jsonrpc": "2.0", "id": id, "result": {}}),
+        Message::Cancelled { id, reason } => json!({
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": {"requestId": id, "reason": reason},
+        }),
         Message::Refusal { id, method } => json!({
             "jsonrpc": "2.0",
             "id": id,

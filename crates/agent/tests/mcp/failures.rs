@@ -269,3 +269,54 @@ fn answers_that_are_not_mcp_are_malformed() {
     let error = failed(&run);
     assert!(matches!(error, McpError::Malformed { detail, .. } if detail.contains("oops")));
 }
+
+#[test]
+fn a_call_given_up_on_is_cancelled_in_the_2025_era_only() {
+    let mut op = call(
+        Era::Legacy,
+        known(Era::Legacy),
+        "echo",
+        "call-8",
+        json!({"message": "x"}),
+    );
+    let Some(Action::Send(request)) = op.poll() else {
+        panic!("a request first");
+    };
+    let cancel = op.cancel("timed out").expect("a cancellation");
+    assert!(!cancel.wants_response);
+    assert_eq!(
+        cancel.header("mcp-session-id"),
+        request.header("mcp-session-id")
+    );
+    let body: Value = serde_json::from_str(cancel.body.as_deref().expect("a body")).expect("JSON");
+    assert_eq!(
+        body,
+        json!({
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": {"requestId": "call-8#1", "reason": "timed out"}
+        })
+    );
+    assert!(op.poll().is_none());
+    assert!(op.cancel("again").is_none());
+    // Nothing that arrives later changes anything.
+    let late = Response::recorded("legacy-call-echo");
+    op.on_head(request.id, late.status, &late.headers);
+    op.on_body(request.id, &late.body);
+    op.on_end(request.id);
+    assert!(op.poll().is_none());
+
+    let mut modern = call(
+        Era::Modern,
+        known(Era::Modern),
+        "echo",
+        "call-8",
+        json!({"message": "x"}),
+    );
+    assert!(matches!(modern.poll(), Some(Action::Send(_))));
+    assert!(
+        modern.cancel("timed out").is_none(),
+        "closing the stream is enough"
+    );
+    assert!(modern.poll().is_none());
+}
