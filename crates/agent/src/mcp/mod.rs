@@ -43,6 +43,7 @@
 
 mod error;
 mod exchange;
+mod fuzz;
 mod names;
 mod operation;
 mod request;
@@ -55,8 +56,9 @@ use core::fmt;
 use serde::{Deserialize, Serialize};
 
 pub use error::McpError;
+pub use fuzz::fuzz_mcp_response;
 pub use names::{model_tool_names, MAX_MODEL_TOOL_NAME};
-pub use operation::{fuzz_mcp_response, Operation};
+pub use operation::Operation;
 pub use tool::{Catalog, RejectedTool, Tool, ToolAnnotations, ToolResult};
 
 /// The current revision of the specification, the one tried first.

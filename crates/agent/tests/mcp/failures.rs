@@ -113,6 +113,8 @@ fn the_current_revisions_own_errors_do_not_fall_back() {
     ));
     assert_eq!(run.state.era(), None);
 
+    // HeaderMismatch: the tool is listed again (the spec's advice), found unchanged, called
+    // once more, refused again: the server's error, and no new probe.
     let mismatch = run_whole(
         call(
             Era::Modern,
@@ -121,18 +123,68 @@ fn the_current_revisions_own_errors_do_not_fall_back() {
             "call-6",
             json!({"message": "hi"}),
         ),
-        &recorded(&["modern-header-mismatch"]),
+        &[
+            Response::recorded("modern-header-mismatch"),
+            Response::recorded("modern-list").renumbered("weft-list#2", "call-6#2"),
+            Response::recorded("modern-header-mismatch").renumbered("call-6#1", "call-6#3"),
+        ],
     );
-    assert_eq!(
-        mismatch.requests.len(),
-        1,
-        "no new probe after a current-revision error"
-    );
+    let methods: Vec<&str> = mismatch.requests.iter().map(Sent::method).collect();
+    assert_eq!(methods, ["tools/call", "tools/list", "tools/call"]);
     assert!(matches!(
         failed(&mismatch),
         McpError::Rpc { code: -32020, .. }
     ));
     assert_eq!(mismatch.state.era(), Some(Era::Modern));
+}
+
+#[test]
+fn a_header_mismatch_relists_the_tool_and_calls_with_its_new_headers() {
+    // The host's cached `regional` predates its `x-mcp-header`: the call goes without it.
+    let current = tool(Era::Modern, "regional");
+    let mut cached = serde_json::to_value(&current).expect("serializes");
+    cached["input_schema"]["properties"]["region"] = json!({"type": "string"});
+    cached
+        .as_object_mut()
+        .expect("object")
+        .remove("header_params");
+    let stale: Tool = serde_json::from_value(cached).expect("deserializes");
+    let mut op = Operation::call_tool(
+        &server(),
+        known(Era::Modern),
+        Limits::default(),
+        &stale,
+        "call-5",
+        json!({"region": "us-west1", "query": "q"}),
+    );
+    let mut responses = vec![
+        Response::recorded("modern-header-mismatch").renumbered("call-6#1", "call-5#1"),
+        Response::recorded("modern-list").renumbered("weft-list#2", "call-5#2"),
+        Response::recorded("modern-call-regional").renumbered("call-5#1", "call-5#3"),
+    ]
+    .into_iter();
+    let mut sent = Vec::new();
+    let outcome = loop {
+        match op.poll() {
+            Some(Action::Send(request)) => {
+                let response = responses.next().expect("a response for each request");
+                sent.push(request.clone());
+                op.on_head(request.id, response.status, &response.headers);
+                op.on_body(request.id, &response.body);
+                op.on_end(request.id);
+            }
+            Some(Action::Done(outcome)) => break outcome,
+            Some(Action::Progress { .. }) => {}
+            None => panic!("waiting on nothing"),
+        }
+    };
+    assert_eq!(sent[0].header("mcp-param-region"), None);
+    assert_eq!(sent[2].header("mcp-param-region"), Some("us-west1"));
+    assert!(
+        matches!(&outcome, Ok(Outcome::Called(result)) if result.text == "q in us-west1"),
+        "{outcome:?}"
+    );
+    assert_eq!(op.refreshed_tool(), Some(&current));
 }
 
 #[test]
