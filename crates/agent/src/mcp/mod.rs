@@ -19,6 +19,7 @@
 //!     }
 //! }
 //! save(op.state());
+//! // Giving up instead (the host's timeout): `if let Some(r) = op.cancel(why) { send(r) }`.
 //! ```
 //!
 //! Both eras of the specification are spoken, because a client that speaks one fails against a
@@ -35,8 +36,15 @@
 //! current-revision server must answer and a 2025 server cannot (a tool call as the probe
 //! could run on a sessionless 2025 server and be mistaken for a current answer). One of the
 //! current revision's own errors (`-32020`…`-32022`) proves the current era; anything else
-//! falls back to `initialize`. The [`ServerState`] remembers the answer, so the probe costs one
-//! round trip per server, ever — until a remembered assumption fails, which probes once more.
+//! falls back to `initialize` — but a refused credential (401, 403) or a cut connection is
+//! reported as it is, since no other era would fix it. The [`ServerState`] remembers the
+//! answer, so the probe costs one round trip per server, ever — until a remembered assumption
+//! fails, which probes once more.
+//!
+//! Recoveries the spec asks for are taken once each and never for a call that may have run: a
+//! forgotten 2025 session (404, or the 400 some servers send) is initialized again and the
+//! request repeated; a current-era `HeaderMismatch` lists the tools again and calls with the
+//! tool's new `x-mcp-header` parameters. A stream that breaks during `tools/call` is reported.
 //!
 //! Nothing here does I/O or reads a clock: the host owns the sockets and the timeout (it calls
 //! [`Operation::on_failed`] when its timer fires). Tests replay recorded exchanges.
