@@ -124,7 +124,7 @@ describe('MCP servers as tools', () => {
     assert.ok(!by['every_get-env'], 'the allow-list leaves the other tools out');
     assert.deepEqual(by.docs_lookup.input_schema.required, ['term']);
     // Hints of an untrusted server are not believed; a trusted server's are.
-    assert.equal(by.docs_lookup.read_only, false);
+    assert.ok(!by.docs_lookup.read_only, 'read_only is left out when false');
     assert.equal(by.every_echo.read_only, true);
     assert.equal(by.private_lookup.read_only, true, 'approval: never');
     c.send({ type: 'tool_show', id: 's', name: dotted.name, output: 'json' });
@@ -140,7 +140,7 @@ describe('MCP servers as tools', () => {
     assert.equal(r.ends.length, 1);
     assert.equal(r.ends[0].is_error, false, r.ends[0].result);
     assert.match(r.ends[0].result, /Long running operation completed/);
-    assert.deepEqual(r.outputs.map((o) => o.content), ['progress 1/2', 'progress 2/2']);
+    assert.deepEqual(r.outputs.map((o) => o.content), ['progress 1/2\n', 'progress 2/2\n']);
     assert.match(r.end.reply, /Long running operation completed/);
     c.close();
   });
@@ -170,7 +170,7 @@ describe('MCP servers as tools', () => {
     assert.equal(call.header, 'tools/call', 'Mcp-Method mirrors the body');
     const failed = await run(c, 'use docs_locked');
     assert.deepEqual([failed.ends[0].is_error, failed.ends[0].result], [true, 'the page is locked']);
-    assert.match(failed.end.reply, /The docs_locked tool failed: the page is locked/);
+    assert.match(failed.end.reply, /docs_locked .*Error: the page is locked/, 'the model reads it as an error');
     c.close();
   });
 
@@ -216,7 +216,7 @@ describe('MCP servers as tools', () => {
       assert.ok(r.end, 'the run ends');
       assert.equal(r.ends[0].is_error, true);
       assert.match(r.ends[0].result, /`every`.*503/);
-      assert.match(r.end.reply, /The every_echo tool failed/);
+      assert.match(r.end.reply, /every_echo .*Error: MCP server `every` answered HTTP 503/, 'the model is told why');
     } finally {
       every.setDown(false);
     }
@@ -246,24 +246,26 @@ describe('MCP servers as tools', () => {
   test('wrangler dev restarted between two runs: the second calls MCP tools with no discovery first', async () => {
     const sid = `mcp-${randomUUID()}`;
     let c = await open(sid);
-    await run(c, 'use every_get-sum with {"a": 2, "b": 3}');
+    const sum = await run(c, 'use every_get-sum with {"a": 2, "b": 3}');
+    assert.equal(sum.ends[0]?.is_error, false, JSON.stringify(sum.ends));
     await run(c, 'use private_lookup with {"term": "before"}');
     c.close();
     await server.restart();
     const marks = { every: every.log.length, priv: priv.log.length };
     c = await open(sid);
+    const modern = await run(c, 'use private_lookup with {"term": "after"}');
+    assert.equal(modern.ends[0].result, 'after: a word the docs define');
     const legacy = await run(c, 'use every_get-sum with {"a": 4, "b": 5}');
     assert.equal(legacy.ends[0].is_error, false, legacy.ends[0].result);
     assert.match(legacy.ends[0].result, /9/);
-    const modern = await run(c, 'use private_lookup with {"term": "after"}');
-    assert.equal(modern.ends[0].result, 'after: a word the docs define');
-    const discovery = ['tools/list', 'server/discover', 'initialize'];
+    // Each server's first request after the restart is the call itself: no `tools/list`, no
+    // `server/discover`, no `initialize` (the 2025 server's stored session is used as it is).
+    // A catalog the server marked short-lived may be asked for again after a run, never before.
+    // (`nokey` may ask the same server again meanwhile, without the header: not weft's call.)
     const everyAfter = every.log.slice(marks.every).map((l) => l.method);
-    // (`nokey` may ask this server again meanwhile, without the header: not weft's call.)
     const privAfter = priv.log.slice(marks.priv).filter((l) => l.auth).map((l) => l.method);
-    assert.deepEqual(everyAfter, ['tools/call'], `the stored session is used as it is: ${everyAfter}`);
-    assert.deepEqual(privAfter, ['tools/call'], `${privAfter}`);
-    assert.ok(!everyAfter.some((m) => discovery.includes(m)) && !privAfter.some((m) => discovery.includes(m)));
+    assert.equal(everyAfter[0], 'tools/call', everyAfter.join(','));
+    assert.equal(privAfter[0], 'tools/call', privAfter.join(','));
     c.close();
   });
 });
