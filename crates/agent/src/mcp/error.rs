@@ -187,3 +187,72 @@ impl fmt::Display for McpError {
 }
 
 impl core::error::Error for McpError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::string::ToString;
+
+    #[test]
+    fn every_error_names_the_server_and_what_to_do() {
+        let server = String::from("linear");
+        let cases = [
+            (
+                McpError::Http {
+                    server: server.clone(),
+                    status: 401,
+                    message: "invalid_token".into(),
+                },
+                "token",
+            ),
+            (
+                McpError::Http {
+                    server: server.clone(),
+                    status: 404,
+                    message: String::new(),
+                },
+                "MCP endpoint",
+            ),
+            (
+                McpError::Interrupted {
+                    server: server.clone(),
+                    method: "tools/call".into(),
+                    reason: "timed out".into(),
+                },
+                "may or may not have run",
+            ),
+            (
+                McpError::UnsupportedVersion {
+                    server: server.clone(),
+                    offered: alloc::vec!["2024-11-05".into()],
+                },
+                "2025-11-25",
+            ),
+            (
+                McpError::SessionLost {
+                    server: server.clone(),
+                },
+                "Mcp-Session-Id",
+            ),
+            (
+                McpError::TooLarge {
+                    server: server.clone(),
+                    limit: 10,
+                },
+                "10 bytes",
+            ),
+            (
+                McpError::InputRequired {
+                    server: server.clone(),
+                },
+                "elicitation",
+            ),
+        ];
+        for (error, hint) in cases {
+            let text = error.to_string();
+            assert!(text.contains("`linear`"), "{text}");
+            assert!(text.contains(hint), "{text}");
+            assert_eq!(error.server(), "linear");
+        }
+    }
+}
