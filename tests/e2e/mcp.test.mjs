@@ -196,6 +196,19 @@ describe('MCP servers as tools', () => {
     c.close();
   });
 
+  test('a 2025-era call past the timeout is cancelled at the server (notifications/cancelled)', async () => {
+    const c = await open(`mcp-${randomUUID()}`);
+    const r = await run(c, 'use every_trigger-long-running-operation with {"duration": 60, "steps": 2}');
+    assert.equal(r.ends[0].is_error, true);
+    assert.match(r.ends[0].result, new RegExp(`did not answer within ${TIMEOUT_MS} ms`));
+    // Sent on its own after the call gave up: wait for it to arrive.
+    for (let i = 0; i < 100 && !every.log.some((l) => l.method === 'notifications/cancelled'); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    assert.ok(every.log.some((l) => l.method === 'notifications/cancelled'), JSON.stringify(every.log.slice(-5)));
+    c.close();
+  });
+
   test('a bearer header from a secret reaches the server; without it the server answers 401', async () => {
     const c = await open(`mcp-${randomUUID()}`);
     const r = await run(c, 'use private_lookup with {"term": "token"}');

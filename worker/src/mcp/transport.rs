@@ -27,11 +27,68 @@ enum Piece {
 
 /// Drives `op` until it is done, or `timeout_ms` has passed (it then fails, saying so).
 /// `progress` hears each progress report of a tool call, in words.
+///
+/// An operation given up on — past its timeout, or dropped unfinished because its run ended
+/// (cancelled) — is cancelled: a 2025-era server is told to stop working on the call
+/// (`notifications/cancelled`, sent on its own); closing the stream tells a current one.
 pub async fn drive(
     op: &mut Operation,
     timeout_ms: u64,
-    mut progress: impl FnMut(String),
+    progress: impl FnMut(String),
 ) -> Result<Outcome, String> {
+    let mut guard = CancelOnDrop { op, done: false };
+    let result = drive_until_done(guard.op, timeout_ms, progress).await;
+    guard.done = result.is_ok() || !result.as_ref().is_err_and(|e| e.timed_out);
+    result.map_err(|e| e.message)
+}
+
+/// Why an operation failed, and whether it was the timeout (it is then cancelled).
+struct Failed {
+    message: String,
+    timed_out: bool,
+}
+
+impl From<String> for Failed {
+    fn from(message: String) -> Self {
+        Failed {
+            message,
+            timed_out: false,
+        }
+    }
+}
+
+/// Cancels the operation it holds unless it finished.
+struct CancelOnDrop<'a> {
+    op: &'a mut Operation,
+    done: bool,
+}
+
+impl Drop for CancelOnDrop<'_> {
+    fn drop(&mut self) {
+        if self.done {
+            return;
+        }
+        let Some(request) = self.op.cancel("weft stopped waiting for the call") else {
+            return;
+        };
+        // On its own: nothing waits for the answer, and the call's future may be gone.
+        wasm_bindgen_futures::spawn_local(async move {
+            let sent = match build(&request) {
+                Ok(req) => Fetch::Request(req).send().await.map(|_| ()),
+                Err(e) => Err(e),
+            };
+            if let Err(e) = sent {
+                worker::console_warn!("MCP: the cancellation of a call was not sent: {e}");
+            }
+        });
+    }
+}
+
+async fn drive_until_done(
+    op: &mut Operation,
+    timeout_ms: u64,
+    mut progress: impl FnMut(String),
+) -> Result<Outcome, Failed> {
     let mut inflight: SelectAll<LocalBoxStream<'static, (u64, Piece)>> = SelectAll::new();
     let mut sent = 0u32;
     let mut timer = Box::pin(worker::Delay::from(Duration::from_millis(timeout_ms)));
@@ -40,10 +97,13 @@ pub async fn drive(
             Some(Action::Send(request)) => {
                 sent += 1;
                 if sent > MAX_REQUESTS {
-                    return Err(format!(
-                        "the MCP server needed more than {MAX_REQUESTS} requests for one \
-                         operation, so weft stopped it"
-                    ));
+                    return Err(Failed {
+                        message: format!(
+                            "the MCP server needed more than {MAX_REQUESTS} requests for one \
+                             operation, so weft stopped it"
+                        ),
+                        timed_out: true,
+                    });
                 }
                 // Answers to the server's pings are read like any response (their bodies are
                 // empty): the operation takes and ignores them.
@@ -58,11 +118,11 @@ pub async fn drive(
                 progress(progress_text(done, total, message.as_deref()));
                 continue;
             }
-            Some(Action::Done(result)) => return result.map_err(|e| e.to_string()),
+            Some(Action::Done(result)) => return result.map_err(|e| e.to_string().into()),
             None => {}
         }
         if inflight.is_empty() {
-            return Err("the MCP operation stopped without an answer".into());
+            return Err(String::from("the MCP operation stopped without an answer").into());
         }
         let next = futures_util::future::select(inflight.next(), timer.as_mut()).await;
         match next {
@@ -74,10 +134,13 @@ pub async fn drive(
             },
             futures_util::future::Either::Left((None, _)) => {}
             futures_util::future::Either::Right(_) => {
-                return Err(format!(
-                    "the MCP server did not answer within {timeout_ms} ms \
-                     (MCP_CALL_TIMEOUT_MS), so weft stopped waiting"
-                ));
+                return Err(Failed {
+                    message: format!(
+                        "the MCP server did not answer within {timeout_ms} ms \
+                         (MCP_CALL_TIMEOUT_MS), so weft stopped waiting"
+                    ),
+                    timed_out: true,
+                });
             }
         }
     }

@@ -198,15 +198,21 @@ impl Session {
         .await;
         let state = op.state().clone();
         let error = outcome.as_ref().err().cloned();
-        if state != entry.state || error != entry.error {
-            self.mcp_save(
-                &server.name,
-                Entry {
-                    state,
-                    error,
-                    ..entry
-                },
-            );
+        // The server listed the tool again during the call (its headers changed): the stored
+        // definition gives way to the new one.
+        let refreshed = op.refreshed_tool().cloned();
+        if state != entry.state || error != entry.error || refreshed.is_some() {
+            let mut entry = Entry {
+                state,
+                error,
+                ..entry
+            };
+            if let (Some(new), Some(catalog)) = (refreshed, entry.catalog.as_mut()) {
+                if let Some(old) = catalog.tools.iter_mut().find(|t| t.name == new.name) {
+                    *old = new;
+                }
+            }
+            self.mcp_save(&server.name, entry);
         }
         match outcome? {
             Outcome::Called(result) => Ok((result.text, result.is_error)),
