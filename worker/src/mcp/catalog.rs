@@ -185,14 +185,14 @@ mod tests {
     use serde_json::json;
 
     fn settings() -> McpSettings {
-        McpSettings::read(|name| {
-            (name == "MCP_SERVERS").then(|| {
-                r#"[{"name":"docs","url":"http://127.0.0.1:1/mcp","approval":["delete_page"]},
-                    {"name":"web","url":"https://mcp.example/k/SECRET","trusted":true,
-                     "headers":{"Authorization":"Bearer t0ken"},"tools":["fetch","search"]}]"#
-                    .into()
-            })
-        })
+        let servers = r#"[{"name":"docs","url":"http://127.0.0.1:1/mcp","approval":["delete_page"]},
+            {"name":"web","url":"https://mcp.example/k/SECRET","trusted":true,
+             "headers":{"Authorization":"Bearer t0ken"},"tools":["fetch","search"]}]"#;
+        let texts = crate::mcp::config::Texts {
+            servers: Some(servers.into()),
+            ..Default::default()
+        };
+        McpSettings::read(texts, |_| None)
     }
 
     fn tool(name: &str, read_only: Option<bool>) -> Tool {

@@ -1,8 +1,9 @@
 //! The operator's MCP servers (`MCP_SERVERS`) and their limits, read from the Worker's
 //! environment.
 //!
-//! Plain data, checked here with unit tests: the environment is read through a closure, so
-//! the rules (names, URLs, `${secret:NAME}` in header values, approvals) need no runtime. A
+//! Plain data, checked here with unit tests: the settings' texts are passed in and secrets
+//! read through a closure, so the rules (names, URLs, `${secret:NAME}` in header values,
+//! approvals) need no runtime. A
 //! setting that does not parse is an error the object logs and `/status` shows; a server that
 //! is wrong on its own (a secret not set, a bad URL) is left out with its reason, and the
 //! others still serve.
@@ -148,15 +149,28 @@ enum ApprovalEntry {
     Tools(Vec<String>),
 }
 
+/// The settings' texts as the environment has them (trimmed; `None` when unset or empty).
+#[derive(Debug, Default)]
+pub struct Texts {
+    /// `MCP_SERVERS`.
+    pub servers: Option<String>,
+    /// `MCP_CALL_TIMEOUT_MS`.
+    pub call_timeout_ms: Option<String>,
+    /// `MCP_RESULT_MAX_BYTES`.
+    pub result_max_bytes: Option<String>,
+}
+
 impl McpSettings {
-    /// Reads the settings; `lookup` gives a setting's or a secret's value (trimmed, `None`
-    /// when unset or empty).
-    pub fn read(lookup: impl Fn(&str) -> Option<String>) -> McpSettings {
-        let call_timeout_ms = lookup("MCP_CALL_TIMEOUT_MS")
+    /// Reads the settings from their texts; `lookup` gives a secret's (or a var's) value for
+    /// `${secret:NAME}`.
+    pub fn read(texts: Texts, lookup: impl Fn(&str) -> Option<String>) -> McpSettings {
+        let call_timeout_ms = texts
+            .call_timeout_ms
             .and_then(|v| v.parse().ok())
             .filter(|ms| *ms > 0)
             .unwrap_or(DEFAULT_CALL_TIMEOUT_MS);
-        let result_max_bytes = lookup("MCP_RESULT_MAX_BYTES")
+        let result_max_bytes = texts
+            .result_max_bytes
             .and_then(|v| v.parse().ok())
             .filter(|n| *n > 0)
             .unwrap_or(DEFAULT_RESULT_MAX_BYTES);
@@ -165,7 +179,7 @@ impl McpSettings {
             result_max_bytes,
             ..McpSettings::default()
         };
-        let Some(text) = lookup("MCP_SERVERS") else {
+        let Some(text) = texts.servers else {
             return settings;
         };
         let entries: Vec<Entry> = match serde_json::from_str(&text) {
@@ -341,7 +355,13 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
-        McpSettings::read(|name| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()))
+        let get = |name: &str| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+        let texts = Texts {
+            servers: get("MCP_SERVERS"),
+            call_timeout_ms: get("MCP_CALL_TIMEOUT_MS"),
+            result_max_bytes: get("MCP_RESULT_MAX_BYTES"),
+        };
+        McpSettings::read(texts, get)
     }
 
     #[test]

@@ -17,18 +17,26 @@ pub use config::{McpSettings, ServerSettings};
 /// How long `/status` and a discovery wait for one server's tools.
 pub const DISCOVERY_TIMEOUT_MS: u64 = 10_000;
 
+/// A setting or secret as settings.rs reads them: a secret first, then a var; trimmed, `None`
+/// when unset or empty.
+fn var(env: &Env, name: &str) -> Option<String> {
+    env.secret(name)
+        .map(|s| s.to_string())
+        .or_else(|_| env.var(name).map(|v| v.to_string()))
+        .ok()
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
+}
+
 impl McpSettings {
-    /// The settings from the Worker's environment (secrets first, then vars, as the other
-    /// settings are read).
+    /// The settings from the Worker's environment; `${secret:NAME}` is read the same way.
     pub fn from_env(env: &Env) -> McpSettings {
-        McpSettings::read(|name| {
-            env.secret(name)
-                .map(|s| s.to_string())
-                .or_else(|_| env.var(name).map(|v| v.to_string()))
-                .ok()
-                .map(|v| v.trim().to_string())
-                .filter(|v| !v.is_empty())
-        })
+        let texts = config::Texts {
+            servers: var(env, "MCP_SERVERS"),
+            call_timeout_ms: var(env, "MCP_CALL_TIMEOUT_MS"),
+            result_max_bytes: var(env, "MCP_RESULT_MAX_BYTES"),
+        };
+        McpSettings::read(texts, |name| var(env, name))
     }
 }
 
