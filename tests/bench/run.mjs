@@ -4,7 +4,7 @@
 // ratios computed pair by pair within a repetition, machine, versions and commands recorded).
 // Raw results go to tests/bench/.out/results.json; `--report-only` rewrites the report from it.
 //
-//   node tests/bench/run.mjs [--runs 5] [--sections client,bundle,server,native,storage]
+//   node tests/bench/run.mjs [--runs 5] [--sections client,bundle,server,native,storage,mcp]
 //                            [--quick] [--out FILE] [--json FILE] [--report-only] [--only REGEX]
 //
 // --quick is the smoke run (`npm run bench:smoke`, tests/bench/smoke.mjs): a tiny input (the golden
@@ -18,6 +18,7 @@ import { join } from 'node:path';
 
 import { bundleParts, bundleSizes, workerUpload } from './bundle.mjs';
 import { clientBench } from './client.mjs';
+import { mcpBench } from './mcp.mjs';
 import { generate, nativeBinary, sdkPackage } from './lib/build.mjs';
 import { benchDir, log, root, run, targetDir, toolchainEnv } from './lib/env.mjs';
 import { mergeReports, report } from './lib/report.mjs';
@@ -28,7 +29,7 @@ import { storageBench } from './storage.mjs';
 const DIALECTS = ['loom', 'agentloop', 'agentchat', 'cueso'];
 
 function parseArgs(argv) {
-  const o = { runs: 5, sections: ['client', 'bundle', 'server', 'native', 'storage'], quick: false, out: join(root, 'BENCHMARKS.md'), json: join(benchDir, '.out/results.json'), reportOnly: false };
+  const o = { runs: 5, sections: ['client', 'bundle', 'server', 'native', 'storage', 'mcp'], quick: false, out: join(root, 'BENCHMARKS.md'), json: join(benchDir, '.out/results.json'), reportOnly: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const v = () => argv[++i];
@@ -216,6 +217,14 @@ async function main() {
       results.sections.storage = { opts, ...(await storageBench(opts)) };
       cmd(`storage: wrangler dev (worker/ with WEFT_STORAGE_STATS=1 and CONTEXT_WINDOW=100000000, then again with EVENT_RETENTION_HOURS=${opts.retentionHours}; tests/bench/peers), scripted LLM in-process: "long reply ${opts.tokens}" paced ${opts.paceMs} ms/piece, ${opts.turns} turns after one${opts.idleMs ? `, one more after ${opts.idleMs / 1000} s idle` : ''}; "long reply ${opts.curveTokens}" unpaced × ${opts.curveTurns} turns in one session`);
     }
+
+    // 6. MCP tools: what a call adds over a built-in tool's, and the first token with and without
+    if (o.sections.includes('mcp') && !o.quick) {
+      const opts = { runs: o.runs, calls: 5 };
+      log('mcp: MCP tool calls and the first token, with and without MCP servers');
+      results.sections.mcp = await mcpBench(opts);
+      cmd(`mcp: wrangler dev (worker/) with MCP_SERVERS (the createMcpHandler fixture of tests/e2e/mcp/servers.mjs, @modelcontextprotocol/server-everything streamableHttp) and without; scripted LLM in-process, no delay; per run one session × ${opts.calls} calls of each tool in rotated order, then "long reply 20" without MCP, in a new session with MCP, and in a session with its catalog stored`);
+    }
   } finally {
     results.seconds = (performance.now() - t0) / 1000;
     measured = Object.keys(results.sections);
@@ -240,7 +249,7 @@ async function main() {
   // --merge, and the report has sections the raw results do not (they are not committed): the
   // report keeps its text for those, and this run's sections take their places in it.
   const old = o.merge && existsSync(o.out) ? readFileSync(o.out, 'utf8') : null;
-  const NUM = { client: 1, bundle: 2, server: 3, native: 4, storage: 5 };
+  const NUM = { client: 1, bundle: 2, server: 3, native: 4, storage: 5, mcp: 6 };
   const missing = old ? Object.keys(NUM).filter((k) => !(k in results.sections) && new RegExp(`^## ${NUM[k]}\\. `, 'm').test(old)) : [];
   if (missing.length) {
     const note = `Sections re-measured since by \`run.mjs --sections ${measured.join(',')} --merge\` (on ${results.machine.date.slice(0, 16).replace('T', ' ')} UTC, weft ${results.machine.weft}, load average at start ${results.machine.load}, ${o.runs} runs${results.sections.client?.browser ? `, Chromium ${results.sections.client.browser}` : ''}): ${measured.map((k) => NUM[k]).join(', ')}; the raw results of the others were not at hand, so their text is kept as it was.`;

@@ -28,8 +28,10 @@
 //! Its rooms: this file routes and checks; [`session`] is the Durable Object (a plain-data core
 //! with unit tests, and the object that carries it out: its module docs list them), [`store`] its
 //! SQLite storage, [`relay`] the links between sessions, [`http`] the dialects and routes of the
-//! HTTP stream track, [`access`] the tokens and the session a request may use, [`proxy`] `/v1/chat/completions`, [`llm`] the model calls, [`batch`] when a
-//! stream's reads are published, [`limiter`] and [`settings`] the limits and the environment.
+//! HTTP stream track, [`access`] the tokens and the session a request may use, [`proxy`]
+//! `/v1/chat/completions`, [`llm`] the model calls, [`mcp`] the operator's MCP servers,
+//! [`batch`] when a stream's reads are published, [`limiter`] and [`settings`] the limits and
+//! the environment.
 //!
 //! `wrangler.toml` routes every request to this code first (`run_worker_first`), so a WebSocket
 //! upgrade on `/` still reaches the session; what is not a route here goes to the assets. When
@@ -40,6 +42,7 @@ pub mod batch;
 pub mod http;
 pub mod limiter;
 pub mod llm;
+pub mod mcp;
 pub mod outbound;
 pub mod proxy;
 pub mod query;
@@ -85,7 +88,9 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
                 if origin_forbidden(&settings, &req)? {
                     return Response::error("origin not allowed", 403);
                 }
-                cors(&settings, &req, Response::from_json(&status(&settings))?)
+                let mut report = status(&settings);
+                report["mcp"] = mcp::status(&mcp::McpSettings::from_env(&env)).await;
+                cors(&settings, &req, Response::from_json(&report)?)
             }
             (Method::Options, p) if http::is_route(p) => {
                 cors(&settings, &req, Response::empty()?.with_status(204))
@@ -266,7 +271,8 @@ async fn http_request(
 }
 
 /// What `GET /status` reports: which model runs use and how it is reached — never a key or a
-/// base URL (the REST API's holds the account).
+/// base URL (the REST API's holds the account). The route adds `mcp`, each MCP server as
+/// probed now ([`mcp::status`]).
 fn status(settings: &Settings) -> serde_json::Value {
     let config = settings.model.config();
     serde_json::json!({

@@ -18,6 +18,8 @@
 //!   JSON after every step. Its rooms: the run and its inputs, the outbox (the order events
 //!   leave in), acting (tools and approvals), responses, the lifecycle (resume, end, fail), the
 //!   agent's own state, and one module per agent (see the module docs).
+//! - [`mcp`]: a sans-IO client for remote MCP servers (both eras of the spec): listing their
+//!   tools and calling them, one [`mcp::Operation`] at a time, the host moving the bytes.
 //! - [`tools`]: the built-in tools and the session workspace, a library the host calls when the
 //!   engine asks it to run a tool.
 
@@ -26,5 +28,6 @@
 extern crate alloc;
 
 pub mod engine;
+pub mod mcp;
 pub mod provider;
 pub mod tools;

@@ -1,7 +1,7 @@
 // BENCHMARKS.md and the stdout table, from the raw results of run.mjs.
 
 import { groups } from './profile.mjs';
-import { fmt, num, pairRatio, summary, table } from './stats.mjs';
+import { fmt, median, num, pairRatio, summary, table } from './stats.mjs';
 
 /** The Worker's upload budget, gzip (tests/deploy checks every build against it). 400 KB until
  * 2026-11-24, when issues 17 and 18 (relay, original-client encoding), the Workers AI provider
@@ -646,6 +646,32 @@ function limits(S, targets) {
   return out;
 }
 
+function mcpSection(m, targets, lines) {
+  const kinds = { builtin: 'built-in `calculator`', modern: 'MCP, current revision (`createMcpHandler`, JSON)', legacy: 'MCP, 2025 revision (server-everything, session, SSE)' };
+  // Per run, the median of its calls; then medians (min–max) over runs.
+  const per = (kind, f) => m.calls.map((r) => median(r[kind][f]));
+  lines.push('## 6. MCP tools');
+  lines.push('');
+  lines.push(`The Worker under \`wrangler dev\` with two MCP servers on 127.0.0.1 and the scripted LLM (no delay). A run that calls one tool and answers, ${m.opts.calls} times per tool per run in one session, in rotated order; times at the client. Medians (min–max) over ${m.opts.runs} runs of each run's median; "added" is pair by pair against the built-in tool in the same run.`);
+  lines.push('');
+  const added = (kind, f) => summary(m.calls.map((r) => median(r[kind][f]) - median(r.builtin[f])));
+  lines.push(table(['tool', '`tool_start` → `tool_end`, ms', 'added over the built-in, ms', 'whole run, ms', 'added over the built-in, ms'], Object.keys(kinds).map((k) => [
+    kinds[k], fmt(summary(per(k, 'tool')), 2), k === 'builtin' ? '0 (baseline)' : fmt(added(k, 'tool'), 2), fmt(summary(per(k, 'total')), 1), k === 'builtin' ? '0 (baseline)' : fmt(added(k, 'total'), 1),
+  ])));
+  lines.push('');
+  const ft = (k) => m.firstToken.map((r) => r[k]);
+  lines.push('The run\'s first token ("long reply 20": `run` sent → first `message_chunk`), without MCP servers configured (another `wrangler dev` of the same build, same run), and with them: in a new session, whose first run asks both servers for their tools, and in a session whose catalog is stored (its second run: nothing is asked before the run).');
+  lines.push('');
+  lines.push(table(['first token', 'ms', 'over the one without MCP (pair by pair)'], [
+    ['without MCP servers', fmt(summary(ft('without')), 1), '1 (baseline)'],
+    ['with, a new session (discovery before its first run)', fmt(summary(ft('fresh')), 1), `${fmt(pairRatio(ft('fresh'), ft('without')), 2)}×`],
+    ['with, the catalog stored', fmt(summary(ft('stored')), 1), `${fmt(pairRatio(ft('stored'), ft('without')), 2)}×`],
+  ]));
+  lines.push('');
+  const stored = pairRatio(ft('stored'), ft('without'));
+  targets.push(['MCP: the catalog does not delay the first token (a session with its catalog, ÷ no MCP servers)', `${fmt(stored, 2)}×`, yes(stored.median <= 1.25)]);
+}
+
 export function report(res) {
   const lines = [];
   const targets = [];
@@ -657,6 +683,7 @@ export function report(res) {
   if (S.server) serverSection(S.server, targets, body);
   if (S.native) nativeSection(S.native, body);
   if (S.storage) storageSection(S.storage, targets, body);
+  if (S.mcp) mcpSection(S.mcp, targets, body);
 
   lines.push('# Benchmarks');
   lines.push('');
@@ -709,6 +736,7 @@ const PARTS = {
   server: { n: 3, target: /^\| Server:/, limit: /^- \*\*Server/ },
   native: { n: 4, target: null, limit: null },
   storage: { n: 5, target: /^\| Storage:/, limit: /^- \*\*Storage/ },
+  mcp: { n: 6, target: /^\| MCP:/, limit: null },
 };
 
 /** A report cut into its parts: preamble, targets heading and rows, limits, sections by number, the rest. */

@@ -36,10 +36,13 @@ impl Session {
             }
             Command::Cancel { run_id } => self.cancel(ws, info, &run_id).await,
             Command::ToolsList(q) => {
+                // A session asked before its first run lists the MCP tools it will offer.
+                self.mcp_prepare().await;
                 let tools = self.tool_specs();
                 self.reply(ws, info, Event::ToolsList { id: q.id, tools });
             }
             Command::ToolShow(q) => {
+                self.mcp_prepare().await;
                 let event = toolbox::tool_show(self.tool_specs(), q);
                 self.reply(ws, info, event);
             }
@@ -146,6 +149,10 @@ impl Session {
         if let Model::Missing(why) = &self.settings.model {
             return Err(error_event(why, "model_not_configured", run.id));
         }
+        // The tools of MCP servers this session has none of yet (its first run, mostly). Here,
+        // before the checks below: from the busy check to the stored run nothing awaits, so
+        // no second run slips in between.
+        self.mcp_prepare().await;
         let running = self.running().and_then(|on| match on {
             true => Ok(Some(self.store().active_run()?)),
             false => Ok(None),
@@ -326,7 +333,9 @@ impl Session {
                 ..Envelope::default()
             },
             event: error_event(
-                &format!("this run could not be resumed (its saved state is unreadable: {why}); start a new one"),
+                &format!(
+                    "this run could not be resumed (its saved state is unreadable: {why}); start a new one"
+                ),
                 "unrestorable",
                 Some(run_id.into()),
             ),

@@ -77,6 +77,16 @@ impl Session {
                     Effect::CallLlm { call, request } => {
                         calls.push(self.call_llm(call, request).boxed_local());
                     }
+                    // MCP calls run beside the model calls: a slow tool holds neither a
+                    // cancel nor the other calls of its step.
+                    Effect::RunTool {
+                        call_id,
+                        name,
+                        arguments,
+                        client: false,
+                    } if self.mcp_tool(&name).is_some() => {
+                        calls.push(self.call_mcp(call_id, name, arguments).boxed_local());
+                    }
                     other => self.effect(other).await,
                 }
                 continue;
@@ -256,6 +266,9 @@ impl Session {
                             );
                         }
                     }
+                    // For the next run: stale catalogs are asked for now, after this run's
+                    // end went out, so no run waits on them.
+                    self.mcp_refresh().await;
                     if self.settings.storage_stats {
                         let (rows, bytes) = store.usage();
                         worker::console_log!(

@@ -16,10 +16,11 @@
 //! `drive.rs` the drive loop over a run's effects; `llm.rs` a model call streamed into the run;
 //! `publish.rs` logging and sending the run's events; `host.rs` what the tools run against;
 //! `http.rs` the HTTP track's requests (the AI SDK's); `loom_app.rs` loom's web app's requests;
-//! `alarm.rs` its one alarm; `limits.rs` its limits.
+//! `mcp.rs` the operator's MCP servers (their catalogs, discoveries and calls); `alarm.rs` its
+//! one alarm; `limits.rs` its limits.
 
 use std::cell::{Cell, RefCell};
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::task::Waker;
 
 use weft_agent::engine::{self, Effect, Input, Run, ToolInfo};
@@ -40,6 +41,7 @@ mod inbound;
 mod limits;
 mod llm;
 mod loom_app;
+mod mcp;
 mod publish;
 mod socket;
 mod toolbox;
@@ -54,6 +56,7 @@ use socket::{Allowance, ClientTool, SocketInfo};
 use url::Connect;
 
 use crate::limiter::Window;
+use crate::mcp::{catalog, McpSettings};
 use crate::relay::{self, Links};
 use crate::settings::Settings;
 use crate::store::Store;
@@ -62,6 +65,11 @@ use crate::store::Store;
 pub struct Session {
     state: State,
     settings: Settings,
+    /// The operator's MCP servers (`MCP_SERVERS`) and their limits.
+    mcp: McpSettings,
+    /// What the session knows of each MCP server, read from storage once per wake-up
+    /// (session/mcp.rs).
+    mcp_entries: RefCell<Option<BTreeMap<String, catalog::Entry>>>,
     store: RefCell<Option<Store>>,
     /// The active run, loaded lazily from its checkpoint after a wake-up.
     run: RefCell<Option<Run>>,
@@ -103,8 +111,14 @@ impl std::fmt::Debug for Session {
 
 impl DurableObject for Session {
     fn new(state: State, env: Env) -> Self {
+        let mcp = McpSettings::from_env(&env);
+        for problem in mcp.problems() {
+            worker::console_error!("weft: {problem}");
+        }
         Session {
             settings: Settings::from_env(&env),
+            mcp,
+            mcp_entries: RefCell::new(None),
             state,
             store: RefCell::new(None),
             run: RefCell::new(None),
@@ -365,8 +379,14 @@ impl Session {
         })
     }
 
-    /// The tools a run may call now: the built-in ones, then the sockets' and the pages'.
+    /// The tools a run may call now: the built-in ones, the MCP servers', then the sockets'
+    /// and the pages'.
     fn tool_infos(&self) -> Vec<ToolInfo> {
+        let mcp_tools = self
+            .mcp_tools()
+            .iter()
+            .map(catalog::McpTool::info)
+            .collect();
         let page_tools: Vec<ClientTool> = self
             .streams
             .borrow()
@@ -374,7 +394,7 @@ impl Session {
             .flat_map(|s| s.tools.iter().cloned().map(ClientTool::from))
             .collect();
         let socket_tools = self.sockets().into_iter().flat_map(|(_, info)| info.tools);
-        toolbox::tool_infos(socket_tools.chain(page_tools))
+        toolbox::tool_infos(mcp_tools, socket_tools.chain(page_tools))
     }
 
     fn tool_specs(&self) -> Vec<ToolSpec> {

@@ -1,6 +1,6 @@
-//! The tools a session's runs may call: the built-in ones, then those its clients run
-//! themselves (sockets, and AI SDK pages), as the model and the clients see them; and which
-//! client calls are left without anyone to answer them.
+//! The tools a session's runs may call: the built-in ones, the operator's MCP servers', then
+//! those its clients run themselves (sockets, and AI SDK pages), as the model and the clients
+//! see them; and which client calls are left without anyone to answer them.
 //!
 //! Plain data, no runtime: the object gathers the clients' tools and carries out the outcome.
 
@@ -14,10 +14,14 @@ use weft_protocol::Event;
 use super::error_event;
 use super::socket::ClientTool;
 
-/// The built-in tools, then the clients' (in the order given), as the engine sees them. A
-/// client tool named like a tool before it is left out: the first one wins. A client tool
-/// that is not read-only asks for approval.
-pub(super) fn tool_infos(client_tools: impl IntoIterator<Item = ClientTool>) -> Vec<ToolInfo> {
+/// The built-in tools, the MCP servers' (named apart from the built-in ones already), then
+/// the clients' (in the order given), as the engine sees them. A client tool named like a
+/// tool before it is left out: the first one wins. A client tool that is not read-only asks
+/// for approval.
+pub(super) fn tool_infos(
+    mcp_tools: Vec<ToolInfo>,
+    client_tools: impl IntoIterator<Item = ClientTool>,
+) -> Vec<ToolInfo> {
     let mut infos: Vec<ToolInfo> = tools::builtin_specs()
         .into_iter()
         .map(|spec| ToolInfo {
@@ -26,6 +30,7 @@ pub(super) fn tool_infos(client_tools: impl IntoIterator<Item = ClientTool>) -> 
             client: false,
         })
         .collect();
+    infos.extend(mcp_tools);
     for t in client_tools {
         if infos.iter().any(|i| i.def.name == t.name) {
             continue;
@@ -118,27 +123,42 @@ mod tests {
 
     #[test]
     fn client_tools_follow_the_builtins_and_ask_approval_unless_read_only() {
-        let builtins = tool_infos([]);
+        let builtins = tool_infos(vec![], []);
         assert!(!builtins.is_empty() && builtins.iter().all(|i| !i.client));
         let builtin = builtins[0].def.name.clone();
-        let infos = tool_infos([
-            client("pick_color", true),
-            client("delete_page", false),
-            client(&builtin, true),
-            client("pick_color", false),
-        ]);
+        let mcp = ToolInfo {
+            def: ToolDef {
+                name: "docs_lookup".into(),
+                description: String::new(),
+                input_schema: json!({"type": "object"}),
+            },
+            needs_approval: false,
+            client: false,
+        };
+        let infos = tool_infos(
+            vec![mcp],
+            [
+                client("pick_color", true),
+                client("delete_page", false),
+                client(&builtin, true),
+                client("pick_color", false),
+                client("docs_lookup", true),
+            ],
+        );
         let clients: Vec<(&str, bool)> = infos
             .iter()
             .filter(|i| i.client)
             .map(|i| (i.def.name.as_str(), i.needs_approval))
             .collect();
         assert_eq!(clients, [("pick_color", false), ("delete_page", true)]);
-        assert_eq!(infos.len(), builtins.len() + 2);
+        assert_eq!(infos.len(), builtins.len() + 3);
+        assert_eq!(infos[builtins.len()].def.name, "docs_lookup");
+        assert!(!infos[builtins.len()].client);
     }
 
     #[test]
     fn tools_list_is_by_name_and_tool_show_answers_in_the_format_asked() {
-        let specs = tool_specs(tool_infos([client("aaa_first", true)]));
+        let specs = tool_specs(tool_infos(vec![], [client("aaa_first", true)]));
         assert_eq!(specs[0].name, "aaa_first");
         assert!(specs.windows(2).all(|w| w[0].name <= w[1].name));
         let ask = |output| ToolShowQuery {

@@ -1,5 +1,6 @@
 //! The session's Durable Object SQLite storage: messages, the event log, runs with their
-//! checkpoints, remembered approvals, session state, and the workspace files.
+//! checkpoints, remembered approvals, session state, the workspace files, and the MCP
+//! servers' catalogs.
 //!
 //! Every write is synchronous (Durable Object SQLite), and the output gate holds a socket
 //! message until the writes before it are durable: a checkpoint is durable before the next
@@ -24,7 +25,8 @@
 //!
 //! Its rooms: this file the tables, spilling and the session's metadata; `runs.rs` runs, their
 //! event logs and retention; `history.rs` the conversation stored once (checkpoints, session
-//! state, logged snapshots); `listing.rs` the messages clients list; `workspace.rs` the files.
+//! state, logged snapshots); `listing.rs` the messages clients list; `workspace.rs` the files;
+//! `mcp.rs` what the session knows of its MCP servers.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -33,6 +35,7 @@ use worker::{SqlCursor, SqlStorage, SqlStorageValue};
 
 mod history;
 mod listing;
+mod mcp;
 mod runs;
 mod workspace;
 
@@ -64,6 +67,7 @@ CREATE TABLE IF NOT EXISTS runs (
 CREATE TABLE IF NOT EXISTS history (seq INTEGER PRIMARY KEY, message TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS approvals (tool TEXT PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, content TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS mcp_servers (name TEXT PRIMARY KEY, entry TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS spill (
   key TEXT NOT NULL,
   part INTEGER NOT NULL,

@@ -210,6 +210,29 @@ impl Run {
         Ok(())
     }
 
+    /// Output of a running call, for the clients only.
+    pub(super) fn tool_output(
+        &mut self,
+        call_id: &str,
+        content: String,
+    ) -> Result<(), EngineError> {
+        let call = self
+            .calls
+            .iter()
+            .find(|c| c.call.id == call_id && c.state == CallState::Running)
+            .filter(|c| self.lane_acting(&c.lane));
+        let Some(call) = call else {
+            return Err(EngineError::NoSuchCall(call_id.into()));
+        };
+        let name = call.call.name.clone();
+        self.emit(Event::ToolOutput {
+            call_id: Some(call_id.into()),
+            name,
+            content,
+        });
+        Ok(())
+    }
+
     /// An answer to an approval request; `refusal` is the result the call gets when nobody
     /// decided (see [`Input::Refuse`](super::Input::Refuse)) instead of a denial by the user.
     pub(super) fn approval(

@@ -42,6 +42,14 @@ pub enum Input {
         /// The tool failed: `result` says why, and tot takes the step as failed.
         is_error: bool,
     },
+    /// A running tool reported how it is getting on (an MCP server's progress): shown to the
+    /// clients as a `tool_output` event; the model sees only the result.
+    ToolOutput {
+        /// As [`Effect::RunTool`] gave it; a call that is not running refuses the input.
+        call_id: String,
+        /// What the tool said.
+        content: String,
+    },
     /// The user answered an approval request.
     Approval(ApprovalDecision),
     /// Nobody can answer this call's approval request (no client connected that could, or

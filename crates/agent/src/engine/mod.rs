@@ -417,6 +417,7 @@ impl Run {
                 result,
                 is_error,
             } => self.tool_result(&call_id, cap_tool_result(result), is_error),
+            Input::ToolOutput { call_id, content } => self.tool_output(&call_id, content),
             Input::Approval(d) => self.approval(d, None),
             Input::Refuse { call_id, reason } => {
                 let d = ApprovalDecision {

@@ -37,7 +37,8 @@ mod gemini;
 mod openai;
 mod openai_responses;
 mod request;
-mod sse;
+/// Shared with the MCP client, whose servers answer in event streams too.
+pub(crate) mod sse;
 mod workers_ai;
 
 use alloc::string::String;

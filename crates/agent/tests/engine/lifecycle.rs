@@ -339,3 +339,45 @@ fn an_approval_nobody_can_give_is_refused_with_its_reason_and_the_run_goes_on() 
     assert_eq!(host.events.last().unwrap().event.kind(), "run_end");
     assert_eq!(run.waiting_approvals().count(), 0);
 }
+
+#[test]
+fn a_running_tools_output_reaches_the_clients_and_none_comes_after_its_result() {
+    let mut run = started(
+        Config::default(),
+        tools(false),
+        Session::default(),
+        &start("Weather?"),
+    );
+    let mut host = Host {
+        streams: [ONE_TOOL, TEXT].into(),
+        output: Some("step 1 of 2"),
+        ..Host::default()
+    };
+    host.drive(&mut run);
+    let kinds = collapse(host.kinds());
+    let at = |kind: &str| kinds.iter().position(|k| *k == kind).unwrap();
+    assert!(at("tool_start") < at("tool_output") && at("tool_output") < at("tool_end"));
+    let output = host
+        .events
+        .iter()
+        .find_map(|e| match &e.event {
+            Event::ToolOutput {
+                call_id,
+                name,
+                content,
+            } => Some((call_id.clone(), name.clone(), content.clone())),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(
+        (output.1.as_str(), output.2.as_str()),
+        ("get_weather", "step 1 of 2")
+    );
+    assert!(host.finished);
+    assert!(run
+        .handle(Input::ToolOutput {
+            call_id: output.0.unwrap(),
+            content: "late".into()
+        })
+        .is_err());
+}

@@ -98,6 +98,8 @@ struct Host {
     finished: bool,
     /// When set, every tool answers with this many bytes.
     result_bytes: Option<usize>,
+    /// Every tool reports this output before its result.
+    output: Option<&'static str>,
 }
 
 impl Host {
@@ -170,6 +172,11 @@ impl Host {
                             tools.reverse();
                         }
                         for (call_id, result) in tools.drain(..) {
+                            if let Some(content) = self.output {
+                                let call_id = call_id.clone();
+                                let content = content.into();
+                                run.handle(Input::ToolOutput { call_id, content }).unwrap();
+                            }
                             run.handle(Input::ToolResult {
                                 call_id,
                                 result,

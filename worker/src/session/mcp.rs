@@ -1,0 +1,225 @@
+//! The operator's MCP servers in this session's runs (crate::mcp has the rules): what the
+//! session knows of each server, read from its storage once per wake-up, so an object woken
+//! from hibernation or restarted offers their tools at once, without asking the servers;
+//! a discovery before a run only for a server the session has no tools of yet; a refresh of
+//! a stale catalog after a run, never before one; and the calls, with their progress, their
+//! timeout and their errors told to the model.
+
+use std::collections::BTreeMap;
+
+use futures_util::future::join_all;
+use serde_json::Value;
+use weft_agent::engine::Input;
+use weft_agent::mcp::{Operation, Outcome};
+use weft_agent::tools;
+
+use super::Session;
+use crate::mcp::catalog::{self, Due, Entry, McpTool};
+use crate::mcp::{discover, limits, transport, ServerSettings};
+
+impl Session {
+    /// The stored entries, read once after a wake-up. A store that cannot be read is logged
+    /// and taken for one with no entries: the servers are then asked again, and what they say
+    /// is written back — a catalog is a cache of what the servers say, so nothing is lost.
+    fn mcp_entries(&self) -> BTreeMap<String, Entry> {
+        if let Some(entries) = self.mcp_entries.borrow().as_ref() {
+            return entries.clone();
+        }
+        let rows = match self.store().mcp_entries() {
+            Ok(rows) => rows,
+            Err(e) => {
+                worker::console_error!(
+                    "MCP catalogs unreadable ({e}): the servers are asked again"
+                );
+                return BTreeMap::new();
+            }
+        };
+        let mut entries = BTreeMap::new();
+        for (name, json) in rows {
+            match serde_json::from_str::<Entry>(&json) {
+                Ok(entry) => {
+                    entries.insert(name, entry);
+                }
+                Err(e) => worker::console_error!(
+                    "MCP catalog of {name:?} unreadable ({e}): the server is asked again"
+                ),
+            }
+        }
+        *self.mcp_entries.borrow_mut() = Some(entries.clone());
+        entries
+    }
+
+    /// Keeps a server's entry, in memory and in storage (a write that fails is logged: the
+    /// entry is then asked for again after the next wake-up).
+    fn mcp_save(&self, name: &str, entry: Entry) {
+        let stored = serde_json::to_string(&entry)
+            .map_err(|e| e.to_string())
+            .and_then(|json| {
+                self.store()
+                    .save_mcp_entry(name, &json)
+                    .map_err(|e| e.to_string())
+            });
+        if let Err(e) = stored {
+            worker::console_error!("MCP catalog of {name:?} not stored: {e}");
+        }
+        let mut cell = self.mcp_entries.borrow_mut();
+        cell.get_or_insert_with(BTreeMap::new)
+            .insert(name.to_string(), entry);
+    }
+
+    /// The MCP tools offered now, named as the model sees them. A built-in tool's name is
+    /// never given to one.
+    pub(super) fn mcp_tools(&self) -> Vec<McpTool> {
+        if self.mcp.servers.is_empty() {
+            return Vec::new();
+        }
+        let builtins: Vec<String> = tools::builtin_specs().into_iter().map(|s| s.name).collect();
+        catalog::tools(&self.mcp, &self.mcp_entries(), |name| {
+            builtins.iter().any(|b| b == name)
+        })
+    }
+
+    /// Before a run: asks the servers the session has no tools of yet (or whose discovery
+    /// failed long enough ago) for them, side by side, each within
+    /// [`DISCOVERY_TIMEOUT_MS`](crate::mcp::DISCOVERY_TIMEOUT_MS). Others are not asked: the
+    /// run starts on the stored catalogs.
+    pub(super) async fn mcp_prepare(&self) {
+        self.mcp_discover_due(Due::Now).await;
+    }
+
+    /// After a run: asks again the servers whose catalog is stale, for the next run.
+    pub(super) async fn mcp_refresh(&self) {
+        self.mcp_discover_due(Due::Later).await;
+    }
+
+    async fn mcp_discover_due(&self, wanted: Due) {
+        if self.mcp.servers.is_empty() {
+            return;
+        }
+        let entries = self.mcp_entries();
+        let now = js_sys::Date::now() as i64;
+        let due: Vec<&ServerSettings> = self
+            .mcp
+            .servers
+            .iter()
+            .filter(|s| catalog::due(s, entries.get(&s.name), now) == wanted)
+            .collect();
+        let discoveries = due.into_iter().map(|server| {
+            let old = entries
+                .get(&server.name)
+                .filter(|e| e.fingerprint == server.fingerprint)
+                .cloned();
+            self.mcp_discover(server, old)
+        });
+        join_all(discoveries).await;
+    }
+
+    async fn mcp_discover(&self, server: &ServerSettings, old: Option<Entry>) {
+        let mut entry = old.unwrap_or_else(|| Entry {
+            fingerprint: server.fingerprint.clone(),
+            ..Entry::default()
+        });
+        let (catalog, state) =
+            discover(server, entry.state.clone(), self.mcp.result_max_bytes).await;
+        let now = js_sys::Date::now() as i64;
+        entry.state = state;
+        entry.tried_ms = now;
+        match catalog {
+            Ok(catalog) => {
+                for rejected in &catalog.rejected {
+                    worker::console_warn!(
+                        "MCP server {:?}: tool {:?} left out: {}",
+                        server.name,
+                        rejected.name,
+                        rejected.reason
+                    );
+                }
+                entry.catalog = Some(catalog);
+                entry.fetched_ms = now;
+                entry.error = None;
+            }
+            Err(e) => {
+                worker::console_warn!("MCP server {:?}: no tools: {e}", server.name);
+                entry.error = Some(e);
+            }
+        }
+        self.mcp_save(&server.name, entry);
+    }
+
+    /// The MCP tool the model knows as `name`, if one is offered.
+    pub(super) fn mcp_tool(&self, name: &str) -> Option<McpTool> {
+        self.mcp_tools().into_iter().find(|t| t.model_name == name)
+    }
+
+    /// Calls MCP tool `name` for call `call_id` and feeds the run its result: the tool's text
+    /// (an `isError` result as a tool error), or why the call failed. Progress the server
+    /// reports goes out as `tool_output` events meanwhile.
+    pub(super) async fn call_mcp(&self, call_id: String, name: String, arguments: Value) {
+        let (result, is_error) = match self.mcp_call(&call_id, &name, arguments).await {
+            Ok(done) => done,
+            Err(why) => (why, true),
+        };
+        self.handle(Input::ToolResult {
+            call_id,
+            result,
+            is_error,
+        });
+    }
+
+    async fn mcp_call(
+        &self,
+        call_id: &str,
+        name: &str,
+        arguments: Value,
+    ) -> Result<(String, bool), String> {
+        let tool = self.mcp_tool(name).ok_or_else(|| {
+            format!("{name} is no longer offered: its MCP server's tools changed")
+        })?;
+        let server = self
+            .mcp
+            .server(&tool.server)
+            .ok_or_else(|| format!("the MCP server {:?} is no longer configured", tool.server))?;
+        let entry = self.mcp_entries().remove(&server.name).unwrap_or_default();
+        let mut op = Operation::call_tool(
+            &server.codec(),
+            entry.state.clone(),
+            limits(self.mcp.result_max_bytes),
+            &tool.tool,
+            call_id,
+            arguments,
+        );
+        // One line per report: clients append a call's outputs (the Reassembler does).
+        let outcome = transport::drive(&mut op, self.mcp.call_timeout_ms, |line| {
+            self.handle(Input::ToolOutput {
+                call_id: call_id.to_string(),
+                content: format!("{line}\n"),
+            });
+        })
+        .await;
+        let state = op.state().clone();
+        let error = outcome.as_ref().err().cloned();
+        // The server listed the tool again during the call (its headers changed): the stored
+        // definition gives way to the new one.
+        let refreshed = op.refreshed_tool().cloned();
+        if state != entry.state || error != entry.error || refreshed.is_some() {
+            let mut entry = Entry {
+                state,
+                error,
+                ..entry
+            };
+            if let (Some(new), Some(catalog)) = (refreshed, entry.catalog.as_mut()) {
+                if let Some(old) = catalog.tools.iter_mut().find(|t| t.name == new.name) {
+                    *old = new;
+                }
+            }
+            self.mcp_save(&server.name, entry);
+        }
+        match outcome? {
+            Outcome::Called(result) => Ok((result.text, result.is_error)),
+            _ => Err(format!(
+                "the MCP server {:?} answered the call of {} with something else",
+                server.name, tool.tool.name
+            )),
+        }
+    }
+}
