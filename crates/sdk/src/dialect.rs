@@ -20,17 +20,16 @@ pub fn dialect_info(
     #[wasm_bindgen(unchecked_param_type = "Dialect")] dialect: &str,
 ) -> Result<Ts<DialectInfo>, JsValue> {
     let dialect = parse_dialect(dialect)?;
-    let described = dialect.describe();
     let info = DialectInfo {
-        endpoint: described.endpoint,
+        endpoint: dialect.endpoint(),
         requests: RequestKind::ALL
             .into_iter()
             .filter(|k| dialect.serves(&k.sample()))
             .map(RequestKind::name)
             .collect(),
-        reports_context: described.reports_context,
-        plans: described.carries_plans,
-        run_options: described.run_options,
+        reports_context: dialect.reports_context(),
+        plans: dialect.carries_plans(),
+        run_options: dialect.run_options(),
     };
     Ok(marshal::to_ts(&info.to_json())?)
 }

@@ -374,7 +374,7 @@ impl Session {
                 .as_ref()
                 .is_some_and(|r| r.waiting_approvals().next().is_some());
         if !pending {
-            let msg = info.dialect.describe().no_pending_approval_text;
+            let msg = info.dialect.no_pending_approval_text();
             return self.reply(ws, info, error_event(msg, "no_pending_approval", None));
         }
         self.feed(ws, info, Input::Approval(decision)).await;

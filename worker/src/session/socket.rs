@@ -103,7 +103,7 @@ impl SocketInfo {
 
     /// specs/README, "Approvals": a socket whose protocol lets it answer.
     pub(super) fn can_approve(&self) -> bool {
-        self.weft || self.approvals || self.dialect.describe().requests.approvals
+        self.weft || self.approvals || self.dialect.requests().approvals
     }
 
     /// The encoder of a replay to this socket: the live salt, so it reproduces the ids the

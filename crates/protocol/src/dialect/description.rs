@@ -1,16 +1,17 @@
 //! A dialect, described once: everything that differs between dialects, as one `const` value
 //! per dialect module (`loom::DIALECT`, `agentloop::DIALECT`, …), the way rustls keeps each
 //! protocol version's differences in one `SupportedProtocolVersion` (STYLE 17). Next to it the
-//! module has its codec (`CODEC`: its four translations and its fast path), which
-//! [`Dialect::codec`] picks.
+//! module has its codec (`CODEC`: its four translations and its fast path), which the
+//! dialect module's `codec!` calls.
 //!
 //! Why the codec is a value of its own and not a field of the description: a description is
 //! read at run time (the worker looks dialects up by endpoint and subprotocol, in a loop over
 //! all of them), so every function a description points to stays linked into every binary that
 //! reads one. With the codec inside, the Worker — which never decodes a server's frames nor
 //! encodes a client's request — linked the client's decoders and fast path too: +15.7 KiB of
-//! gzipped upload (measured with `wrangler deploy --dry-run`, 478.5 → 494.2 KiB). Picked by a
-//! `match` inlined at each call, a codec function is linked only where it is called.
+//! gzipped upload (measured with `wrangler deploy --dry-run`, 478.5 → 494.2 KiB). Called by a
+//! `match` whose arms call each dialect's function directly, a codec function is linked only
+//! where it is called, and inlined there as before.
 //!
 //! The worker, the SDK and the demo (through the SDK's `dialectInfo()`) ask [`Dialect::describe`]
 //! instead of testing which dialect they speak. Every rule is a field that must be given, so a
@@ -101,7 +102,7 @@ use crate::{Error, Event, Sequenced};
 /// ```
 ///
 /// A new variant of [`Dialect`] without a description, or without a codec, does not compile
-/// either: [`Dialect::describe`] and [`Dialect::codec`] match every variant.
+/// either: [`Dialect::describe`] and the dialect module's `codec!` match every variant.
 #[derive(Debug, Clone, Copy)]
 pub struct Description {
     /// The variant it describes.
@@ -219,7 +220,7 @@ pub enum TurnEnd {
 }
 
 /// A dialect's four translations (the table in the [`dialect`](super) module docs) and its
-/// fast path for stream deltas: each dialect module's `CODEC`, picked by [`Dialect::codec`].
+/// fast path for stream deltas: each dialect module's `CODEC`, called through `codec!`.
 #[derive(Clone, Copy)]
 pub(crate) struct Codec {
     /// Server side: a client frame's object to a command.
@@ -236,18 +237,38 @@ pub(crate) struct Codec {
     pub(crate) fast: for<'a> fn(&mut Reader<'a>) -> Option<Delta<'a>>,
 }
 
+/// One field of the dialect's description, read at run time: `described!(dialect, requests)`. A
+/// `match` whose arms are each description's field, each evaluated at compile time (`const`),
+/// so that only that field of each is linked (a small table), not every description whole
+/// with its strings and functions.
+macro_rules! described {
+    ($dialect:expr, $field:ident) => {
+        match $dialect {
+            $crate::dialect::Dialect::Loom => const { $crate::dialect::loom::DIALECT.$field },
+            $crate::dialect::Dialect::Agentloop => {
+                const { $crate::dialect::agentloop::DIALECT.$field }
+            }
+            $crate::dialect::Dialect::Agentchat => {
+                const { $crate::dialect::agentchat::DIALECT.$field }
+            }
+            $crate::dialect::Dialect::Cueso => const { $crate::dialect::cueso::DIALECT.$field },
+        }
+    };
+}
+pub(crate) use described;
+
 /// Every dialect's description, in a stable order: [`Dialect::ALL`] is built from it.
-const DESCRIPTIONS: [&Description; 4] = [
-    &loom::DIALECT,
-    &agentloop::DIALECT,
-    &agentchat::DIALECT,
-    &cueso::DIALECT,
+const DESCRIPTIONS: [Description; 4] = [
+    loom::DIALECT,
+    agentloop::DIALECT,
+    agentchat::DIALECT,
+    cueso::DIALECT,
 ];
 
 /// Whether `d` describes `dialect` and is one of [`DESCRIPTIONS`]: evaluated at compile time
 /// for every arm of [`Dialect::describe`], so a description missing from the list, or filed
 /// under another variant, does not compile.
-const fn listed(dialect: Dialect, d: &'static Description) -> &'static Description {
+const fn listed(dialect: Dialect, d: Description) -> Description {
     assert!(
         d.dialect as u8 == dialect as u8,
         "a description under another variant"
@@ -274,26 +295,68 @@ impl Dialect {
         all
     };
 
-    /// Its description: everything in which it differs from the other dialects.
-    pub const fn describe(self) -> &'static Description {
+    /// Its description: everything in which it differs from the other dialects, at once (the
+    /// tests, the spec-example extraction, a reader that wants it whole).
+    ///
+    /// Code that reads a rule at run time asks that rule's method below instead ([`Dialect::
+    /// requests`], [`Dialect::original`], …), which reads that one field of each description:
+    /// a description taken whole at run time links every description whole, strings, documents
+    /// and functions included (1 KB of the SDK's wasm data, 1.8 KB gzip).
+    pub const fn describe(self) -> Description {
         match self {
-            Dialect::Loom => const { listed(Dialect::Loom, &loom::DIALECT) },
-            Dialect::Agentloop => const { listed(Dialect::Agentloop, &agentloop::DIALECT) },
-            Dialect::Agentchat => const { listed(Dialect::Agentchat, &agentchat::DIALECT) },
-            Dialect::Cueso => const { listed(Dialect::Cueso, &cueso::DIALECT) },
+            Dialect::Loom => const { listed(Dialect::Loom, loom::DIALECT) },
+            Dialect::Agentloop => const { listed(Dialect::Agentloop, agentloop::DIALECT) },
+            Dialect::Agentchat => const { listed(Dialect::Agentchat, agentchat::DIALECT) },
+            Dialect::Cueso => const { listed(Dialect::Cueso, cueso::DIALECT) },
         }
     }
 
-    /// Its codec. Inlined wherever it is called, so that of the `match` only the one function
-    /// used there stays (see the module docs: a table of function pointers would link them all).
-    #[inline(always)]
-    pub(crate) const fn codec(self) -> Codec {
-        match self {
-            Dialect::Loom => loom::CODEC,
-            Dialect::Agentloop => agentloop::CODEC,
-            Dialect::Agentchat => agentchat::CODEC,
-            Dialect::Cueso => cueso::CODEC,
-        }
+    /// Its `Sec-WebSocket-Protocol` entry ([`Description::subprotocol`]).
+    pub fn subprotocol(self) -> &'static str {
+        described!(self, subprotocol)
+    }
+
+    /// The requests its documents have besides `run` ([`Description::requests`]).
+    pub fn requests(self) -> Requests {
+        described!(self, requests)
+    }
+
+    /// How its original server differs from weft ([`Description::original`]).
+    pub fn original(self) -> Original {
+        described!(self, original)
+    }
+
+    /// Whether its runs report the context window ([`Description::reports_context`]).
+    pub fn reports_context(self) -> bool {
+        described!(self, reports_context)
+    }
+
+    /// Whether every socket of it is asked to approve tool calls
+    /// ([`Description::asks_approval`]).
+    pub fn asks_approval(self) -> bool {
+        described!(self, asks_approval)
+    }
+
+    /// Whether it carries the agents' plans ([`Description::carries_plans`]).
+    pub fn carries_plans(self) -> bool {
+        described!(self, carries_plans)
+    }
+
+    /// Whether its `run` carries weft's run options ([`Description::run_options`]).
+    pub fn run_options(self) -> bool {
+        described!(self, run_options)
+    }
+
+    /// Whether an original client of it gets each thought once, whole
+    /// ([`Description::whole_thoughts`]).
+    pub fn whole_thoughts(self) -> bool {
+        described!(self, whole_thoughts)
+    }
+
+    /// What an approval answer that finds nothing pending is told
+    /// ([`Description::no_pending_approval_text`]).
+    pub fn no_pending_approval_text(self) -> &'static str {
+        described!(self, no_pending_approval_text)
     }
 
     /// Whether weft serves this request on a socket of this dialect: every request the
@@ -302,7 +365,7 @@ impl Dialect {
     /// belongs to one document alone ([`Description::requests`]). The dialect's encoder refuses
     /// exactly what this refuses.
     pub fn serves(self, command: &Command) -> bool {
-        let own = self.describe().requests;
+        let own = self.requests();
         match command {
             Command::Run(_)
             | Command::Ping { .. }
@@ -323,7 +386,7 @@ impl Dialect {
     /// outside it is refused (agentloop, agentchat, loom answer an `error`; cueso closes the
     /// socket), so a client must not send one.
     pub fn original_serves(self, command: &Command) -> bool {
-        let own = self.describe().requests;
+        let own = self.requests();
         match command {
             Command::Run(_) => true,
             Command::Ping { .. } => own.ping,
@@ -354,7 +417,7 @@ impl Dialect {
     /// the original server's own wording where it is known ([`Description::error_text`]), else
     /// the error's own message. The `code` stays [`Error::code`].
     pub fn error_text(self, e: &Error) -> String {
-        (self.describe().error_text)(e).unwrap_or_else(|| e.message())
+        (described!(self, error_text))(e).unwrap_or_else(|| e.message())
     }
 }
 

@@ -40,6 +40,27 @@
 //! message id at all, so interleaved responses could not be told apart (see the engine's docs
 //! in `weft-agent`).
 
+/// Calls one function of the dialect's codec (each dialect module's `CODEC`): `codec!(dialect,
+/// decode_server(&obj))`. A `match` over every dialect — so a new one without a codec does not
+/// compile — whose arms call each dialect's function directly: no table of function pointers
+/// that would link every translation into every binary (the Worker never decodes a server's
+/// frames), and no indirect call that would keep the codec from being inlined into the path of
+/// every frame.
+macro_rules! codec {
+    ($dialect:expr, $f:ident($($arg:expr),*)) => {
+        match $dialect {
+            $crate::dialect::Dialect::Loom => ($crate::dialect::loom::CODEC.$f)($($arg),*),
+            $crate::dialect::Dialect::Agentloop => {
+                ($crate::dialect::agentloop::CODEC.$f)($($arg),*)
+            }
+            $crate::dialect::Dialect::Agentchat => {
+                ($crate::dialect::agentchat::CODEC.$f)($($arg),*)
+            }
+            $crate::dialect::Dialect::Cueso => ($crate::dialect::cueso::CODEC.$f)($($arg),*),
+        }
+    };
+}
+
 pub mod agentchat;
 pub mod agentloop;
 pub mod aisdk;
@@ -88,7 +109,7 @@ pub enum Dialect {
 impl Dialect {
     /// The dialect's name: `loom`, `agentloop`, `agentchat`, `cueso`.
     pub fn as_str(self) -> &'static str {
-        self.describe().name
+        description::described!(self, name)
     }
 
     /// Parses a dialect name.
@@ -98,7 +119,7 @@ impl Dialect {
 
     /// The path of the dialect's WebSocket endpoint on a weft server.
     pub fn endpoint(self) -> &'static str {
-        self.describe().endpoint
+        description::described!(self, endpoint)
     }
 
     /// The dialect served at a request path, if any.
@@ -111,13 +132,13 @@ impl Dialect {
         let protocol = protocol.trim();
         Dialect::ALL
             .into_iter()
-            .find(|d| d.describe().subprotocol == protocol)
+            .find(|d| d.subprotocol() == protocol)
     }
 
     /// Server side: one client frame (text, or binary holding UTF-8) to a command.
     pub fn decode_request(self, frame: &[u8], limits: Limits) -> Result<Command, Error> {
         let obj = parse_object(frame, limits)?;
-        (self.codec().decode_request)(&obj)
+        codec!(self, decode_request(&obj))
     }
 
     /// Client side: a command to the frame that asks for it in this dialect.
@@ -125,7 +146,7 @@ impl Dialect {
     /// `frame_id` is used where the dialect wants a unique id on every message (agentloop);
     /// other dialects ignore it.
     pub fn encode_request(self, command: &Command, frame_id: &str) -> Result<String, Error> {
-        (self.codec().encode_request)(command, frame_id)
+        codec!(self, encode_request(command, frame_id))
     }
 
     /// Client side: one server frame to the canonical events it carries (often one, sometimes
@@ -149,7 +170,7 @@ impl Dialect {
         limits: Limits,
     ) -> Result<Vec<Sequenced>, Error> {
         let obj = parse_object(frame, limits)?;
-        (self.codec().decode_server)(&obj)
+        codec!(self, decode_server(&obj))
     }
 }
 
@@ -260,7 +281,7 @@ impl Encoder {
         if let Event::EventsLost { from } = ev.event {
             return self.lost(ev, from);
         }
-        if !self.extensions && self.dialect.describe().whole_thoughts {
+        if !self.extensions && self.dialect.whole_thoughts() {
             if let Event::ReasoningChunk { content, .. } = &ev.event {
                 match &mut self.thought {
                     Some(Sequenced {
@@ -310,7 +331,7 @@ impl Encoder {
             turn: &mut self.turn,
             ev,
         };
-        (self.dialect.codec().encode)(&mut out);
+        codec!(self.dialect, encode(&mut out));
         *frames = out.frames;
     }
 }

@@ -136,9 +136,9 @@ impl Connection {
     /// Whether the app answers approvals. A socket of a dialect whose every socket is asked
     /// (loom, agentloop) has nothing to say; the others must opt in with
     /// `client_tools {approvals: true}` to be asked at all
-    /// ([`weft_protocol::dialect::Description::asks_approval`]).
+    /// ([`weft_protocol::Dialect::asks_approval`]).
     pub fn set_approver(&mut self, on: bool) {
-        let approvals = on && !self.cfg.dialect.describe().asks_approval;
+        let approvals = on && !self.cfg.dialect.asks_approval();
         if approvals != self.approvals {
             self.approvals = approvals;
             self.redeclare();

@@ -98,7 +98,7 @@ fn percent_encode(s: &str) -> String {
 /// The subprotocols to offer: `weft.<dialect>` names the dialect, `weft.token.<t>` carries the
 /// token. A token must be a valid subprotocol token (RFC 6455 §4.1), or the browser throws.
 pub fn subprotocols(dialect: Dialect, token: Option<&str>) -> Result<Vec<String>, Error> {
-    let mut protocols = vec![String::from(dialect.describe().subprotocol)];
+    let mut protocols = vec![String::from(dialect.subprotocol())];
     if let Some(token) = token {
         check_token(token)?;
         protocols.push(text::concat(&["weft.token.", token]));

@@ -52,13 +52,7 @@ impl Connection {
         let kind = match self.server {
             Some(kind) => kind,
             None if !self.offered_weft || selected.is_empty() => ServerKind::Original,
-            None if self
-                .cfg
-                .dialect
-                .describe()
-                .original
-                .selects_offered_subprotocol =>
-            {
+            None if self.cfg.dialect.original().selects_offered_subprotocol => {
                 let id = self.new_id("probe");
                 match self
                     .cfg

@@ -82,8 +82,8 @@ impl Peer {
     }
 
     /// How the dialect's original server differs from weft.
-    fn rules(self) -> &'static Original {
-        &self.dialect.describe().original
+    fn rules(self) -> Original {
+        self.dialect.original()
     }
 
     /// Whether the server serves this request (whether the dialect can carry it at all is the

@@ -42,7 +42,7 @@ pub(crate) fn decode_server(dialect: Dialect, frame: &[u8]) -> Option<Sequenced>
 pub(crate) fn read(dialect: Dialect, frame: &[u8]) -> Option<Delta<'_>> {
     let text = core::str::from_utf8(frame).ok()?;
     let mut s = Reader::new(text);
-    let delta = (dialect.codec().fast)(&mut s);
+    let delta = codec!(dialect, fast(&mut s));
     s.ws();
     delta.filter(|_| s.at == s.t.len())
 }
