@@ -204,7 +204,7 @@ mod tests {
         let back = Run::restore(&json).expect("reads");
         assert_eq!(back.agent, tot.agent);
 
-        let mut value: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+        let mut value: Value = serde_json::from_str(&json).expect("JSON");
         value["agent"] = "react".into();
         let err = Run::restore(&value.to_string()).expect_err("react has no step of its own");
         assert!(err.to_string().contains("Evaluating"), "{err}");
