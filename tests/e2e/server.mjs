@@ -46,7 +46,11 @@ export function toolchainEnv(extra) {
  * only says it must run remotely) — a deployed Worker without a key or `[ai]`. Its wrangler
  * config is worker/wrangler.toml without the `[ai]` table, written beside it for the run (its
  * paths are relative to its folder).
- * @param {{delayMs?: number, vars?: Record<string,string>, useKey?: string, noModel?: boolean, readyTimeoutMs?: number}} opts
+ *
+ * `envFile`: the text of a settings file in `.dev.vars` syntax (dotenv: quoting, `\n` in double
+ * quotes, `$NAME` expansion), passed as `--env-file` — the way an operator's `.dev.vars` reaches
+ * the Worker, as secrets; `vars` go as `--var`, as `[vars]` would.
+ * @param {{delayMs?: number, vars?: Record<string,string>, envFile?: string, useKey?: string, noModel?: boolean, readyTimeoutMs?: number}} opts
  */
 export async function startServer(opts = {}) {
   const llm = await startScriptedLlm({ port: 0, host: '127.0.0.1', delayMs: opts.delayMs ?? 0 });
@@ -72,6 +76,11 @@ export async function startServer(opts = {}) {
     const args = ['wrangler', 'dev', '--local', '--port', String(port), '--ip', '127.0.0.1', '--inspector-port', String(inspector),
       '--persist-to', persist, '--log-level', 'warn'];
     if (config) args.push('--config', config);
+    if (opts.envFile !== undefined) {
+      const file = join(persist, 'settings.env');
+      writeFileSync(file, opts.envFile);
+      args.push('--env-file', file);
+    }
     for (const [k, v] of Object.entries(vars)) args.push('--var', `${k}:${v}`);
     child = spawn('npx', args, { cwd: join(root, 'worker'), env: toolchainEnv(), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     log = '';
