@@ -51,8 +51,8 @@ const session = () => `agents-${randomUUID()}`;
 const DIALECT_AT = { '/': 'loom', '/agentloop': 'agentloop', '/ws': 'agentchat', '/ws/chat': 'cueso' };
 const open = (path, sid = session()) => Conn.open(`${server.url}${path}?session_id=${sid}`, [`weft.${DIALECT_AT[path]}`]);
 
-/** What the model was asked in the runs of `message` (tool-result turns included). */
-const asked = (message) => server.llm.requests.filter((r) => r.lastUser === message);
+/** What the model was asked in the runs of `message`: tool-result turns, and the turns that quote it (dup's plan), included. */
+const asked = (message) => server.llm.requests.filter((r) => r.lastUser.includes(message));
 
 /** A unique "who are you" (the scripted LLM answers it with the system prompt's first line). */
 const whoAreYou = () => `who are you (${randomUUID().slice(0, 8)})`;
