@@ -65,3 +65,33 @@ export function setAgent(agent) {
   renderComposer();
   if (!state.followed) renderActivity();
 }
+
+/**
+ * Adds the operator's own agents (the server's `AGENTS` variants, listed by its `/status`) to
+ * the picker after the four, each titled with its description; a variant picked on an earlier
+ * visit is picked again. A server that cannot say (an original server, no `/status`) keeps the
+ * four.
+ */
+export async function loadAgents() {
+  const url = new URL('/status', state.server.replace(/^ws/, 'http'));
+  if (state.token) url.searchParams.set('token', state.token);
+  let agents;
+  try {
+    const res = await fetch(url);
+    if (!res.ok) throw new Error(`HTTP ${res.status}`);
+    agents = (await res.json()).agents ?? [];
+  } catch (e) {
+    console.warn(`weft demo: the server's agents could not be listed (${url.origin}/status): ${e.message}`);
+    return;
+  }
+  const picker = els.composer.querySelector('.agents');
+  for (const old of picker.querySelectorAll('label[data-operator]')) old.remove();
+  const shown = new Set([...picker.querySelectorAll('input[name="agent"]')].map((i) => i.value));
+  for (const { name, description } of agents) {
+    if (shown.has(name)) continue;
+    const input = h('input', { type: 'radio', name: 'agent', value: name, onchange: () => input.checked && setAgent(name) });
+    picker.append(h('label', { title: description, dataset: { operator: '' } }, input, h('span', { text: name })));
+  }
+  if (agents.some((a) => a.name === prefs.get('agent'))) state.agent = prefs.get('agent');
+  renderComposer();
+}
