@@ -1,6 +1,7 @@
 // End to end, the operator's agents (README, "Agents"): `SYSTEM_PROMPT`, `AGENTS` and
-// `DEFAULT_AGENT` against the real Worker under `wrangler dev`. A named variant with its own
-// prompt and model is asked for from loom, the SDK (weft-sdk in Node) and `POST /api/chat`;
+// `DEFAULT_AGENT` against the real Worker under `wrangler dev`. The agents are listed by
+// `/status` and weft-sdk's `agents()`. A named variant with its own prompt and model is asked
+// for from loom, the SDK (weft-sdk in Node) and `POST /api/chat`;
 // agentloop, which names no agent, gets the operator's default. The scripted LLM's request log
 // shows the model, system prompt and temperature each run sent. A broken `AGENTS` refuses every
 // run with its reason.
@@ -162,6 +163,22 @@ describe('agents an operator configured', () => {
     assert.equal(done.reply, 'I am: You are Support.');
     assert.equal(asked(message)[0].model, 'support-model');
     c.close();
+  });
+
+  test('weft-sdk lists the agents as /status does, before any socket opens', async () => {
+    const status = await (await fetch(`${server.http}/status`)).json();
+    const client = new Client({ url: server.http, dialect: 'agentchat', sessionId: session() });
+    try {
+      const list = await client.agents();
+      assert.equal(list.defaultAgent, 'support');
+      assert.deepEqual(list.agents, status.agents);
+    } finally {
+      client.close();
+    }
+    // A server without /status (here: the scripted LLM's 404) is `unsupported`.
+    const elsewhere = new Client({ url: server.llm.url, dialect: 'agentchat' });
+    await assert.rejects(elsewhere.agents(), (e) => e.code === 'unsupported' && /GET \/status.*HTTP 404/.test(e.message));
+    elsewhere.close();
   });
 
   test('weft-sdk asks for a variant with its agent option; without one, the default runs', async () => {
