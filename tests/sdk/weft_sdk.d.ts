@@ -164,6 +164,36 @@ export interface ContextInfo {
 }
 
 /**
+ * One agent a run may name (`client.run({ agent: name })`).
+ */
+export interface AgentInfo {
+    /**
+     * What a run names.
+     */
+    name: string;
+    /**
+     * One line, for a picker.
+     */
+    description: string;
+    /**
+     * The weft agent that runs it: `react`, `dup`, `tot` or `got`.
+     */
+    agent: string;
+    /**
+     * Its model's provider, or `null` when it has none (see `problem`).
+     */
+    provider: string | null;
+    /**
+     * Its model, or `null` when it has none.
+     */
+    model: string | null;
+    /**
+     * Why its runs are refused (its provider has no key), or `null`.
+     */
+    problem: string | null;
+}
+
+/**
  * One message.
  */
 export interface Message {
@@ -357,6 +387,20 @@ export interface Usage {
      * `prompt_tokens + completion_tokens`, as the provider reported it.
      */
     total_tokens: number;
+}
+
+/**
+ * What `agents()` resolves to: the agents a weft server offers.
+ */
+export interface AgentList {
+    /**
+     * The agent of a run that names none (the server's `DEFAULT_AGENT`).
+     */
+    defaultAgent: string;
+    /**
+     * weft's four, then the operator's own, in the server's order.
+     */
+    agents: AgentInfo[];
 }
 
 /**
@@ -683,6 +727,14 @@ export class Client {
     free(): void;
     [Symbol.dispose](): void;
     /**
+     * The agents the server offers — weft's four and the operator's own (`AGENTS`), each with
+     * its description, the weft agent that runs it and its model — and the one a run that
+     * names no `agent` gets. Read from the server's `GET /status` over HTTP (with the token),
+     * so it needs no open socket; rejects with `unsupported` where there is none (an original
+     * server) or it answers an error.
+     */
+    agents(): Promise<AgentList>;
+    /**
      * Closes the socket for good. Runs still streaming and requests still waiting reject with
      * `closed`; the server goes on with the runs (a disconnect never cancels one).
      */
@@ -945,6 +997,7 @@ export interface InitOutput {
     readonly __wbg_reassembler_free: (a: number, b: number) => void;
     readonly __wbg_run_free: (a: number, b: number) => void;
     readonly __wbg_runevents_free: (a: number, b: number) => void;
+    readonly client_agents: (a: number) => any;
     readonly client_close: (a: number) => void;
     readonly client_compact: (a: number) => any;
     readonly client_connect: (a: number) => any;
@@ -982,12 +1035,12 @@ export interface InitOutput {
     readonly run_runId: (a: number) => [number, number];
     readonly runevents_next: (a: number) => any;
     readonly runevents_return: (a: number) => any;
-    readonly wasm_bindgen_ccee864e70c682fe___convert__closures_____invoke___bool__wasm_bindgen_ccee864e70c682fe___JsValue______true_: (a: number, b: number, c: number, d: any) => void;
-    readonly wasm_bindgen_ccee864e70c682fe___convert__closures_____invoke___js_sys_91ebd2187d0248e7___Function_fn_wasm_bindgen_ccee864e70c682fe___JsValue_____wasm_bindgen_ccee864e70c682fe___sys__Undefined___js_sys_91ebd2187d0248e7___Function_fn_wasm_bindgen_ccee864e70c682fe___JsValue_____wasm_bindgen_ccee864e70c682fe___sys__Undefined_______true_: (a: number, b: number, c: any, d: any) => void;
-    readonly wasm_bindgen_ccee864e70c682fe___convert__closures_____invoke___wasm_bindgen_ccee864e70c682fe___JsValue______true_: (a: number, b: number, c: any) => void;
-    readonly wasm_bindgen_ccee864e70c682fe___convert__closures_____invoke___web_sys_bc70a5d70a0fa2d6___features__gen_CloseEvent__CloseEvent______true_: (a: number, b: number, c: any) => void;
-    readonly wasm_bindgen_ccee864e70c682fe___convert__closures_____invoke___web_sys_bc70a5d70a0fa2d6___features__gen_CloseEvent__CloseEvent______true__41: (a: number, b: number, c: any) => void;
-    readonly wasm_bindgen_ccee864e70c682fe___convert__closures_____invoke_______true_: (a: number, b: number) => void;
+    readonly wasm_bindgen_b2274a1287d9f2dc___convert__closures_____invoke___bool__wasm_bindgen_b2274a1287d9f2dc___JsValue______true_: (a: number, b: number, c: number, d: any) => void;
+    readonly wasm_bindgen_b2274a1287d9f2dc___convert__closures_____invoke___js_sys_7372e5b13f55676___Function_fn_wasm_bindgen_b2274a1287d9f2dc___JsValue_____wasm_bindgen_b2274a1287d9f2dc___sys__Undefined___js_sys_7372e5b13f55676___Function_fn_wasm_bindgen_b2274a1287d9f2dc___JsValue_____wasm_bindgen_b2274a1287d9f2dc___sys__Undefined_______true_: (a: number, b: number, c: any, d: any) => void;
+    readonly wasm_bindgen_b2274a1287d9f2dc___convert__closures_____invoke___wasm_bindgen_b2274a1287d9f2dc___JsValue______true_: (a: number, b: number, c: any) => void;
+    readonly wasm_bindgen_b2274a1287d9f2dc___convert__closures_____invoke___web_sys_97501976544811f2___features__gen_CloseEvent__CloseEvent______true_: (a: number, b: number, c: any) => void;
+    readonly wasm_bindgen_b2274a1287d9f2dc___convert__closures_____invoke___web_sys_97501976544811f2___features__gen_CloseEvent__CloseEvent______true__42: (a: number, b: number, c: any) => void;
+    readonly wasm_bindgen_b2274a1287d9f2dc___convert__closures_____invoke_______true_: (a: number, b: number) => void;
     readonly __wbindgen_malloc: (a: number, b: number) => number;
     readonly __wbindgen_realloc: (a: number, b: number, c: number, d: number) => number;
     readonly __wbindgen_free: (a: number, b: number, c: number) => void;

@@ -67,21 +67,16 @@ export function setAgent(agent) {
 }
 
 /**
- * Adds the operator's own agents (the server's `AGENTS` variants, listed by its `/status`) to
+ * Adds the operator's own agents (the server's `AGENTS` variants, from `client.agents()`) to
  * the picker after the four, each titled with its description; a variant picked on an earlier
- * visit is picked again. A server that cannot say (an original server, no `/status`) keeps the
- * four.
+ * visit is picked again. A server that cannot say (an original server) keeps the four.
  */
 export async function loadAgents() {
-  const url = new URL('/status', state.server.replace(/^ws/, 'http'));
-  if (state.token) url.searchParams.set('token', state.token);
   let agents;
   try {
-    const res = await fetch(url);
-    if (!res.ok) throw new Error(`HTTP ${res.status}`);
-    agents = (await res.json()).agents ?? [];
+    agents = (await state.client?.agents())?.agents ?? [];
   } catch (e) {
-    console.warn(`weft demo: the server's agents could not be listed (${url.origin}/status): ${e.message}`);
+    console.warn(`weft demo: the server's agents could not be listed: ${e.message}`);
     return;
   }
   const picker = els.composer.querySelector('.agents');
