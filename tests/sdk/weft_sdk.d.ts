@@ -610,7 +610,9 @@ export interface RunOptions {
      */
     message: string;
     /**
-     * Which agent runs it (default `react`).
+     * Which agent runs it: weft's four, or a name the server's operator configured (see
+     * `agents()`). Left out: the server's default agent (`react` unless its operator set
+     * another; on loom, whose request needs one, `react`).
      */
     agent?: Agent;
     /**

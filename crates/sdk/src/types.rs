@@ -103,7 +103,9 @@ pub struct ReconnectOptions {
 pub struct RunOptions {
     /// The user message.
     pub message: String,
-    /// Which agent runs it (default `react`).
+    /// Which agent runs it: weft's four, or a name the server's operator configured (see
+    /// `agents()`). Left out: the server's default agent (`react` unless its operator set
+    /// another; on loom, whose request needs one, `react`).
     #[serde(default)]
     #[tsify(optional, type = "Agent")]
     pub agent: Option<String>,

@@ -73,7 +73,10 @@ pub fn endpoint_url(
 pub fn status_url(endpoint: &str, token: Option<&str>) -> String {
     let (scheme, rest) = match endpoint.strip_prefix("wss://") {
         Some(rest) => ("https://", rest),
-        None => ("http://", endpoint.strip_prefix("ws://").unwrap_or(endpoint)),
+        None => (
+            "http://",
+            endpoint.strip_prefix("ws://").unwrap_or(endpoint),
+        ),
     };
     let host = rest.split(['/', '?']).next().unwrap_or_default();
     let mut out = text::concat(&[scheme, host, "/status"]);

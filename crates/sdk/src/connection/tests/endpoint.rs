@@ -61,7 +61,10 @@ fn status_is_the_servers_http_origin_with_the_token_in_the_query() {
         "http://127.0.0.1:8080/status"
     );
     assert_eq!(
-        status_url(&endpoint("https://weft.example.com/ws/chat?x=1"), Some("t ok/é")),
+        status_url(
+            &endpoint("https://weft.example.com/ws/chat?x=1"),
+            Some("t ok/é")
+        ),
         "https://weft.example.com/status?token=t%20ok%2F%C3%A9"
     );
 }
