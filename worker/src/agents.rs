@@ -2,8 +2,9 @@
 //! overrides of them and named variants of them — `SYSTEM_PROMPT`, `AGENTS` and `DEFAULT_AGENT`
 //! (README, "Agents").
 //!
-//! This is the one place agents are named. `/status`, loom's `agent_list` and the demo's picker
-//! read [`Agents::list`]; a run's agent is found by [`Agents::choose`]. A remote agent (an
+//! This is the one place agents are named. [`Agents::list`] is what every listing reads:
+//! `/status` (and through it weft-sdk's `agents()` and the demo's picker), and loom's
+//! `agent_list` when it comes. A run's agent is found by [`Agents::choose`]. A remote agent (an
 //! AG-UI agent weft drives as a client) will be one more kind of entry in `AGENTS` — an entry
 //! with a `url` (and `headers`) instead of an `agent` — and one more [`Runs`] variant, not a
 //! second setting that names agents.
@@ -21,7 +22,7 @@ use weft_protocol::Agent;
 
 use crate::settings::{Model, Settings};
 
-/// weft's own agents, with what the picker and `agent_list` say of each.
+/// weft's own agents, with what listings say of each.
 pub const BUILT_IN: [(Agent, &str); 4] = [
     (
         Agent::React,
