@@ -230,7 +230,10 @@ describe('agents an operator configured', () => {
 describe('a broken AGENTS setting', () => {
   let broken;
   before(async () => {
-    broken = await startServer({ vars: { AGENTS: JSON.stringify({ support: { agent: 'react', promt: 'You are Support.' } }) } });
+    // Written as a table of wrangler.toml's [vars] (the Worker gets an object, not text): read
+    // all the same, so its mistake is seen rather than the setting taken for unset.
+    const toml = '[vars]\nAGENTS = { support = { agent = "react", promt = "You are Support." } }\n';
+    broken = await startServer({ toml });
   }, { timeout: 900_000 });
   after(async () => {
     await broken?.stop();

@@ -213,7 +213,15 @@ impl Settings {
 
 /// `SYSTEM_PROMPT`, `AGENTS` and `DEFAULT_AGENT`, each agent's provider with its key.
 fn read_agents(env: &Env, model: &Model) -> Agents {
-    let get = |name: &str| var(env, name);
+    // `AGENTS` may be a table of `[vars]` in wrangler.toml, which reaches the Worker as an
+    // object, not text: read as its JSON rather than taken for unset. (`object_var` fails only
+    // when there is no such object.)
+    let get = |name: &str| {
+        var(env, name).or_else(|| {
+            let object = (name == "AGENTS").then(|| env.object_var::<serde_json::Value>(name));
+            object.and_then(Result::ok).map(|value| value.to_string())
+        })
+    };
     let binding = env.ai("AI").is_ok();
     Agents::read(&get, model, &|provider, model| {
         provider_model(&get, binding, provider, model)
