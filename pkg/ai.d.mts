@@ -16,7 +16,7 @@ export declare class UIChunkEncoder {
 export interface WeftChatTransportOptions {
   /** A weft client (any dialect; `reconnectToStream` needs loom to find the running turn). */
   client: Client;
-  /** Which agent runs each message (default `react`). */
+  /** Which agent runs each message: a name the server offers (`client.agents()`); default: the server's default agent (`react` unless its operator set another). */
   agent?: Agent;
   /** Tools the page runs itself: their calls reach `useChat`'s `onToolCall`; answer them
    * with `addToolOutput`. */

@@ -169,7 +169,7 @@ export class WeftChatTransport {
   /** Reconnecting follows the running turn from its start (a reloaded page has lost it). */
   resumeStreamIsReplay = true;
 
-  constructor({ client, agent = 'react', tools = [] }) {
+  constructor({ client, agent, tools = [] }) {
     this.#client = client;
     this.#agent = agent;
     this.#off.push(client.onApproval((req) => new Promise((resolve) => {

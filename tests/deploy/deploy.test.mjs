@@ -76,7 +76,10 @@ describe('settings', () => {
       .filter((f) => f.endsWith('.rs'))
       .map((f) => read(join('worker/src', f)))
       .join('\n');
-    const read_ = new Set([...source.matchAll(/\b(?:var|number|float|list)\(env, "([A-Z][A-Z0-9_]*)"/g)].map((m) => m[1]));
+    // `var(env, "X")` and its kin in settings.rs; `get("X")` where a setting is read through a
+    // lookup (agents.rs, and the keys of a provider an agent names).
+    const reads = /\b(?:var|number|float|list)\(env, "([A-Z][A-Z0-9_]*)"|\bget\("([A-Z][A-Z0-9_]*)"\)/g;
+    const read_ = new Set([...source.matchAll(reads)].map((m) => m[1] ?? m[2]));
     // npm start's own: the scripted model's URL is passed by it and nothing else.
     read_.delete('SCRIPTED_LLM_URL');
     const example = new Set(exampleNames());

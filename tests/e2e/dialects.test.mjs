@@ -151,7 +151,7 @@ describe('loom', () => {
     assert.equal(cancelled.error, 'cancelled');
     c.send({ type: 'run', message: 'hi', agent: 'mcts', id: 'g' });
     const unavailable = await c.wait((f) => f.type === 'error' && f.code === 'agent_unavailable');
-    assert.equal(unavailable.error, 'unknown agent: mcts (react, dup, tot or got)');
+    assert.equal(unavailable.error, 'unknown agent: mcts (use one of react, dup, tot, got)');
     c.close();
   });
 });

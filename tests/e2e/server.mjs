@@ -47,7 +47,12 @@ export function toolchainEnv(extra) {
  * config is worker/wrangler.toml without the `[ai]` table, written beside it for the run (its
  * paths are relative to its folder).
  * `logLevel`: wrangler's (`warn` by default); `debug` also shows the Worker's `console.debug`.
- * @param {{delayMs?: number, vars?: Record<string,string>, useKey?: string, noModel?: boolean, readyTimeoutMs?: number, logLevel?: string}} opts
+ *
+ * `toml`: text added at the end of that config (a `[vars]` table, as an operator writes it).
+ * `envFile`: the text of a settings file in `.dev.vars` syntax (dotenv: quoting, `\n` in double
+ * quotes, `$NAME` expansion), passed as `--env-file` — the way an operator's `.dev.vars` reaches
+ * the Worker, as secrets; `vars` go as `--var`, as `[vars]` would.
+ * @param {{delayMs?: number, vars?: Record<string,string>, envFile?: string, toml?: string, useKey?: string, noModel?: boolean, readyTimeoutMs?: number, logLevel?: string}} opts
  */
 export async function startServer(opts = {}) {
   const llm = await startScriptedLlm({ port: 0, host: '127.0.0.1', delayMs: opts.delayMs ?? 0 });
@@ -60,12 +65,15 @@ export async function startServer(opts = {}) {
   let child;
   let log = '';
   let config = null;
-  if (opts.noModel) {
+  if (opts.noModel || opts.toml) {
     const toml = readFileSync(join(root, 'worker/wrangler.toml'), 'utf8');
-    const withoutAi = toml.replace(/^\[ai\]\nbinding = "AI"\n/m, '');
-    if (withoutAi === toml) throw new Error('worker/wrangler.toml has no [ai] table to leave out');
-    config = join(root, 'worker', `wrangler.no-ai-${process.pid}.toml`);
-    writeFileSync(config, withoutAi);
+    let changed = toml;
+    if (opts.noModel) {
+      changed = toml.replace(/^\[ai\]\nbinding = "AI"\n/m, '');
+      if (changed === toml) throw new Error('worker/wrangler.toml has no [ai] table to leave out');
+    }
+    config = join(root, 'worker', `wrangler.e2e-${process.pid}-${port}.toml`);
+    writeFileSync(config, `${changed}\n${opts.toml ?? ''}`);
   }
 
   async function launch() {
@@ -73,6 +81,11 @@ export async function startServer(opts = {}) {
     const args = ['wrangler', 'dev', '--local', '--port', String(port), '--ip', '127.0.0.1', '--inspector-port', String(inspector),
       '--persist-to', persist, '--log-level', opts.logLevel ?? 'warn'];
     if (config) args.push('--config', config);
+    if (opts.envFile !== undefined) {
+      const file = join(persist, 'settings.env');
+      writeFileSync(file, opts.envFile);
+      args.push('--env-file', file);
+    }
     for (const [k, v] of Object.entries(vars)) args.push('--var', `${k}:${v}`);
     child = spawn('npx', args, { cwd: join(root, 'worker'), env: toolchainEnv(), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     log = '';

@@ -205,6 +205,15 @@ async function jsonOut(res, { provider, body, fault, delay, headers, state }) {
   }
 }
 
+/** The most requests `requests` keeps (the oldest go first), so a long benchmark stays small. */
+const MAX_RECORDED = 1000;
+
+/** Keeps what a request asked for, for the request log (`llm.requests`). */
+function record(state, entry) {
+  state.requests.push(entry);
+  if (state.requests.length > MAX_RECORDED) state.requests.shift();
+}
+
 async function handle(req, res, opts, state) {
   const url = new URL(req.url, 'http://scripted-llm.local');
   if (req.method === 'OPTIONS') {
@@ -281,6 +290,14 @@ async function handle(req, res, opts, state) {
     return;
   }
   const ctx = buildContext(parsed.conv);
+  record(state, {
+    provider: p.name,
+    path: url.pathname,
+    model: String(model ?? ''),
+    system: ctx.system,
+    lastUser: ctx.lastUser,
+    temperature: body?.temperature ?? body?.generationConfig?.temperature ?? null,
+  });
   // A fault may also be asked for in the last user message ("... fault-429 ..."), so a test
   // can fail one run of a session without reconfiguring the server.
   const messageFault = fault ? null : faultFor(ctx.lastUser, null);
@@ -343,11 +360,12 @@ async function handle(req, res, opts, state) {
  * @param {{port?: number, host?: string, delayMs?: number, rules?: Array, log?: boolean}} options
  *   port 0 (the default) picks a free port; rules are tried before the built-in table.
  * @returns {Promise<{url: string, port: number, host: string, server: http.Server,
- *   activeResponses: number, close: () => Promise<void>}>}
+ *   activeResponses: number, requests: Array<{provider: string, path: string, model: string,
+ *   system: string, lastUser: string, temperature: number | null}>, close: () => Promise<void>}>}
  */
 export async function startScriptedLlm({ port = 0, host = '127.0.0.1', delayMs = 0, rules = [], log = false } = {}) {
   const opts = { delayMs: Math.max(0, Number(delayMs) || 0), rules, log };
-  const state = { active: new Set() };
+  const state = { active: new Set(), requests: [] };
   const sockets = new Set();
   const server = http.createServer((req, res) => {
     handle(req, res, opts, state).catch((err) => {
@@ -378,6 +396,14 @@ export async function startScriptedLlm({ port = 0, host = '127.0.0.1', delayMs =
     /** Responses still being written (streams, stalls); 0 once every client has gone. */
     get activeResponses() {
       return state.active.size;
+    },
+    /**
+     * The request log: every model request that got as far as the rules, oldest first (the
+     * last 1000): `{provider, path, model, system, lastUser, temperature}`.
+     * @type {Array<{provider: string, path: string, model: string, system: string, lastUser: string, temperature: number | null}>}
+     */
+    get requests() {
+      return state.requests;
     },
     close() {
       if (!closing) {

@@ -421,3 +421,42 @@ for (const P of PROVIDERS) {
 // ---- the dup, tot and got agents' prompts ------------------------------------------------
 // The instructions as crates/agent/src/engine/prompts.rs writes them (after the persona); the
 // rules key on their first sentences.
+
+describe('the request log', () => {
+  // What each provider's request says the system prompt and temperature are.
+  const asked = {
+    openai: { messages: [{ role: 'system', content: 'You are Support.\nBe brief.' }], extra: { temperature: 0.25 } },
+    anthropic: { messages: [], extra: { system: 'You are Support.\nBe brief.', temperature: 0.25 } },
+    gemini: { messages: [], extra: { systemInstruction: { parts: [{ text: 'You are Support.\nBe brief.' }] }, generationConfig: { temperature: 0.25 } } },
+  };
+  for (const P of PROVIDERS) {
+    test(`${P.name}: the model, system prompt, last user message and temperature of each request`, async () => {
+      const { messages, extra } = asked[P.name];
+      const from = llm.requests.length;
+      const r = await turn(P, { messages: [...messages, P.user('log me')], model: 'support-model', extra });
+      assert.equal(r.status, 200);
+      const plain = await turn(P, { messages: [P.user('log me too')] });
+      assert.equal(plain.status, 200);
+      const logged = llm.requests.slice(from);
+      assert.equal(logged.length, 2);
+      assert.deepEqual(logged[0], {
+        provider: P.name,
+        path: P.request({ messages: [], model: 'support-model' }).path.split('?')[0],
+        model: 'support-model',
+        system: 'You are Support.\nBe brief.',
+        lastUser: 'log me',
+        temperature: 0.25,
+      });
+      assert.equal(logged[1].lastUser, 'log me too');
+      assert.equal(logged[1].system, '');
+      assert.equal(logged[1].temperature, null);
+    });
+  }
+
+  test('a request refused before the rules is not logged', async () => {
+    const from = llm.requests.length;
+    const r = await send('/v1/chat/completions', '{not json', openai.headers);
+    assert.equal(r.status, 400);
+    assert.equal(llm.requests.length, from);
+  });
+});

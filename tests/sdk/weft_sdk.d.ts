@@ -164,6 +164,36 @@ export interface ContextInfo {
 }
 
 /**
+ * One agent a run may name (`client.run({ agent: name })`).
+ */
+export interface AgentInfo {
+    /**
+     * What a run names.
+     */
+    name: string;
+    /**
+     * One line, for a picker.
+     */
+    description: string;
+    /**
+     * The weft agent that runs it: `react`, `dup`, `tot` or `got`.
+     */
+    agent: string;
+    /**
+     * Its model's provider, or `null` when it has none (see `problem`).
+     */
+    provider: string | null;
+    /**
+     * Its model, or `null` when it has none.
+     */
+    model: string | null;
+    /**
+     * Why its runs are refused (its provider has no key), or `null`.
+     */
+    problem: string | null;
+}
+
+/**
  * One message.
  */
 export interface Message {
@@ -357,6 +387,20 @@ export interface Usage {
      * `prompt_tokens + completion_tokens`, as the provider reported it.
      */
     total_tokens: number;
+}
+
+/**
+ * What `agents()` resolves to: the agents a weft server offers.
+ */
+export interface AgentList {
+    /**
+     * The agent of a run that names none (the server's `DEFAULT_AGENT`).
+     */
+    defaultAgent: string;
+    /**
+     * weft's four, then the operator's own, in the server's order.
+     */
+    agents: AgentInfo[];
 }
 
 /**
@@ -577,7 +621,9 @@ export interface RunOptions {
      */
     message: string;
     /**
-     * Which agent runs it (default `react`).
+     * Which agent runs it: weft's four, or a name the server's operator configured (see
+     * `agents()`). Left out: the server's default agent (`react` unless its operator set
+     * another; on loom, whose request needs one, `react`).
      */
     agent?: Agent;
     /**
@@ -693,6 +739,14 @@ export type Reconnect = boolean | ReconnectOptions;
 export class Client {
     free(): void;
     [Symbol.dispose](): void;
+    /**
+     * The agents the server offers — weft's four and the operator's own (`AGENTS`), each with
+     * its description, the weft agent that runs it and its model — and the one a run that
+     * names no `agent` gets. Read from the server's `GET /status` over HTTP (with the token),
+     * so it needs no open socket; rejects with `unsupported` where there is none (an original
+     * server) or it answers an error.
+     */
+    agents(): Promise<AgentList>;
     /**
      * Closes the socket for good. Runs still streaming and requests still waiting reject with
      * `closed`; the server goes on with the runs (a disconnect never cancels one).
@@ -957,6 +1011,7 @@ export interface InitOutput {
     readonly __wbg_reassembler_free: (a: number, b: number) => void;
     readonly __wbg_run_free: (a: number, b: number) => void;
     readonly __wbg_runevents_free: (a: number, b: number) => void;
+    readonly client_agents: (a: number) => any;
     readonly client_close: (a: number) => void;
     readonly client_compact: (a: number) => any;
     readonly client_connect: (a: number) => any;

@@ -56,7 +56,9 @@ const problems = [];
 before(async () => {
   ensureBuilt();
   mkdirSync(results, { recursive: true });
-  server = await startServer({ delayMs: 6 });
+  // One operator variant (README, "Agents"), for the picker's test; the four keep their settings.
+  const agents = { support: { agent: 'react', description: 'Our support desk', prompt: 'You are Support.' } };
+  server = await startServer({ delayMs: 6, vars: { AGENTS: JSON.stringify(agents) } });
   net = await relay({ host: '127.0.0.1', port: Number(new URL(server.http).port) });
   base = `http://127.0.0.1:${net.port}`;
   browser = await launchChromium();
@@ -124,6 +126,19 @@ describe('the demo app', () => {
     assert.equal((await fetch(`${server.http}/no-such-file.js`)).status, 404);
     await open();
     assert.equal(await page.locator('#welcome').isVisible(), true);
+  });
+
+  test("the picker offers the operator's agents after the four, and a run asks for the one picked", async () => {
+    await open();
+    const names = await page.locator('.agents input[name=agent]').evaluateAll((inputs) => inputs.map((i) => i.value));
+    assert.deepEqual(names, ['react', 'dup', 'tot', 'got', 'support']);
+    assert.equal(await page.locator('.agents label:has(input[value=support])').getAttribute('title'), 'Our support desk');
+    await send('who are you', 'support');
+    assert.equal(await ended(), 'completed');
+    assert.equal(await replyText(), 'I am: You are Support.');
+    // Picked again on the next visit.
+    await open();
+    assert.equal(await page.locator('.agents input[value=support]').isChecked(), true);
   });
 
   test('sends a message and streams the reply; a tool call is a card with its result', async () => {

@@ -264,7 +264,7 @@ mod tests {
             }),
             Command::Run(RunCommand {
                 message: "line one\nline two".into(),
-                agent: Agent::Unknown("plan-and-solve".into()),
+                agent: Some(Agent::Unknown("plan-and-solve".into())),
                 thread_id: Some("chat-1".into()),
                 ..RunCommand::default()
             }),

@@ -38,6 +38,7 @@
 //! the app is not built, `GET /` answers with a small page listing the endpoints.
 
 pub mod access;
+pub mod agents;
 pub mod batch;
 pub mod http;
 pub mod limiter;
@@ -67,6 +68,7 @@ fn start() {
 #[event(fetch)]
 async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
     let settings = Settings::from_env(&env);
+    settings.log_problems_once();
     let url = req.inner().url();
     let path = req.path();
     let upgrade = req
@@ -270,9 +272,9 @@ async fn http_request(
         .await
 }
 
-/// What `GET /status` reports: which model runs use and how it is reached — never a key or a
-/// base URL (the REST API's holds the account). The route adds `mcp`, each MCP server as
-/// probed now ([`mcp::status`]).
+/// What `GET /status` reports: which model runs use and how it is reached, the agents a run
+/// may name, and what stops runs — never a key or a base URL (the REST API's holds the
+/// account). The route adds `mcp`, each MCP server as probed now ([`mcp::status`]).
 fn status(settings: &Settings) -> serde_json::Value {
     let config = settings.model.config();
     serde_json::json!({
@@ -286,8 +288,28 @@ fn status(settings: &Settings) -> serde_json::Value {
                 _ => None,
             },
         },
+        "agents": settings.agents.list().iter().map(agent_status).collect::<Vec<_>>(),
+        "default_agent": settings.agents.default_name(),
+        "problems": settings.problems(),
         "auth": settings.auth_token.is_some(),
         "dialects": Dialect::ALL.iter().map(|d| d.as_str()).collect::<Vec<_>>(),
+    })
+}
+
+/// One agent in `/status`: what a client names, what runs it, its model — never its prompt
+/// (an operator's instructions are theirs) or its key.
+fn agent_status(profile: &agents::Profile) -> serde_json::Value {
+    let config = profile.model.config();
+    serde_json::json!({
+        "name": profile.name,
+        "description": profile.description,
+        "agent": profile.agent().as_str(),
+        "provider": config.map(|c| c.provider.as_str()),
+        "model": config.map(|c| c.model.as_str()),
+        "problem": match &profile.model {
+            settings::Model::Missing(why) => Some(why.as_str()),
+            _ => None,
+        },
     })
 }
 

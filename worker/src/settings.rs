@@ -2,6 +2,8 @@
 //! secrets locally; `npm start` writes `.dev.vars` from its own environment).
 
 use weft_agent::engine::Config;
+
+use crate::agents::Agents;
 use weft_agent::provider::{
     workers_ai_rest_base, Provider, ProviderConfig, WORKERS_AI_DEFAULT_MODEL,
 };
@@ -54,6 +56,9 @@ const NO_MODEL: &str = "no model is configured for this server. Set a provider k
 pub struct Settings {
     /// The model runs call (with its key), or why there is none.
     pub model: Model,
+    /// The agents a run may name, with their instructions, models and limits (`SYSTEM_PROMPT`,
+    /// `AGENTS`, `DEFAULT_AGENT`: agents.rs).
+    pub agents: Agents,
     /// `WEFT_AUTH_TOKEN`: when set, every request must carry it.
     pub auth_token: Option<String>,
     /// `WEFT_AUTH_SECRET`: when set, per-user tokens signed with it are accepted too, each
@@ -153,6 +158,7 @@ impl Settings {
     pub fn from_env(env: &Env) -> Settings {
         let model = choose_model(env);
         Settings {
+            agents: read_agents(env, &model),
             model,
             auth_token: var(env, "WEFT_AUTH_TOKEN"),
             auth_secret: var(env, "WEFT_AUTH_SECRET"),
@@ -179,7 +185,18 @@ impl Settings {
         }
     }
 
+    /// The config of a run that names no agent, and of what belongs to no run (the context
+    /// estimate, a manual compaction): the default agent's.
     pub fn engine_config(&self) -> Config {
+        let base = self.base_config();
+        match self.agents.find(self.agents.default_name()) {
+            Some(agent) => agent.config(base, self.agents.system_prompt(), None),
+            None => base,
+        }
+    }
+
+    /// What every run shares, before its agent's own settings.
+    pub fn base_config(&self) -> Config {
         Config {
             model: self
                 .model
@@ -191,6 +208,79 @@ impl Settings {
             pause_after: self.pause_after.clone(),
             ..Config::default()
         }
+    }
+}
+
+/// `SYSTEM_PROMPT`, `AGENTS` and `DEFAULT_AGENT`, each agent's provider with its key.
+fn read_agents(env: &Env, model: &Model) -> Agents {
+    // `AGENTS` may be a table of `[vars]` in wrangler.toml, which reaches the Worker as an
+    // object, not text: read as its JSON rather than taken for unset. (`object_var` fails only
+    // when there is no such object.)
+    let get = |name: &str| {
+        var(env, name).or_else(|| {
+            let object = (name == "AGENTS").then(|| env.object_var::<serde_json::Value>(name));
+            object.and_then(Result::ok).map(|value| value.to_string())
+        })
+    };
+    let binding = env.ai("AI").is_ok();
+    Agents::read(&get, model, &|provider, model| {
+        provider_model(&get, binding, provider, model)
+    })
+}
+
+/// The model an agent names with its provider (`AGENTS`), through that provider's key: unlike
+/// the server's own model, never the scripted one, so a key left unset is an error to see.
+pub(crate) fn provider_model(
+    get: &dyn Fn(&str) -> Option<String>,
+    binding: bool,
+    provider: Provider,
+    model: Option<String>,
+) -> Model {
+    let model = model.unwrap_or_else(|| default_model(provider).into());
+    let key = match provider {
+        Provider::WorkersAi => {
+            if let (Some(account), Some(token)) =
+                (get("WORKERS_AI_ACCOUNT_ID"), get("WORKERS_AI_API_TOKEN"))
+            {
+                let config = ProviderConfig::new(Provider::WorkersAi, token, model)
+                    .with_base_url(workers_ai_rest_base(&account));
+                return Model::Api(config);
+            }
+            if binding {
+                return Model::Binding(ProviderConfig::new(Provider::WorkersAi, "", model));
+            }
+            return Model::Missing(
+                "provider workers-ai needs the Workers AI binding (`[ai] binding = \"AI\"`, on \
+                 a deployed Worker) or WORKERS_AI_ACCOUNT_ID and WORKERS_AI_API_TOKEN"
+                    .into(),
+            );
+        }
+        Provider::Anthropic => "ANTHROPIC_API_KEY",
+        Provider::Gemini => "GEMINI_API_KEY",
+        Provider::OpenAi | Provider::OpenAiResponses => "OPENAI_API_KEY",
+    };
+    let Some(secret) = get(key) else {
+        return Model::Missing(format!(
+            "provider {provider} needs {key}, which is not set: `wrangler secret put {key}` \
+             (or {key}= in worker/.dev.vars)"
+        ));
+    };
+    let mut config = ProviderConfig::new(provider, secret, model);
+    if key == "OPENAI_API_KEY" {
+        if let Some(base) = get("OPENAI_BASE_URL") {
+            config = config.with_base_url(base);
+        }
+    }
+    Model::Api(config)
+}
+
+/// A provider's model when `MODEL` (or an agent's `model`) names none.
+fn default_model(provider: Provider) -> &'static str {
+    match provider {
+        Provider::OpenAi | Provider::OpenAiResponses => "gpt-4o-mini",
+        Provider::Anthropic => "claude-haiku-4-5",
+        Provider::Gemini => "gemini-2.5-flash",
+        Provider::WorkersAi => WORKERS_AI_DEFAULT_MODEL,
     }
 }
 
@@ -233,26 +323,19 @@ fn choose_model(env: &Env) -> Model {
         );
     }
     let keys = [
-        (Provider::OpenAi, var(env, "OPENAI_API_KEY"), "gpt-4o-mini"),
-        (
-            Provider::Anthropic,
-            var(env, "ANTHROPIC_API_KEY"),
-            "claude-haiku-4-5",
-        ),
-        (
-            Provider::Gemini,
-            var(env, "GEMINI_API_KEY"),
-            "gemini-2.5-flash",
-        ),
+        (Provider::OpenAi, var(env, "OPENAI_API_KEY")),
+        (Provider::Anthropic, var(env, "ANTHROPIC_API_KEY")),
+        (Provider::Gemini, var(env, "GEMINI_API_KEY")),
     ];
-    let configured = keys.into_iter().find_map(|(p, key, default_model)| {
+    let configured = keys.into_iter().find_map(|(p, key)| {
         let wanted = choice
             .is_none_or(|c| c == p || (c == Provider::OpenAiResponses && p == Provider::OpenAi));
-        key.filter(|_| wanted).map(|key| (p, key, default_model))
+        key.filter(|_| wanted).map(|key| (p, key))
     });
-    if let Some((p, key, default_model)) = configured {
+    if let Some((p, key)) = configured {
+        let model = model.unwrap_or_else(|| default_model(p).into());
         let p = choice.unwrap_or(p);
-        let mut config = ProviderConfig::new(p, key, model.unwrap_or_else(|| default_model.into()));
+        let mut config = ProviderConfig::new(p, key, model);
         if matches!(p, Provider::OpenAi | Provider::OpenAiResponses) {
             if let Some(base) = var(env, "OPENAI_BASE_URL") {
                 config = config.with_base_url(base);

@@ -71,3 +71,28 @@ export function setAgent(agent) {
   renderComposer();
   if (!state.followed) renderActivity();
 }
+
+/**
+ * Adds the operator's own agents (the server's `AGENTS` variants, from `client.agents()`) to
+ * the picker after the four, each titled with its description; a variant picked on an earlier
+ * visit is picked again. A server that cannot say (an original server) keeps the four.
+ */
+export async function loadAgents() {
+  let agents;
+  try {
+    agents = (await state.client?.agents())?.agents ?? [];
+  } catch (e) {
+    console.warn(`weft demo: the server's agents could not be listed: ${e.message}`);
+    return;
+  }
+  const picker = els.composer.querySelector('.agents');
+  for (const old of picker.querySelectorAll('label[data-operator]')) old.remove();
+  const shown = new Set([...picker.querySelectorAll('input[name="agent"]')].map((i) => i.value));
+  for (const { name, description } of agents) {
+    if (shown.has(name)) continue;
+    const input = h('input', { type: 'radio', name: 'agent', value: name, onchange: () => input.checked && setAgent(name) });
+    picker.append(h('label', { title: description, dataset: { operator: '' } }, input, h('span', { text: name })));
+  }
+  if (agents.some((a) => a.name === prefs.get('agent'))) state.agent = prefs.get('agent');
+  renderComposer();
+}

@@ -14,7 +14,7 @@
 
 import init from 'weft-sdk';
 
-import { autosize, renderSuggestions, setAgent } from './composer.mjs';
+import { autosize, loadAgents, renderSuggestions, setAgent } from './composer.mjs';
 import { closeDrawers, drawer, layout, showBanner, toggle, toggleTheme } from './page.mjs';
 import { compactNow, refreshContext, renderConnDetails } from './panel.mjs';
 import { send } from './runs.mjs';
@@ -79,6 +79,7 @@ function wire() {
     prefs.set('server', state.server === defaultServer() ? '' : state.server);
     prefs.set('token', state.token);
     openSession(state.session);
+    loadAgents();
   });
   // Another tab changed the list (a new session, a title): show it here too.
   window.addEventListener('storage', (e) => {
@@ -108,6 +109,7 @@ async function main() {
   const record =
     (wanted ? sessions.get(wanted) ?? { ...newRecord(), id: wanted } : null) ?? sessions.get(prefs.get('active')) ?? sessions.list()[0] ?? newRecord();
   await openSession(record);
+  await loadAgents();
   document.documentElement.dataset.ready = 'true';
 }
 

@@ -92,8 +92,11 @@ impl Command {
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct RunCommand {
     pub message: String,
-    /// Which agent runs it; dialects without an agent field default to `react`.
-    pub agent: Agent,
+    /// The agent it asks for, by name: one of weft's four or a variant the operator configured
+    /// (`AGENTS`). `None` when the client named none (agentloop's own message, an agentchat or
+    /// cueso message without weft's `agent`): the server's default agent runs it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<Agent>,
     /// The client's run id, when it chose one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,

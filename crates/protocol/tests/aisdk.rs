@@ -120,7 +120,7 @@ fn a_user_message_starts_a_run_in_the_chat() {
     };
     assert_eq!(run.message, "Hello there");
     assert_eq!(run.thread_id.as_deref(), Some("chat-1"));
-    assert_eq!(run.agent, Agent::Tot);
+    assert_eq!(run.agent, Some(Agent::Tot));
 }
 
 #[test]

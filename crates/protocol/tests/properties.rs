@@ -394,7 +394,7 @@ proptest! {
         let commands = vec![
             Command::Run(RunCommand {
                 message: message.clone(),
-                agent: Agent::from(agent),
+                agent: Some(Agent::from(agent)),
                 id: Some(id.clone()),
                 thread_id: thread.clone(),
                 ..RunCommand::default()

@@ -23,7 +23,8 @@ use weft_protocol::Transcript;
 
 use crate::backoff::Backoff;
 use crate::connection::{
-    endpoint_url, original_url, subprotocols, Config, Connection, RunHandle, ServerChoice,
+    endpoint_url, original_url, status_url, subprotocols, Config, Connection, RunHandle,
+    ServerChoice,
 };
 use crate::error::{report, Error, ErrorCode};
 use crate::listeners::{Listeners, Slot};
@@ -72,6 +73,10 @@ pub(crate) struct Shared {
     next_tool: Cell<u32>,
     /// `token` given as a function: called before each socket opens.
     token_source: Option<Function>,
+    /// `token` given as a string.
+    token: Option<String>,
+    /// The socket's URL, which `agents()` finds the server's `/status` beside.
+    endpoint: String,
     /// Counts socket openings and closes, so a token that arrives after the client closed or
     /// opened again is dropped instead of opening a stale socket.
     opening: Cell<u64>,
@@ -225,6 +230,8 @@ impl Client {
             ServerChoice::Original => subprotocols(dialect, None)?,
             _ => subprotocols(dialect, o.token.as_deref())?,
         };
+        let endpoint = url.clone();
+        let token = o.token.clone();
         let cfg = Config {
             dialect,
             original_url: original_url(&url, o.token.as_deref()),
@@ -265,6 +272,8 @@ impl Client {
                 tools: RefCell::new(SortedMap::new()),
                 next_tool: Cell::new(0),
                 token_source,
+                token,
+                endpoint,
                 opening: Cell::new(0),
             }
         });
@@ -498,6 +507,43 @@ impl Client {
         self.shared.request(|c, now| c.ping(now))
     }
 
+    /// The agents the server offers — weft's four and the operator's own (`AGENTS`), each with
+    /// its description, the weft agent that runs it and its model — and the one a run that
+    /// names no `agent` gets. Read from the server's `GET /status` over HTTP (with the token),
+    /// so it needs no open socket; rejects with `unsupported` where there is none (an original
+    /// server) or it answers an error.
+    #[wasm_bindgen(unchecked_return_type = "Promise<AgentList>")]
+    pub fn agents(&self) -> Promise {
+        let (promise, deferred) = Deferred::new();
+        let endpoint = self.shared.endpoint.clone();
+        let settle = deferred.clone();
+        let fetch = move |token: Option<String>| {
+            let url = status_url(&endpoint, token.as_deref());
+            let then = Closure::once_into_js(move |ok: bool, value: JsValue| {
+                settle.settle(if ok {
+                    Ok(value)
+                } else {
+                    Err(Error::new(
+                        ErrorCode::Unsupported,
+                        text::concat(&[
+                            "the server's agents could not be listed (GET /status): ",
+                            &crate::error::describe(&value),
+                        ]),
+                    ))
+                })
+            });
+            fetch_agents(&url, &then);
+        };
+        match &self.shared.token_source {
+            Some(source) => fresh_token(source, move |token| match token {
+                Ok(token) => fetch(Some(token)),
+                Err(e) => deferred.reject(e),
+            }),
+            None => fetch(self.shared.token.clone()),
+        }
+        promise
+    }
+
     /// Closes the socket for good. Runs still streaming and requests still waiting reject with
     /// `closed`; the server goes on with the runs (a disconnect never cancels one).
     pub fn close(&self) {
@@ -536,6 +582,31 @@ impl Client {
     ) -> Function {
         self.shared.status.subscribe(callback)
     }
+}
+
+// `GET /status`, shaped as `AgentList`: the one HTTP request of the SDK, so a few lines of
+// JavaScript rather than web-sys' fetch bindings.
+#[wasm_bindgen(inline_js = r#"
+export function fetchAgents(url, then) {
+  fetch(url)
+    .then((res) => {
+      if (!res.ok) throw new Error(`HTTP ${res.status}`);
+      return res.json();
+    })
+    .then((status) => {
+      if (!Array.isArray(status.agents)) throw new Error("the server lists no agents");
+      const agents = status.agents.map(({ name, description, agent, provider, model, problem }) =>
+        ({ name, description, agent, provider: provider ?? null, model: model ?? null, problem: problem ?? null }));
+      return { defaultAgent: status.default_agent, agents };
+    })
+    .then((list) => then(true, list), (thrown) => then(false, thrown));
+}
+"#)]
+extern "C" {
+    /// Fetches `url` (a server's `/status`) and calls `then(true, agentList)`, or
+    /// `then(false, thrown)`.
+    #[wasm_bindgen(js_name = fetchAgents)]
+    fn fetch_agents(url: &str, then: &JsValue);
 }
 
 fn rejected(e: Error) -> Promise {

@@ -41,7 +41,7 @@ use weft_protocol::{Command, Dialect, Reassembler, Transcript};
 use crate::backoff::Backoff;
 use crate::error::Error;
 use crate::types::{ApprovalRequest, ClientStatus, RunResult};
-pub use endpoint::{endpoint_url, original_url, subprotocols, with_token};
+pub use endpoint::{endpoint_url, original_url, status_url, subprotocols, with_token};
 pub use peer::{Peer, ServerChoice, ServerKind};
 pub use requests::{Reply, RequestKind};
 

@@ -103,7 +103,9 @@ pub struct ReconnectOptions {
 pub struct RunOptions {
     /// The user message.
     pub message: String,
-    /// Which agent runs it (default `react`).
+    /// Which agent runs it: weft's four, or a name the server's operator configured (see
+    /// `agents()`). Left out: the server's default agent (`react` unless its operator set
+    /// another; on loom, whose request needs one, `react`).
     #[serde(default)]
     #[tsify(optional, type = "Agent")]
     pub agent: Option<String>,
@@ -265,6 +267,36 @@ pub struct ContextInfo {
     pub max_tokens: u64,
     /// The compaction strategy's name.
     pub strategy: String,
+}
+
+/// What `agents()` resolves to: the agents a weft server offers.
+#[derive(Debug, Clone, PartialEq, Serialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentList {
+    /// The agent of a run that names none (the server's `DEFAULT_AGENT`).
+    pub default_agent: String,
+    /// weft's four, then the operator's own, in the server's order.
+    pub agents: Vec<AgentInfo>,
+}
+
+/// One agent a run may name (`client.run({ agent: name })`).
+#[derive(Debug, Clone, PartialEq, Serialize, Tsify)]
+pub struct AgentInfo {
+    /// What a run names.
+    pub name: String,
+    /// One line, for a picker.
+    pub description: String,
+    /// The weft agent that runs it: `react`, `dup`, `tot` or `got`.
+    pub agent: String,
+    /// Its model's provider, or `null` when it has none (see `problem`).
+    #[tsify(type = "string | null")]
+    pub provider: Option<String>,
+    /// Its model, or `null` when it has none.
+    #[tsify(type = "string | null")]
+    pub model: Option<String>,
+    /// Why its runs are refused (its provider has no key), or `null`.
+    #[tsify(type = "string | null")]
+    pub problem: Option<String>,
 }
 
 /// What `compact()` resolves to once the server has summarised the older turns.

@@ -1,7 +1,7 @@
 // Type-checks the published declarations the way an app uses them (tsc -p tests/sdk/types):
 // every option, callback, event and transcript field of the README example, in strict mode.
 // Never run, only compiled.
-import init, { Client, Reassembler, type RunEvent, type Transcript, type ApprovalAnswer, type RunResult, type ContextInfo, type CompactResult } from "weft-sdk";
+import init, { Client, Reassembler, type RunEvent, type Transcript, type ApprovalAnswer, type RunResult, type ContextInfo, type CompactResult, type AgentList, type AgentInfo } from "weft-sdk";
 
 async function main(render: (s: string) => void) {
   await init();
@@ -46,3 +46,11 @@ async function main(render: (s: string) => void) {
   r.free();
 }
 main(console.log);
+
+// The agents a server offers, as a picker would read them.
+export async function pickAgent(client: Client): Promise<string> {
+  const { defaultAgent, agents }: AgentList = await client.agents();
+  const offered: AgentInfo[] = agents.filter((a) => a.problem === null);
+  const model: string | null = offered[0]?.model ?? null;
+  return model === null ? defaultAgent : offered[0].name;
+}

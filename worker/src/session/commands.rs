@@ -5,13 +5,12 @@ use weft_agent::engine::{self, Input, Run, Start};
 use weft_agent::provider::ToolDef;
 use weft_agent::tools::{self, Workspace};
 use weft_protocol::command::{ApprovalDecision, RunCommand};
-use weft_protocol::{Agent, Command, Envelope, Event, Role, Sequenced};
+use weft_protocol::{Command, Envelope, Event, Role, Sequenced};
 use worker::WebSocket;
 
 use super::publish::MAX_UNLOGGED;
 use super::socket::SocketInfo;
 use super::{error_event, fanout, toolbox, uuid, Session};
-use crate::settings::Model;
 use crate::store::{RunStatus, SqlWorkspace, Store};
 
 impl Session {
@@ -96,8 +95,10 @@ impl Session {
                     let msg = "Cannot compact empty transcript";
                     return self.reply(ws, info, error_event(msg, "empty_transcript", id));
                 }
-                if let Model::Missing(why) = &self.settings.model {
-                    return self.reply(ws, info, error_event(why, "model_not_configured", id));
+                // A compaction calls the default agent's model.
+                if let Err(refusal) = self.settings.agents.choose(None) {
+                    let event = error_event(&refusal.message, refusal.code, id);
+                    return self.reply(ws, info, event);
                 }
                 match self.running() {
                     Ok(false) => {}
@@ -142,13 +143,11 @@ impl Session {
         session_id: String,
         run: RunCommand,
     ) -> Result<String, Event> {
-        if let Agent::Unknown(name) = &run.agent {
-            let msg = format!("unknown agent: {name} (react, dup, tot or got)");
-            return Err(error_event(&msg, "agent_unavailable", run.id));
-        }
-        if let Model::Missing(why) = &self.settings.model {
-            return Err(error_event(why, "model_not_configured", run.id));
-        }
+        // The agent it names (none: the operator's default), with its model and its key.
+        let agent = match self.settings.agents.choose(run.agent.as_ref()) {
+            Ok(agent) => agent,
+            Err(refusal) => return Err(error_event(&refusal.message, refusal.code, run.id)),
+        };
         // The tools of MCP servers this session has none of yet (its first run, mostly). Here,
         // before the checks below: from the busy check to the stored run nothing awaits, so
         // no second run slips in between.
@@ -189,8 +188,8 @@ impl Session {
             Ok(folder) => folder,
             Err(why) => return Err(error_event(&why, "invalid_request", run.id)),
         };
-        let mut config = self.settings.engine_config();
-        // loom: a SOUL.md in the working folder sets the persona; else the built-in one.
+        // loom: a SOUL.md in the working folder sets the persona, before the agent's own
+        // (agents::persona says the order).
         let soul = SqlWorkspace {
             store: &store,
             root: folder.clone().unwrap_or_default(),
@@ -198,14 +197,16 @@ impl Session {
         .read("SOUL.md")
         // A persona that could not be read is not "none": the run would speak as another.
         .map_err(|e| error_event(&e, "storage", Some(run_id.clone())))?;
-        if let Some(soul) = soul.filter(|s| !s.trim().is_empty()) {
-            config.system_prompt = soul;
-        }
+        let config = agent.config(
+            self.settings.base_config(),
+            self.settings.agents.system_prompt(),
+            soul.as_deref(),
+        );
         let start = Start {
             run_id: run_id.clone(),
             session_id,
             message: run.message.clone(),
-            agent: run.agent,
+            agent: agent.agent().clone(),
             thread_id: run.thread_id.clone(),
             verbose: run.verbose.unwrap_or(false),
             working_folder: folder,

@@ -39,11 +39,16 @@ impl Session {
     }
 
     async fn stream_llm(&self, call: u64, request: weft_agent::provider::ChatRequest) {
-        let (mut stream, config) =
-            match crate::llm::open(&self.env, &self.settings.model, &request).await {
-                Ok(opened) => opened,
-                Err(err) => return self.failed(call, err),
-            };
+        // The provider and key of the run's agent (AGENTS), looked up by the name its
+        // checkpoint keeps.
+        let agent = self.run.borrow().as_ref().map(|r| r.config().agent.clone());
+        let model = self
+            .settings
+            .model_for(agent.as_deref().unwrap_or_default());
+        let (mut stream, config) = match crate::llm::open(&self.env, &model, &request).await {
+            Ok(opened) => opened,
+            Err(err) => return self.failed(call, err),
+        };
         let provider = config.provider;
         let mut decoder = config.decoder();
         // The idle timeout: one timer per call, not one per chunk (setting and clearing a

@@ -10,35 +10,11 @@
 use weft_protocol::dialect::loom_app::{
     AgentSummary, AppQuery, AppReply, AppRequest, ModelInfo, ThreadInWorkspace, WorkspaceMeta,
 };
-use weft_protocol::Agent;
 use worker::WebSocket;
 
 use super::socket::SocketInfo;
 use super::commands::{unreadable, ACTIVE_RUN};
 use super::{error_event, Session};
-
-/// The agents a run may name, with what each does: `agent_list` answers with them. The one
-/// place that lists them for clients (the Worker's agent table, when it has one, is read here).
-pub(super) fn agents() -> Vec<(String, String)> {
-    [
-        (
-            Agent::React,
-            "Reason and act: the model calls tools until it can answer",
-        ),
-        (Agent::Dup, "Understand, plan, act, observe"),
-        (
-            Agent::Tot,
-            "Tree of thoughts: propose next steps, score them, act on the best, backtrack",
-        ),
-        (
-            Agent::Got,
-            "Graph of thoughts: plan sub-tasks as a graph and run them",
-        ),
-    ]
-    .into_iter()
-    .map(|(agent, description)| (agent.as_str().to_string(), description.to_string()))
-    .collect()
-}
 
 impl Session {
     /// Answers one request of loom's web app.
@@ -79,13 +55,16 @@ impl Session {
                 .to_frame()
             }
             AppRequest::AgentList => {
-                let agents = agents();
-                let agents = agents
+                // The Worker's one agent table: the built-in four, then the operator's.
+                let agents = self
+                    .settings
+                    .agents
+                    .list()
                     .iter()
-                    .map(|(name, description)| AgentSummary {
-                        name,
-                        description,
-                        source: "builtin",
+                    .map(|profile| AgentSummary {
+                        name: &profile.name,
+                        description: &profile.description,
+                        source: if profile.is_builtin() { "builtin" } else { "project" },
                     })
                     .collect();
                 AppReply::AgentList { id: &id, agents }.to_frame()

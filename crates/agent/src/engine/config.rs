@@ -13,11 +13,19 @@ use crate::provider::{ChatMessage, ToolDef};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Config {
+    /// The agent the run was asked for by name: one of the four, or an operator's variant of
+    /// one (the worker's `AGENTS`). The host picks the provider and key of the run's model
+    /// calls by it, so a run restored from its checkpoint calls the same one. Empty (older
+    /// checkpoints): the host's default model.
+    pub agent: String,
     /// Model name passed to the provider (empty: the provider config's model).
     pub model: String,
     /// The persona every model call starts with; the agents add their step's instruction
-    /// after it.
+    /// after it. The host decides it (the worker: a loom `SOUL.md`, the agent's own prompt,
+    /// `SYSTEM_PROMPT`, then [`DEFAULT_SYSTEM_PROMPT`]).
     pub system_prompt: String,
+    /// Sampling temperature of every model call; `None` leaves the provider's default.
+    pub temperature: Option<f32>,
     /// LLM round trips allowed per run before it ends with what it has (default 10): `think`
     /// steps for react, `understand` + `plan` for dup, `act` steps for tot, and the steps of
     /// each sub-task for got.
@@ -44,13 +52,17 @@ pub struct Config {
     pub got_max_parallel: u32,
 }
 
+/// The persona of a run nobody gave one.
+pub const DEFAULT_SYSTEM_PROMPT: &str =
+    "You are a helpful assistant. Use the tools when they help; keep answers short.";
+
 impl Default for Config {
     fn default() -> Self {
         Config {
+            agent: String::new(),
             model: String::new(),
-            system_prompt: "You are a helpful assistant. Use the tools when they help; \
-                            keep answers short."
-                .into(),
+            system_prompt: DEFAULT_SYSTEM_PROMPT.into(),
+            temperature: None,
             max_iterations: 10,
             context_window: 128_000,
             compact_at: 0.8,

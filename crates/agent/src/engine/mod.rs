@@ -112,7 +112,7 @@ use weft_protocol::{Event, Review, Sequencer, Usage};
 use crate::provider::{ChatMessage, ChatRequest, ToolDef};
 use acting::{Call, CallState};
 use agent_state::AgentState;
-pub use config::{Config, Session, Start, ToolInfo};
+pub use config::{Config, Session, Start, ToolInfo, DEFAULT_SYSTEM_PROMPT};
 use ending::ErrorCode;
 pub use host::{Effect, EngineError, Input, Output};
 use outbox::Outbox;
@@ -306,6 +306,11 @@ impl Run {
         serde_json::from_str(checkpoint)
     }
 
+    /// What the run was set up with (a restored run: as it started).
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
     /// The session as it stands (store it when the run is [`Effect::Finished`]).
     pub fn session(&self) -> &Session {
         &self.session
@@ -470,7 +475,8 @@ impl Run {
     }
 
     /// Asks the model; the lane's inputs come back under the returned call id.
-    fn call_llm(&mut self, lane: Lane, request: ChatRequest) -> u64 {
+    fn call_llm(&mut self, lane: Lane, mut request: ChatRequest) -> u64 {
+        request.temperature = request.temperature.or(self.config.temperature);
         self.next_call += 1;
         let call = self.next_call;
         self.llm.push(LlmCall { id: call, lane });

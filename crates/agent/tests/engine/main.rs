@@ -14,6 +14,7 @@ use weft_protocol::{Agent, Event, Review, Sequenced};
 
 mod approvals;
 mod compaction;
+mod config;
 mod lifecycle;
 mod replies;
 

@@ -138,17 +138,14 @@ pub(crate) fn decode_request(obj: &Object<'_>) -> Result<Command, Error> {
     }
     Ok(Command::Run(RunCommand {
         message,
-        agent: f
-            .opt::<String>("agent")?
-            .map(|a| Agent::from(a.as_str()))
-            .unwrap_or_default(),
+        agent: f.opt::<String>("agent")?.map(|a| Agent::from(a.as_str())),
         id: check_run_id(kind, f.opt("id")?)?,
         thread_id: f.opt("session_id")?,
         ..RunCommand::default()
     }))
 }
 
-/// Writes `chat` (the user's message; weft adds `agent` when it is not react, and the client's
+/// Writes `chat` (the user's message; weft adds `agent` when the client named one, and the client's
 /// run `id`) or a shared extension request.
 pub(crate) fn encode_request(command: &Command) -> Result<String, Error> {
     match command {

@@ -109,9 +109,7 @@ pub fn decode_request(body: &[u8], limits: Limits) -> Result<ChatRequest, Error>
             if text.trim().is_empty() {
                 return Err(Error::invalid("chat", "the last message has no text"));
             }
-            let agent = f
-                .opt::<String>("agent")?
-                .map_or(Agent::React, |a| Agent::from(a.as_str()));
+            let agent = f.opt::<String>("agent")?.map(|a| Agent::from(a.as_str()));
             commands.push(Command::Run(RunCommand {
                 message: text,
                 agent,

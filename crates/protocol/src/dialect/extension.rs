@@ -99,9 +99,9 @@ pub(crate) fn encode_request(dialect: Dialect, command: &Command) -> Result<Stri
 }
 
 /// What weft adds to the user message of agentchat and cueso, whose own have neither: the agent
-/// when it is not react (their servers' only agent), and the client's run id.
+/// when the client named one (none: the server's default), and the client's run id.
 pub(crate) fn run_extras<'w>(w: &'w mut ObjectWriter, r: &RunCommand) -> &'w mut ObjectWriter {
-    w.opt_str("agent", (r.agent != Agent::React).then(|| r.agent.as_str()))
+    w.opt_str("agent", r.agent.as_ref().map(Agent::as_str))
         .opt_str("id", r.id.as_deref())
 }
 

@@ -216,7 +216,7 @@ pub(crate) fn decode_request(obj: &Object<'_>) -> Result<Command, Error> {
     Ok(match kind {
         "run" => Command::Run(RunCommand {
             message: f.req("message")?,
-            agent: Agent::from(f.req::<String>("agent")?.as_str()),
+            agent: Some(Agent::from(f.req::<String>("agent")?.as_str())),
             id: check_run_id(kind, f.opt("id")?)?,
             thread_id: f.opt("thread_id")?,
             working_folder: f.opt("working_folder")?,
@@ -275,7 +275,8 @@ pub(crate) fn encode_request(command: &Command) -> Result<String, Error> {
     Ok(match command {
         Command::Run(r) => ObjectWriter::typed("run")
             .str("message", &r.message)
-            .str("agent", r.agent.as_str())
+            // loom's run requires an agent: none named is react, the original's default.
+            .str("agent", r.agent.as_ref().map_or("react", Agent::as_str))
             .opt_str("id", r.id.as_deref())
             .opt_str("thread_id", r.thread_id.as_deref())
             .opt_str("working_folder", r.working_folder.as_deref())

@@ -68,6 +68,25 @@ pub fn endpoint_url(
     Ok(out)
 }
 
+/// The server's `/status` over HTTP beside the socket's URL `endpoint` (as [`endpoint_url`]
+/// made it), the token in its query: a header would need a CORS preflight.
+pub fn status_url(endpoint: &str, token: Option<&str>) -> String {
+    let (scheme, rest) = match endpoint.strip_prefix("wss://") {
+        Some(rest) => ("https://", rest),
+        None => (
+            "http://",
+            endpoint.strip_prefix("ws://").unwrap_or(endpoint),
+        ),
+    };
+    let host = rest.split(['/', '?']).next().unwrap_or_default();
+    let mut out = text::concat(&[scheme, host, "/status"]);
+    if let Some(token) = token {
+        out.push_str("?token=");
+        out.push_str(&percent_encode(token));
+    }
+    out
+}
+
 fn bad_url(url: &str, why: &str) -> Error {
     Error::argument(text::concat(&[
         "url ",

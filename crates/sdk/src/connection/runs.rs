@@ -20,7 +20,7 @@ impl Connection {
         let message = opts.message.clone();
         let cmd = Command::Run(RunCommand {
             message: opts.message,
-            agent: opts.agent.as_deref().map(Agent::from).unwrap_or_default(),
+            agent: opts.agent.as_deref().map(Agent::from),
             id: Some(run_id.clone()),
             thread_id: opts.thread_id.or_else(|| self.cfg.session_id.clone()),
             working_folder: opts.working_folder,

@@ -289,10 +289,7 @@ pub(crate) fn decode_request(obj: &Object<'_>) -> Result<Command, Error> {
                 }
                 Ok(Command::Run(RunCommand {
                     message,
-                    agent: p
-                        .opt::<String>("agent")?
-                        .map(|a| Agent::from(a.as_str()))
-                        .unwrap_or_default(),
+                    agent: p.opt::<String>("agent")?.map(|a| Agent::from(a.as_str())),
                     id: check_run_id(kind, Some(id.clone()))?,
                     previous_response_id: p.opt("previousResponseId")?,
                     ..RunCommand::default()
@@ -343,7 +340,7 @@ pub(crate) fn encode_request(command: &Command, frame_id: &str) -> Result<String
                         );
                     })
                     .opt_str("previousResponseId", r.previous_response_id.as_deref())
-                    .opt_str("agent", (r.agent != Agent::React).then(|| r.agent.as_str()));
+                    .opt_str("agent", r.agent.as_ref().map(Agent::as_str));
                 });
         }
         Command::ApprovalResponse(d) => {

@@ -52,3 +52,19 @@ fn a_fresh_token_replaces_the_last_on_every_open() {
     assert_eq!(bad.code(), "invalid_argument");
     assert!(with_token("ws://h/", &weft, "").is_err());
 }
+
+#[test]
+fn status_is_the_servers_http_origin_with_the_token_in_the_query() {
+    let endpoint = |url: &str| endpoint_url(url, Dialect::Cueso, Some("s-1")).unwrap();
+    assert_eq!(
+        status_url(&endpoint("ws://127.0.0.1:8080"), None),
+        "http://127.0.0.1:8080/status"
+    );
+    assert_eq!(
+        status_url(
+            &endpoint("https://weft.example.com/ws/chat?x=1"),
+            Some("t ok/é")
+        ),
+        "https://weft.example.com/status?token=t%20ok%2F%C3%A9"
+    );
+}
