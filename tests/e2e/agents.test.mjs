@@ -252,7 +252,12 @@ describe('a broken AGENTS setting', () => {
       assert.equal(error.code, 'settings_invalid');
       assert.ok(error.error.startsWith(why), error.error);
     }
-    assert.equal(broken.llm.requests.length, 0);
     c.close();
+    // POST /api/chat: the same reason, as the operator's to fix (503).
+    const body = { id: `agents-${randomUUID()}`, messages: [{ id: randomUUID(), role: 'user', parts: [{ type: 'text', text: 'hi' }] }] };
+    const res = await fetch(`${broken.http}/api/chat`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    assert.equal(res.status, 503);
+    assert.ok((await res.text()).startsWith(why));
+    assert.equal(broken.llm.requests.length, 0);
   });
 });

@@ -166,7 +166,8 @@ fn refusal_response(refusal: Event) -> (String, u16) {
     let status = match code.as_str() {
         "busy" | "duplicate_run_id" => 409,
         "rate_limited" => 429,
-        "model_not_configured" => 503,
+        // The operator's to fix: no model, or settings (AGENTS) the Worker refuses.
+        "model_not_configured" | "settings_invalid" => 503,
         "storage" => 500,
         _ => 400,
     };
@@ -441,6 +442,7 @@ mod tests {
         assert_eq!(refused("duplicate_run_id").1, 409);
         assert_eq!(refused("rate_limited").1, 429);
         assert_eq!(refused("model_not_configured").1, 503);
+        assert_eq!(refused("settings_invalid").1, 503);
         assert_eq!(refused("storage").1, 500);
         assert_eq!(refused("agent_unavailable").1, 400);
         assert_eq!(refused("invalid_request").1, 400);
