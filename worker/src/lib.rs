@@ -12,7 +12,7 @@
 //! | `GET /ws/chat` (upgrade) | cueso |
 //! | any of them with `Sec-WebSocket-Protocol: weft.<dialect>` | that dialect |
 //! | `POST /v1/chat/completions` | OpenAI-compatible streaming proxy to the configured provider |
-//! | `POST /api/chat`, `GET /api/chat/{id}/stream` | the AI SDK's `useChat`: a turn as a UI message stream, and the running turn again (`session/aisdk.rs`) |
+//! | `POST /api/chat`, `GET /api/chat/{id}/stream` | the AI SDK's `useChat`: a turn as a UI message stream, and the running turn again (the HTTP track: [`http`], `session/http.rs`) |
 //! | `GET /healthz` | `ok` |
 //! | `GET /` and any other `GET` / `HEAD` | the demo app (`www/`, built by `scripts/build-www`), served from the `ASSETS` binding |
 //!
@@ -27,8 +27,8 @@
 //!
 //! Its rooms: this file routes and checks; [`session`] is the Durable Object (a plain-data core
 //! with unit tests, and the object that carries it out: its module docs list them), [`store`] its
-//! SQLite storage, [`relay`] the links between sessions, [`access`] the tokens and the session a
-//! request may use, [`proxy`] `/v1/chat/completions`, [`llm`] the model calls, [`batch`] when a
+//! SQLite storage, [`relay`] the links between sessions, [`http`] the dialects and routes of the
+//! HTTP stream track, [`access`] the tokens and the session a request may use, [`proxy`] `/v1/chat/completions`, [`llm`] the model calls, [`batch`] when a
 //! stream's reads are published, [`limiter`] and [`settings`] the limits and the environment.
 //!
 //! `wrangler.toml` routes every request to this code first (`run_worker_first`), so a WebSocket
@@ -37,6 +37,7 @@
 
 pub mod access;
 pub mod batch;
+pub mod http;
 pub mod limiter;
 pub mod llm;
 pub mod outbound;
@@ -70,6 +71,10 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
         .get("Upgrade")?
         .is_some_and(|u| u.eq_ignore_ascii_case("websocket"));
     if !upgrade {
+        if let Some((route, named)) = http::route(&req.method(), &path) {
+            let response = http_request(req.clone()?, &env, &settings, &url, route, named).await?;
+            return cors(&settings, &req, response);
+        }
         return match (req.method(), path.as_str()) {
             (Method::Get, "/healthz") => Response::ok("ok"),
             (Method::Get, "/status") => {
@@ -82,17 +87,8 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
                 }
                 cors(&settings, &req, Response::from_json(&status(&settings))?)
             }
-            (Method::Options, p) if p == AISDK_API || p.starts_with("/api/chat/") => {
+            (Method::Options, p) if http::is_route(p) => {
                 cors(&settings, &req, Response::empty()?.with_status(204))
-            }
-            (Method::Post, AISDK_API) => {
-                let response = aisdk_chat(req.clone()?, &env, &settings, &url).await?;
-                cors(&settings, &req, response)
-            }
-            (Method::Get, p) if aisdk_stream_of(p).is_some() => {
-                let chat = aisdk_stream_of(p).unwrap_or_default().to_string();
-                let response = aisdk_resume(&req, &env, &settings, &url, &chat).await?;
-                cors(&settings, &req, response)
             }
             (Method::Get | Method::Head, _) => match assets(&env, req).await? {
                 Some(response) => Ok(response),
@@ -188,16 +184,6 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
     stub.fetch_with_request(forwarded).await
 }
 
-/// The AI SDK's chat endpoint (`useChat`'s default `api`).
-const AISDK_API: &str = "/api/chat";
-
-/// The chat id of `GET /api/chat/{id}/stream`, the AI SDK's resume.
-fn aisdk_stream_of(path: &str) -> Option<&str> {
-    path.strip_prefix("/api/chat/")?
-        .strip_suffix("/stream")
-        .filter(|id| !id.is_empty() && !id.contains('/'))
-}
-
 /// Who a request is, for `SESSIONS_PER_MINUTE`: a per-user token's holder, else the address
 /// (every holder of the shared token is one client otherwise).
 fn client_of(access: &Access, req: &Request) -> Result<String> {
@@ -212,14 +198,14 @@ fn client_of(access: &Access, req: &Request) -> Result<String> {
     })
 }
 
-/// The checks every AI SDK request passes before it reaches its session: auth, origin, and
-/// the chat's id held to the rules a socket's session id is (`Access::session_for`). The
-/// refusal, or who is asking.
-async fn aisdk_access(
+/// The checks every HTTP track request passes before it reaches its session: auth, origin,
+/// and the session's id held to the rules a socket's session id is (`Access::session_for`).
+/// The refusal, or who is asking.
+async fn http_access(
     req: &Request,
     settings: &Settings,
     url: &str,
-    chat: &str,
+    session: &str,
 ) -> Result<std::result::Result<String, Response>> {
     let access = match authorize(settings, req, url, &[]).await? {
         Ok(access) => access,
@@ -228,59 +214,55 @@ async fn aisdk_access(
     if origin_forbidden(settings, req)? {
         return Response::error("origin not allowed", 403).map(Err);
     }
-    if let Err(refusal) = access.session_for(Some(chat), Naming::Chat, String::new) {
+    if let Err(refusal) = access.session_for(Some(session), Naming::Chat, String::new) {
         return Response::error(refusal.message, refusal.status).map(Err);
     }
     client_of(&access, req).map(Ok)
 }
 
-fn session_stub(env: &Env, session: &str) -> Result<worker::Stub> {
-    env.durable_object("SESSIONS")?
-        .id_from_name(session)?
-        .get_stub()
-}
-
-/// `POST /api/chat`: an AI SDK turn, handed to the chat's session (`session/aisdk.rs`).
-async fn aisdk_chat(
+/// A request of the HTTP track (`http.rs`): a turn's body read (once: the session gets the
+/// commands read from it), the checks passed, handed to the session it names.
+async fn http_request(
     mut req: Request,
     env: &Env,
     settings: &Settings,
     url: &str,
+    route: &http::Route,
+    named: Option<&str>,
 ) -> Result<Response> {
-    let body = req.text().await?;
-    let limits = weft_protocol::Limits {
-        max_frame_bytes: session::AISDK_MAX_BODY_BYTES,
+    let dialect = route.dialect;
+    let (session, method, body) = match route.action {
+        http::Action::Turn => {
+            let body = req.text().await?;
+            let limits = weft_protocol::Limits {
+                max_frame_bytes: dialect.max_body_bytes,
+            };
+            let turn = match (dialect.decode)(body.as_bytes(), limits) {
+                Ok(turn) => turn,
+                Err(e) => return Response::error(e.to_string(), 400),
+            };
+            let commands = match turn.encode() {
+                Ok(commands) => commands,
+                Err(e) => return Response::error(e.to_string(), 400),
+            };
+            (turn.session, "POST", Some(commands))
+        }
+        http::Action::Replay => match named {
+            Some(session) => (session.to_string(), "GET", None),
+            None => return Response::error("not found", 404),
+        },
     };
-    let chat = match weft_protocol::dialect::aisdk::decode_request(body.as_bytes(), limits) {
-        Ok(chat) => chat,
-        Err(e) => return Response::error(e.to_string(), 400),
-    };
-    let client = match aisdk_access(&req, settings, url, &chat.chat_id).await? {
+    let client = match http_access(&req, settings, url, &session).await? {
         Ok(client) => client,
         Err(refusal) => return Ok(refusal),
     };
-    let target = session::aisdk_url(session::AISDK_CHAT_PATH, &client);
-    let forwarded = outbound::request(&target, "POST", None, Some(&body))?;
-    session_stub(env, &chat.chat_id)?
+    let target = session::http_url(route.action, dialect, &session, &client);
+    let forwarded = outbound::request(&target, method, None, body.as_deref())?;
+    env.durable_object("SESSIONS")?
+        .id_from_name(&session)?
+        .get_stub()?
         .fetch_with_request(forwarded)
         .await
-}
-
-/// `GET /api/chat/{id}/stream`: the chat's running turn again, or 204.
-async fn aisdk_resume(
-    req: &Request,
-    env: &Env,
-    settings: &Settings,
-    url: &str,
-    chat: &str,
-) -> Result<Response> {
-    let client = match aisdk_access(req, settings, url, chat).await? {
-        Ok(client) => client,
-        Err(refusal) => return Ok(refusal),
-    };
-    let target = session::aisdk_url(session::AISDK_STREAM_PATH, &client);
-    let forwarded = outbound::request(&target, "GET", None, None)?;
-    session_stub(env, chat)?.fetch_with_request(forwarded).await
 }
 
 /// What `GET /status` reports: which model runs use and how it is reached — never a key or a

@@ -2,7 +2,9 @@
 //! checkpoints, the end) and publishes the events the run produces, until the run waits for
 //! something outside.
 
-use std::task::Poll;
+use std::cell::RefCell;
+use std::future::Future;
+use std::task::{Poll, Waker};
 
 use futures_util::future::LocalBoxFuture;
 use futures_util::stream::FuturesUnordered;
@@ -15,6 +17,37 @@ use super::host::{web_fetch, Host};
 use super::socket::someone_can_approve;
 use super::{last_reply, Session};
 use crate::store::{RunStatus, SqlWorkspace};
+
+/// What waits for the drive loop to stop (a page's new message, for the run it supersedes):
+/// woken when it does, rather than looking again and again.
+#[derive(Debug, Default)]
+pub(super) struct Stops {
+    waiting: RefCell<Vec<Waker>>,
+}
+
+impl Stops {
+    /// Ready once `running` says the loop is not running, looked at again whenever it stops.
+    pub(super) fn wait<'a>(
+        &'a self,
+        running: impl Fn() -> bool + 'a,
+    ) -> impl Future<Output = ()> + 'a {
+        futures_util::future::poll_fn(move |cx| {
+            if !running() {
+                return Poll::Ready(());
+            }
+            self.waiting.borrow_mut().push(cx.waker().clone());
+            Poll::Pending
+        })
+    }
+
+    /// The loop stopped: everything waiting looks again.
+    pub(super) fn stopped(&self) {
+        let waiting = std::mem::take(&mut *self.waiting.borrow_mut());
+        for w in waiting {
+            w.wake();
+        }
+    }
+}
 
 impl Session {
     /// Carries out the active run's events and effects until it waits for something outside.
@@ -61,6 +94,7 @@ impl Session {
             futures_util::future::select(calls.next(), queued).await;
         }
         self.driving.set(false);
+        self.stops.stopped();
         self.pause_streams();
     }
 
@@ -281,5 +315,54 @@ impl Session {
             code: "storage".into(),
             message: format!("the run could not be saved, so it stops here: {error}"),
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+    use std::pin::pin;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use std::task::{Context, Wake};
+
+    use super::*;
+
+    #[derive(Default)]
+    struct Count(AtomicUsize);
+
+    impl Wake for Count {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    #[test]
+    fn a_waiter_is_woken_when_the_loop_stops_and_not_before() {
+        let stops = Stops::default();
+        let running = Cell::new(true);
+        let count = Arc::new(Count::default());
+        let waker = Waker::from(count.clone());
+        let mut cx = Context::from_waker(&waker);
+        let mut waiting = pin!(stops.wait(|| running.get()));
+        assert!(waiting.as_mut().poll(&mut cx).is_pending());
+        // The loop goes round without stopping: nobody is woken.
+        assert_eq!(count.0.load(Ordering::SeqCst), 0);
+        running.set(false);
+        stops.stopped();
+        assert_eq!(count.0.load(Ordering::SeqCst), 1);
+        assert!(waiting.as_mut().poll(&mut cx).is_ready());
+        // Woken once: a later stop finds nobody waiting.
+        stops.stopped();
+        assert_eq!(count.0.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn a_loop_already_stopped_is_not_waited_for() {
+        let stops = Stops::default();
+        let waker = Waker::from(Arc::new(Count::default()));
+        let mut cx = Context::from_waker(&waker);
+        assert!(pin!(stops.wait(|| false)).poll(&mut cx).is_ready());
+        assert!(stops.waiting.borrow().is_empty());
     }
 }

@@ -15,7 +15,7 @@
 //! carries them out: this file its sockets' lifecycle; `commands.rs` what clients ask of it;
 //! `drive.rs` the drive loop over a run's effects; `llm.rs` a model call streamed into the run;
 //! `publish.rs` logging and sending the run's events; `host.rs` what the tools run against;
-//! `aisdk.rs` the AI SDK's requests; `alarm.rs` its one alarm; `limits.rs` its limits.
+//! `http.rs` the HTTP track's requests (the AI SDK's); `alarm.rs` its one alarm; `limits.rs` its limits.
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -29,12 +29,12 @@ use worker::{
     WebSocketIncomingMessage, WebSocketPair,
 };
 
-mod aisdk;
 mod alarm;
 mod commands;
 mod drive;
 mod fanout;
 mod host;
+mod http;
 mod inbound;
 mod limits;
 mod llm;
@@ -43,8 +43,7 @@ mod socket;
 mod toolbox;
 mod url;
 
-pub use aisdk::AISDK_MAX_BODY_BYTES;
-pub use url::{aisdk_url, connect_url, AISDK_CHAT_PATH, AISDK_STREAM_PATH};
+pub use url::{connect_url, http_url, HTTP_PATH};
 
 use fanout::Encoders;
 use inbound::Inbound;
@@ -72,12 +71,14 @@ pub struct Session {
     cancel: Cell<bool>,
     /// Wakes the drive loop while it waits on model calls: an effect was queued, or a cancel.
     waker: RefCell<Option<Waker>>,
+    /// What waits for the drive loop to stop (drive.rs).
+    stops: drive::Stops,
     /// The encoder of each (run, kind of socket) streaming now (fanout.rs).
     encoders: RefCell<Encoders>,
     /// Streamed deltas sent but not yet logged, with when the oldest was sent (publish.rs).
     unlogged: RefCell<Unlogged>,
-    /// The AI SDK requests streaming this session's run (aisdk.rs).
-    streams: RefCell<Vec<aisdk::Stream>>,
+    /// The HTTP requests streaming this session's run (http.rs).
+    streams: RefCell<Vec<http::Stream>>,
     env: Env,
     /// Links to the other sessions messages on this object's sockets named (relay.rs).
     links: Links,
@@ -109,6 +110,7 @@ impl DurableObject for Session {
             driving: Cell::new(false),
             cancel: Cell::new(false),
             waker: RefCell::new(None),
+            stops: drive::Stops::default(),
             encoders: RefCell::new(Encoders::default()),
             unlogged: RefCell::new(Unlogged::default()),
             streams: RefCell::new(Vec::new()),
@@ -121,15 +123,10 @@ impl DurableObject for Session {
     }
 
     async fn fetch(&self, req: Request) -> Result<Response> {
-        let url = req.inner().url();
-        match req.path().as_str() {
-            AISDK_CHAT_PATH => {
-                let client = crate::query::get(&url, "client").unwrap_or_default();
-                return self.aisdk_post(req, &client).await;
-            }
-            AISDK_STREAM_PATH => return self.aisdk_resume().await,
-            _ => {}
+        if req.path() == HTTP_PATH {
+            return self.http(req).await;
         }
+        let url = req.inner().url();
         let connect = match Connect::parse(&url) {
             Ok(connect) => connect,
             // Never open a limited socket as an unlimited one.

@@ -1,22 +1,57 @@
 //! The internal URLs a session's object is reached at: by the Worker for a client's socket or an
-//! AI SDK request, by another session's object for a link (relay.rs). A Durable Object is not
+//! HTTP track request, by another session's object for a link (relay.rs). A Durable Object is not
 //! reachable from outside, so what these carry was checked by the Worker that built them.
 
 use weft_protocol::Dialect;
 
 use crate::access::Grant;
+use crate::http::{self, Action, HttpDialect};
 
-/// Where the Worker hands a session an AI SDK turn (`POST /api/chat`).
-pub const AISDK_CHAT_PATH: &str = "/aisdk/chat";
+/// Where the Worker hands a session a request of the HTTP track (`crate::http`).
+pub const HTTP_PATH: &str = "/http";
 
-/// Where the Worker asks a session for its running turn again (`GET /api/chat/{id}/stream`).
-pub const AISDK_STREAM_PATH: &str = "/aisdk/stream";
-
-/// `client` is whom a new session counts against (`SESSIONS_PER_MINUTE`).
-pub fn aisdk_url(path: &str, client: &str) -> String {
-    let mut target = format!("https://session.internal{path}?");
+/// The URL of an HTTP track request for `session`, in `dialect`. `client` is whom a new
+/// session counts against (`SESSIONS_PER_MINUTE`).
+pub fn http_url(action: Action, dialect: &HttpDialect, session: &str, client: &str) -> String {
+    let mut target = format!("https://session.internal{HTTP_PATH}?");
+    let action = match action {
+        Action::Turn => "turn",
+        Action::Replay => "replay",
+    };
+    crate::query::append(&mut target, "action", action);
+    crate::query::append(&mut target, "dialect", dialect.name);
+    crate::query::append(&mut target, "session", session);
     crate::query::append(&mut target, "client", client);
     target
+}
+
+/// What an [`http_url`] says.
+#[derive(Debug, PartialEq)]
+pub(super) struct HttpCall {
+    pub(super) action: Action,
+    pub(super) dialect: &'static HttpDialect,
+    pub(super) session: String,
+    pub(super) client: String,
+}
+
+impl HttpCall {
+    /// Reads an [`http_url`]; `Err` names what it lacks (the Worker always writes both).
+    pub(super) fn parse(url: &str) -> Result<HttpCall, String> {
+        let get = |name| crate::query::get(url, name);
+        let action = match get("action").as_deref() {
+            Some("turn") => Action::Turn,
+            Some("replay") => Action::Replay,
+            other => return Err(format!("no such HTTP action: {other:?}")),
+        };
+        let name = get("dialect").unwrap_or_default();
+        let dialect = http::dialect(&name).ok_or_else(|| format!("no HTTP dialect {name:?}"))?;
+        Ok(HttpCall {
+            action,
+            dialect,
+            session: get("session").unwrap_or_default(),
+            client: get("client").unwrap_or_default(),
+        })
+    }
 }
 
 /// What a socket's connection to its session's object says ([`connect_url`]).
@@ -146,12 +181,21 @@ mod tests {
     }
 
     #[test]
-    fn an_ai_sdk_request_names_its_client() {
-        let url = aisdk_url(AISDK_STREAM_PATH, "ip:10.0.0.1");
-        assert!(url.starts_with("https://session.internal/aisdk/stream?"));
-        assert_eq!(
-            crate::query::get(&url, "client").as_deref(),
-            Some("ip:10.0.0.1")
-        );
+    fn an_http_request_arrives_as_the_worker_sent_it() {
+        for action in [Action::Turn, Action::Replay] {
+            let url = http_url(action, &http::AISDK, "chat 1&2", "ip:10.0.0.1");
+            assert!(url.starts_with("https://session.internal/http?"));
+            let want = HttpCall {
+                action,
+                dialect: &http::AISDK,
+                session: "chat 1&2".into(),
+                client: "ip:10.0.0.1".into(),
+            };
+            assert_eq!(HttpCall::parse(&url), Ok(want));
+        }
+        let mut unknown = String::from("https://session.internal/http?action=turn");
+        crate::query::append(&mut unknown, "dialect", "agui");
+        assert!(HttpCall::parse(&unknown).unwrap_err().contains("agui"));
+        assert!(HttpCall::parse("https://session.internal/http?dialect=aisdk").is_err());
     }
 }

@@ -7,10 +7,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use weft_protocol::command::ApprovalDecision;
 use weft_protocol::event::NodeResult;
-use weft_protocol::{Agent, Event, Review};
+use weft_protocol::{Event, Review};
 
 use super::responses::Response;
-use super::{context, got, prompts, Effect, EngineError, Lane, Phase, Run};
+use super::{context, Effect, EngineError, Lane, Phase, Run};
 use crate::provider::{ChatMessage, ChatRequest, ToolCall, ToolResult};
 
 /// Where one tool call of the run is.
@@ -47,8 +47,8 @@ impl Run {
                 }
             }
             Some(id) => {
-                if let Some(n) = self.agent.graph_mut().and_then(|g| g.node_mut(id)) {
-                    n.state = got::NodeState::Acting;
+                if let Some(lanes) = self.lanes() {
+                    lanes.act(self, id);
                 }
             }
         }
@@ -186,11 +186,7 @@ impl Run {
     pub(super) fn lane_acting(&self, lane: &Lane) -> bool {
         match lane {
             None => self.phase == Phase::Acting,
-            Some(id) => self
-                .agent
-                .graph()
-                .and_then(|g| g.node(id))
-                .is_some_and(|n| n.state == got::NodeState::Acting),
+            Some(id) => self.lanes().is_some_and(|lanes| lanes.acting(self, id)),
         }
     }
 
@@ -221,7 +217,8 @@ impl Run {
         d: ApprovalDecision,
         refusal: Option<String>,
     ) -> Result<(), EngineError> {
-        if self.agent.graph().is_none() && self.phase != Phase::Acting {
+        // An agent's own lanes take approvals whatever the run's own lane is doing.
+        if self.lanes().is_none() && self.phase != Phase::Acting {
             return Err(EngineError::NoPendingApproval);
         }
         let call = match &d.call_id {
@@ -283,8 +280,8 @@ impl Run {
                 for id in open {
                     self.finish_call(&id, "not run: the user stopped the run".into(), true);
                 }
-                if self.agent.graph().is_some() {
-                    self.got_stop();
+                if let Some(lanes) = self.lanes() {
+                    lanes.stop(self);
                     return Ok(());
                 }
             }
@@ -322,15 +319,13 @@ impl Run {
                 )
             }
             Some(id) => {
-                let system = self.system_with(prompts::GOT_NODE);
-                let Some(n) = self.agent.graph_mut().and_then(|g| g.node_mut(id)) else {
+                let Some(lane) = self
+                    .lanes()
+                    .and_then(|lanes| lanes.explain(self, id, call_id))
+                else {
                     return;
                 };
-                n.state = got::NodeState::Explaining {
-                    call_id: call_id.into(),
-                };
-                n.response = Response::default();
-                (n.messages.clone(), system)
+                lane
             }
         };
         // The question goes after the pending call's turn without answering it, so the
@@ -376,25 +371,29 @@ impl Run {
             }
         }
         match lane {
-            Some(id) => self.node_acted(id, results),
-            None => match self.kind() {
-                Agent::Dup => self.observe(results),
-                Agent::Tot => self.tot_step_done(results),
-                _ => {
-                    self.session
-                        .history
-                        .extend(results.into_iter().map(ChatMessage::Tool));
-                    self.emit(Event::NodeExit {
-                        id: "act".into(),
-                        result: NodeResult::Ok,
-                    });
-                    if self.exit || self.paused || self.iteration >= self.config.max_iterations {
-                        self.end_run();
-                    } else {
-                        self.think();
-                    }
+            Some(id) => {
+                if let Some(lanes) = self.lanes() {
+                    lanes.acted(self, id, results);
                 }
-            },
+            }
+            None => self.steps().acted(self, results),
+        }
+    }
+
+    /// react's answer to its tools' results: into the history, then `think` again (or the
+    /// end).
+    pub(super) fn back_to_thinking(&mut self, results: Vec<ToolResult>) {
+        self.session
+            .history
+            .extend(results.into_iter().map(ChatMessage::Tool));
+        self.emit(Event::NodeExit {
+            id: "act".into(),
+            result: NodeResult::Ok,
+        });
+        if self.exit || self.paused || self.iteration >= self.config.max_iterations {
+            self.end_run();
+        } else {
+            self.think();
         }
     }
 

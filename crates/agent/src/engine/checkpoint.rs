@@ -5,8 +5,10 @@
 
 use std::collections::VecDeque;
 
-use serde::ser::SerializeStruct;
+use serde::de::Error as _;
+use serde::ser::{Error as _, SerializeStruct};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
 use weft_protocol::{Sequencer, Usage};
 
 use super::acting::Call;
@@ -20,8 +22,8 @@ use super::{Config, LlmCall, Phase, Run, Session, ToolInfo};
 impl Serialize for Run {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let (live, held) = self.outbox.checkpointed();
-        let tree = self.agent.tree();
-        let graph = self.agent.graph();
+        let tree = self.agent.tot().map(|t| &t.tree);
+        let graph = self.agent.got().map(|g| &g.graph);
         let fields = 28 - usize::from(tree.is_none()) - usize::from(graph.is_none());
         let mut st = s.serialize_struct("Run", fields)?;
         st.serialize_field("config", &self.config)?;
@@ -38,7 +40,16 @@ impl Serialize for Run {
             st.serialize_field("got", graph)?;
         }
         st.serialize_field("session", &self.session)?;
-        st.serialize_field("phase", &self.phase)?;
+        match &self.phase {
+            // The agent's own step, by the name it had in the one flat phase of earlier builds.
+            Phase::Own => {
+                let step = self.agent.own_step().ok_or_else(|| {
+                    S::Error::custom("the run is at a step of its own, but its agent has none")
+                })?;
+                st.serialize_field("phase", step)?;
+            }
+            phase => st.serialize_field("phase", phase)?,
+        }
         st.serialize_field("iteration", &self.iteration)?;
         st.serialize_field("response", &self.response)?;
         st.serialize_field("calls", &self.calls)?;
@@ -79,7 +90,8 @@ struct Checkpoint {
     #[serde(default)]
     got: Option<Graph>,
     session: Session,
-    phase: Phase,
+    /// A [`Phase`], or the name of one of the agent's own steps.
+    phase: Value,
     iteration: u32,
     response: Response,
     calls: Vec<Call>,
@@ -109,13 +121,18 @@ struct Checkpoint {
 impl<'de> Deserialize<'de> for Run {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let c = Checkpoint::deserialize(d)?;
+        let mut agent = AgentState::restored(&c.agent, c.understood, c.tot, c.got);
+        let phase = match c.phase.as_str() {
+            Some(step) if agent.restore_step(step) => Phase::Own,
+            _ => Phase::deserialize(c.phase).map_err(D::Error::custom)?,
+        };
         Ok(Run {
             config: c.config,
             tools: c.tools,
             outbox: Outbox::restored(c.seq, c.live, c.held),
-            agent: AgentState::restored(&c.agent, c.understood, c.tot, c.got),
+            agent,
             session: c.session,
-            phase: c.phase,
+            phase,
             iteration: c.iteration,
             response: c.response,
             calls: c.calls,

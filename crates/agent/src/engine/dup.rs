@@ -17,14 +17,68 @@
 use weft_protocol::event::NodeResult;
 use weft_protocol::Event;
 
-use super::agent_state::AgentState;
-use super::{prompts, Phase, Run};
+use super::responses::Stream;
+use super::steps::Steps;
+use super::{prompts, EngineError, Phase, Run};
 use crate::provider::{ChatMessage, ChatRequest, ToolResult};
+
+/// What only a dup run keeps.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(super) struct Dup {
+    /// The understanding is in the history: a compaction's restart of the step plans.
+    pub(super) understood: bool,
+}
+
+/// dup's one step of its own, by the name a checkpoint gives it.
+pub(super) const STEP: &str = "Understanding";
+
+/// dup's answers to the shared loop.
+pub(super) struct DupSteps;
+
+impl Steps for DupSteps {
+    fn begin(&self, run: &mut Run) {
+        if run.agent.understood() {
+            run.think();
+        } else {
+            run.understand();
+        }
+    }
+
+    fn think_node(&self) -> &'static str {
+        "plan"
+    }
+
+    fn think_request(&self, run: &Run) -> ChatRequest {
+        run.dup_plan_request()
+    }
+
+    fn acted(&self, run: &mut Run, results: Vec<ToolResult>) {
+        run.observe(results);
+    }
+
+    fn own_stream(&self, _run: &Run) -> Option<Stream> {
+        Some(Stream {
+            node: "understand".into(),
+            visible: true,
+            tools: false,
+        })
+    }
+
+    fn own_end(&self, run: &mut Run) -> Result<(), EngineError> {
+        run.understood_it();
+        Ok(())
+    }
+
+    fn own_resume(&self, run: &mut Run) {
+        run.interrupted("understand");
+        run.understand();
+    }
+}
 
 impl Run {
     /// `understand`: one model call without tools.
-    pub(super) fn understand(&mut self) {
-        self.phase = Phase::Understanding;
+    fn understand(&mut self) {
+        self.phase = Phase::Own;
         self.emit(Event::NodeEnter {
             id: "understand".into(),
         });
@@ -32,11 +86,11 @@ impl Run {
     }
 
     /// The understanding is in: keep it (unless the model said nothing), then plan.
-    pub(super) fn understood_it(&mut self) {
+    fn understood_it(&mut self) {
         let record = !self.response.text.trim().is_empty();
         self.complete_response(record, true);
-        if let AgentState::Dup { understood } = &mut self.agent {
-            *understood = true;
+        if let Some(dup) = self.agent.dup_mut() {
+            dup.understood = true;
         }
         self.emit(Event::NodeExit {
             id: "understand".into(),
@@ -46,7 +100,7 @@ impl Run {
     }
 
     /// The `plan` request: the history under the plan instruction, every tool offered.
-    pub(super) fn dup_plan_request(&self) -> ChatRequest {
+    fn dup_plan_request(&self) -> ChatRequest {
         let mut messages = self.session.history.clone();
         if matches!(
             messages.last(),
@@ -69,7 +123,7 @@ impl Run {
     }
 
     /// `act` is over: `observe` takes the results in, then the next `plan` (or the end).
-    pub(super) fn observe(&mut self, results: Vec<ToolResult>) {
+    fn observe(&mut self, results: Vec<ToolResult>) {
         self.emit(Event::NodeExit {
             id: "act".into(),
             result: NodeResult::Ok,

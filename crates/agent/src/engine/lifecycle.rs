@@ -4,85 +4,13 @@
 use serde_json::Value;
 use weft_protocol::event::NodeResult;
 use weft_protocol::json::RawJson;
-use weft_protocol::{Agent, Event, FinishReason};
+use weft_protocol::Event;
 
 use super::acting::CallState;
+use super::ending::{Cut, ErrorCode};
 use super::responses::Response;
 use super::{context, Effect, LlmCall, Phase, Run};
 use crate::provider::{ChatMessage, ToolResult};
-
-/// The code of the `error` a run fails with. The host's own codes come in as text
-/// ([`Input::HostFailed`](super::Input::HostFailed)) and keep their spelling.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum ErrorCode {
-    /// The client cancelled the run.
-    Cancelled,
-    /// The model call of the run's own conversation failed.
-    Provider,
-    /// got: the model gave no valid plan twice.
-    InvalidPlan,
-    /// got: every sub-task that gives the answer failed.
-    GraphFailed,
-    /// A code of the host's (`storage`, …).
-    Host(String),
-}
-
-impl ErrorCode {
-    pub(super) fn as_str(&self) -> &str {
-        match self {
-            ErrorCode::Cancelled => "cancelled",
-            ErrorCode::Provider => "provider",
-            ErrorCode::InvalidPlan => "invalid_plan",
-            ErrorCode::GraphFailed => "graph_failed",
-            ErrorCode::Host(code) => code,
-        }
-    }
-
-    /// How the responses a failure cuts short end: a cancel is no error of the model's.
-    fn cut(&self) -> Cut {
-        match self {
-            ErrorCode::Cancelled => Cut::Cancelled,
-            _ => Cut::Error,
-        }
-    }
-}
-
-impl From<String> for ErrorCode {
-    fn from(code: String) -> Self {
-        match code.as_str() {
-            "cancelled" => ErrorCode::Cancelled,
-            "provider" => ErrorCode::Provider,
-            "invalid_plan" => ErrorCode::InvalidPlan,
-            "graph_failed" => ErrorCode::GraphFailed,
-            _ => ErrorCode::Host(code),
-        }
-    }
-}
-
-/// Why a model response ends before its stream did: the `finish_reason` of its `llm_complete`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Cut {
-    /// The run ended (cancelled, `no-exit`, a pause): the text said so far stands.
-    Cancelled,
-    /// The run failed.
-    Error,
-    /// A restart: what went out after the checkpoint is unknown.
-    Interrupted,
-}
-
-impl Cut {
-    pub(super) fn as_str(self) -> &'static str {
-        match self {
-            Cut::Cancelled => "cancelled",
-            Cut::Error => "error",
-            Cut::Interrupted => "interrupted",
-        }
-    }
-
-    pub(super) fn finish_reason(self) -> FinishReason {
-        FinishReason::from(self.as_str())
-    }
-}
 
 impl Run {
     /// Continues a restored run. `last_event_id` is the last event of this run the host logged
@@ -96,43 +24,19 @@ impl Run {
         // so whenever one starts to) is closed right after what its clients saw: `llm_complete
         // interrupted` and its span's `node_exit`. The other cut responses had sent nothing;
         // what they had held goes with them.
-        if let Some(live) = self.outbox.live() {
+        if let (Some(live), Some(lanes)) = (self.outbox.live(), self.lanes()) {
             if let Some(LlmCall { lane: Some(id), .. }) = self.llm.iter().find(|c| c.id == live) {
                 let id = id.clone();
                 self.outbox.ctx = Some(live);
-                self.close_node_response(&id, Cut::Interrupted);
+                lanes.cut(self, &id, Cut::Interrupted);
                 self.outbox.ctx = None;
             }
         }
         let inflight = std::mem::take(&mut self.llm);
         self.outbox.cut(&inflight, &self.llm);
         match self.phase.clone() {
-            Phase::Thinking if self.kind() == Agent::Tot => {
-                self.interrupted("act");
-                self.tot_redo_act();
-            }
-            Phase::Thinking => {
-                let node = self.think_node();
-                self.interrupted(node);
-                self.compacted_this_step = true;
-                self.think();
-            }
-            Phase::Understanding => {
-                self.interrupted("understand");
-                self.understand();
-            }
-            Phase::Expanding => {
-                self.interrupted("think_expand");
-                self.expand();
-            }
-            Phase::Evaluating => {
-                self.interrupted("think_evaluate");
-                self.evaluate();
-            }
-            Phase::Planning => {
-                self.interrupted("plan_graph");
-                self.plan_graph();
-            }
+            Phase::Thinking => self.steps().rethink(self),
+            Phase::Own => self.steps().own_resume(self),
             Phase::Explaining { call_id } => {
                 self.response = Response::default();
                 self.phase = Phase::Acting;
@@ -144,13 +48,21 @@ impl Run {
                 self.call_llm(None, req);
             }
             Phase::Acting => self.reissue_tools(&None),
-            Phase::Executing => self.got_resume(),
             Phase::Done => self.effect(Effect::Finished),
         }
     }
 
+    /// react's and dup's answer to a `think` response cut by a restart: closed, then asked
+    /// for again (without a second compaction).
+    pub(super) fn rethink(&mut self) {
+        let node = self.think_node();
+        self.interrupted(node);
+        self.compacted_this_step = true;
+        self.think();
+    }
+
     /// Closes the run's own response cut by a restart, and its node span.
-    fn interrupted(&mut self, node: &str) {
+    pub(super) fn interrupted(&mut self, node: &str) {
         let partial = std::mem::take(&mut self.response.text);
         self.emit(Event::LlmComplete {
             content: partial,
@@ -202,10 +114,10 @@ impl Run {
     /// every other held event goes out.
     pub(super) fn close_streams(&mut self, finish: Cut) {
         let inflight = std::mem::take(&mut self.llm);
-        if let Some(live) = self.outbox.live() {
+        if let (Some(live), Some(lanes)) = (self.outbox.live(), self.lanes()) {
             if let Some(LlmCall { lane: Some(id), .. }) = inflight.iter().find(|c| c.id == live) {
                 let saved = self.outbox.ctx.replace(live);
-                self.close_node_response(&id.clone(), finish);
+                lanes.cut(self, &id.clone(), finish);
                 self.outbox.ctx = saved;
             }
         }
@@ -216,15 +128,10 @@ impl Run {
         let finish = code.cut();
         let main_call = self.llm.iter().find(|c| c.lane.is_none()).map(|c| c.id);
         let response = std::mem::take(&mut self.response);
-        let streaming = matches!(
-            self.phase,
-            Phase::Thinking
-                | Phase::Explaining { .. }
-                | Phase::Understanding
-                | Phase::Expanding
-                | Phase::Evaluating
-                | Phase::Planning
-        );
+        // Whether the run's own lane streams a response its clients see (a summary is not
+        // shown).
+        let streaming =
+            !matches!(self.phase, Phase::Compacting { .. }) && self.stream_of(&None).is_some();
         if streaming && response.streamed_anything() {
             let saved = self.outbox.ctx;
             self.outbox.ctx = main_call.or(saved);

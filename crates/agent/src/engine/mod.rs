@@ -70,15 +70,21 @@
 //! - `config`: what a run is set up with ([`Config`], [`ToolInfo`], [`Session`], [`Start`]);
 //! - `host`: what passes between the run and its host ([`Input`], [`Output`], [`Effect`],
 //!   [`EngineError`]);
-//! - `agent_state`: which agent the run is, with the state only that agent keeps;
 //! - `outbox`: the order events leave in — stamping, the live response, what is held;
-//! - `responses`: the model's responses of the run's own lane — asking (react's `think`,
-//!   compaction), streaming in, closing;
-//! - `acting`: the shared tool and approval path, `act` … `maybe_done_acting`;
-//! - `lifecycle`: how a run ends (`end_run`, `fail`) and how a restored one goes on
-//!   ([`Run::resume`]);
-//! - [`dup`], [`tot`], [`got`]: each agent's own steps; [`context`]: token estimates and
-//!   compaction; [`prompts`]: the agents' instructions.
+//! - the loop every agent shares, which names no agent: `responses` (the model's responses of
+//!   the run's own lane — asking, streaming in, closing; compaction), `acting` (the tool and
+//!   approval path, `act` … `maybe_done_acting`), `lifecycle` (how a run ends, and how a
+//!   restored one goes on: [`Run::resume`]), and `ending` (the codes they end with);
+//! - `steps`: what the shared loop asks of an agent — where it begins, what follows each of
+//!   its responses and tool runs, its own steps, its lanes;
+//! - the agents, each its own room: `react` (the shared loop's defaults), [`dup`], [`tot`],
+//!   [`got`]; `agent_state`: the table from an agent to its state and its answers;
+//! - `checkpoint`: the run as stored; [`context`]: token estimates and compaction;
+//!   [`prompts`]: the agents' instructions.
+//!
+//! Adding an agent: its module (its state, its steps, an `impl Steps`), its row in
+//! `agent_state`'s table, its instructions in `prompts`, and its name in
+//! `weft_protocol::Agent`; `checkpoint` too if it keeps state beyond its steps.
 
 pub mod context;
 pub mod dup;
@@ -90,26 +96,31 @@ mod acting;
 mod agent_state;
 mod checkpoint;
 mod config;
+mod ending;
 mod host;
 mod lifecycle;
 mod outbox;
+mod react;
 mod responses;
+mod steps;
 
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use weft_protocol::command::ApprovalDecision;
-use weft_protocol::{Agent, Event, Review, Sequencer, Usage};
+use weft_protocol::{Event, Review, Sequencer, Usage};
 
 use crate::provider::{ChatMessage, ChatRequest, ToolDef};
 use acting::{Call, CallState};
 use agent_state::AgentState;
 pub use config::{Config, Session, Start, ToolInfo};
+use ending::ErrorCode;
 pub use host::{Effect, EngineError, Input, Output};
-use lifecycle::ErrorCode;
 use outbox::Outbox;
 use responses::Response;
+use steps::{Lanes, Steps};
 
-/// What the run's own lane is doing. GoT nodes have their own states ([`got::NodeState`]).
+/// What the run's own lane is doing. The agents' own steps are theirs to name
+/// ([`steps`](self::steps)); lanes of their own keep their own states (GoT's nodes).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 enum Phase {
     /// Streaming a model response that may call tools: react `think`, dup `plan`, tot `act`.
@@ -122,19 +133,14 @@ enum Phase {
     Acting,
     /// Over.
     Done,
-    /// dup: streaming the understanding.
-    Understanding,
-    /// tot: streaming the candidates.
-    Expanding,
-    /// tot: streaming the scores.
-    Evaluating,
-    /// got: streaming the plan.
-    Planning,
-    /// got: the graph's nodes are running (each in its own lane).
-    Executing,
+    /// At one of the agent's own steps, which its state says (a checkpoint writes that
+    /// step's name here: `checkpoint.rs`).
+    #[serde(skip)]
+    Own,
 }
 
-/// Which conversation something belongs to: `None` the run's own, `Some(id)` GoT node `id`.
+/// Which conversation something belongs to: `None` the run's own, `Some(id)` one the agent
+/// runs beside it (GoT: graph node `id`), answered for by the agent's [`steps::Lanes`].
 type Lane = Option<String>;
 
 /// A model call in flight.
@@ -244,26 +250,14 @@ impl Run {
     /// Begins the run: the agent's first model call (or a compaction first, if the history is
     /// full).
     pub fn start(&mut self) {
-        match self.agent {
-            AgentState::Dup { .. } | AgentState::Tot(_) | AgentState::Got(_) => {
-                if !self.maybe_compact() {
-                    self.begin();
-                }
-            }
-            AgentState::React => self.think(),
+        if !self.maybe_compact() {
+            self.begin();
         }
     }
 
     /// The agent's first step, or its next one after a threshold compaction.
     fn begin(&mut self) {
-        match self.agent {
-            AgentState::Dup { understood: false } => self.understand(),
-            // Only a run's first step compacts for tot and got: their trees and graphs point
-            // into the history, and a run's own steps are few.
-            AgentState::Tot(_) => self.expand(),
-            AgentState::Got(_) => self.plan_graph(),
-            AgentState::Dup { understood: true } | AgentState::React => self.think(),
-        }
+        self.steps().begin(self);
     }
 
     /// A manual compaction of the session (agentloop `manual_compact`): one summary call, then
@@ -412,7 +406,7 @@ impl Run {
                     json!({ "status": error.status(), "retryable": error.is_retryable() });
                 match &lane {
                     None => self.fail(error.to_string(), ErrorCode::Provider, Some(details)),
-                    Some(id) => self.node_failed(id, error.to_string()),
+                    Some(id) => self.lane_failed(id, error.to_string()),
                 }
                 self.outbox.ctx = None;
                 self.settle(call);
@@ -452,9 +446,21 @@ impl Run {
         self.tools.iter().map(|t| t.def.clone()).collect()
     }
 
-    /// The agent this run is; one the engine does not know runs as react.
-    fn kind(&self) -> Agent {
-        self.agent.kind()
+    /// The agent's answers to the shared loop.
+    fn steps(&self) -> &'static dyn Steps {
+        self.agent.steps()
+    }
+
+    /// The agent's lanes beside the run's own, if it runs any.
+    fn lanes(&self) -> Option<&'static dyn Lanes> {
+        self.steps().lanes()
+    }
+
+    /// Lane `id`'s model call failed: the agent's to carry on without it.
+    fn lane_failed(&mut self, id: &str, error: String) {
+        if let Some(lanes) = self.lanes() {
+            lanes.failed(self, id, error);
+        }
     }
 
     /// The system prompt with an agent's instruction after the persona.

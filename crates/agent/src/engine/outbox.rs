@@ -258,12 +258,7 @@ impl Run {
             "iteration": self.iteration,
             "usage": self.total,
         });
-        if let Some(tree) = self.agent.tree() {
-            state["tree"] = tree.snapshot();
-        }
-        if let Some(graph) = self.agent.graph() {
-            state["graph"] = graph.snapshot();
-        }
+        self.steps().snapshot(self, &mut state);
         state
     }
 }

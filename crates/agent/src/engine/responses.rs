@@ -2,15 +2,15 @@
 //! questions, compaction), taking the streamed deltas in, and closing a response when its
 //! stream ends (`usage`, `llm_complete`, `context_info`, the history).
 //!
-//! GoT sub-tasks' responses come in through the same [`Run::delta`], their state kept on their
-//! graph node (see `got`).
+//! The responses of an agent's own lanes (GoT's sub-tasks) come in through the same
+//! [`Run::delta`]; where each lane is, the agent's [`Lanes`](super::steps::Lanes) say.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use weft_protocol::event::NodeResult;
-use weft_protocol::{Agent, Event, FinishReason, Usage};
+use weft_protocol::{Event, FinishReason, Usage};
 
-use super::lifecycle::ErrorCode;
+use super::ending::ErrorCode;
 use super::{context, Effect, EngineError, Lane, Phase, Run};
 use crate::provider::{ChatMessage, ChatRequest, Delta, ToolCall};
 
@@ -59,11 +59,7 @@ impl Run {
     /// The name of the node whose model call may call tools: react `think`, dup `plan`, tot
     /// `act`.
     pub(super) fn think_node(&self) -> &'static str {
-        match self.kind() {
-            Agent::Dup => "plan",
-            Agent::Tot => "act",
-            _ => "think",
-        }
+        self.steps().think_node()
     }
 
     pub(super) fn think(&mut self) {
@@ -76,19 +72,21 @@ impl Run {
         self.emit(Event::NodeEnter {
             id: self.think_node().into(),
         });
-        let req = match self.kind() {
-            Agent::Dup => self.dup_plan_request(),
-            _ => ChatRequest {
-                model: self.config.model.clone(),
-                system: Some(self.config.system_prompt.clone()),
-                messages: self.session.history.clone(),
-                tools: self.tool_defs(),
-                max_tokens: self.config.max_tokens,
-                temperature: None,
-            },
-        };
+        let req = self.steps().think_request(self);
         self.effect(Effect::Checkpoint);
         self.call_llm(None, req);
+    }
+
+    /// react's `think` request: the history under the persona, every tool offered.
+    pub(super) fn think_request(&self) -> ChatRequest {
+        ChatRequest {
+            model: self.config.model.clone(),
+            system: Some(self.config.system_prompt.clone()),
+            messages: self.session.history.clone(),
+            tools: self.tool_defs(),
+            max_tokens: self.config.max_tokens,
+            temperature: None,
+        }
     }
 
     /// A model call of the run's own lane that offers no tools (understand, expand, evaluate,
@@ -142,20 +140,17 @@ impl Run {
         };
         match lane {
             None => match &self.phase {
-                Phase::Thinking => shown(self.think_node(), !self.tot_final()),
+                Phase::Thinking => shown(self.think_node(), self.steps().think_tools(self)),
                 Phase::Explaining { .. } => shown("explain", false),
-                Phase::Understanding => shown("understand", false),
-                Phase::Expanding => shown("think_expand", false),
-                Phase::Evaluating => shown("think_evaluate", false),
-                Phase::Planning => shown("plan_graph", false),
                 Phase::Compacting { .. } => Some(Stream {
                     node: String::new(),
                     visible: false,
                     tools: false,
                 }),
-                Phase::Acting | Phase::Done | Phase::Executing => None,
+                Phase::Own => self.steps().own_stream(self),
+                Phase::Acting | Phase::Done => None,
             },
-            Some(id) => self.node_stream(id),
+            Some(id) => self.lanes()?.stream(self, id),
         }
     }
 
@@ -163,10 +158,9 @@ impl Run {
         match lane {
             None => std::mem::take(&mut self.response),
             Some(id) => self
-                .agent
-                .graph_mut()
-                .and_then(|g| g.node_mut(id))
-                .map(|n| std::mem::take(&mut n.response))
+                .lanes()
+                .and_then(|lanes| lanes.response(self, id))
+                .map(std::mem::take)
                 .unwrap_or_default(),
         }
     }
@@ -175,8 +169,8 @@ impl Run {
         match lane {
             None => self.response = response,
             Some(id) => {
-                if let Some(n) = self.agent.graph_mut().and_then(|g| g.node_mut(id)) {
-                    n.response = response;
+                if let Some(r) = self.lanes().and_then(|lanes| lanes.response(self, id)) {
+                    *r = response;
                 }
             }
         }
@@ -187,10 +181,9 @@ impl Run {
     /// approvals.
     pub(super) fn call_id_taken(&self, id: &str, lane: &Lane) -> bool {
         self.calls.iter().any(|c| c.call.id == id)
-            || self.agent.graph().is_some_and(|g| {
-                g.nodes.iter().any(|n| {
-                    Some(&n.id) != lane.as_ref() && n.response.calls.iter().any(|c| c.id == id)
-                })
+            || self.lanes().is_some_and(|lanes| {
+                lane.as_deref()
+                    .is_some_and(|lane| lanes.holds_call(self, id, lane))
             })
     }
 
@@ -200,8 +193,8 @@ impl Run {
                 "LLM output while no LLM call is running",
             ));
         };
-        if let Some(id) = lane {
-            self.node_span(id);
+        if let (Some(id), Some(lanes)) = (lane, self.lanes()) {
+            lanes.streams(self, id);
         }
         let mut response = self.take_response(lane);
         let node = stream.node;
@@ -295,7 +288,7 @@ impl Run {
                             json!({ "status": e.status(), "retryable": e.is_retryable() });
                         self.fail(e.to_string(), ErrorCode::Provider, Some(details));
                     }
-                    Some(id) => self.node_failed(id, e.to_string()),
+                    Some(id) => self.lane_failed(id, e.to_string()),
                 }
                 return Ok(());
             }
@@ -340,7 +333,9 @@ impl Run {
 
     pub(super) fn llm_end(&mut self, lane: &Lane) -> Result<(), EngineError> {
         if let Some(id) = lane {
-            self.node_llm_end(id);
+            if let Some(lanes) = self.lanes() {
+                lanes.ended(self, id);
+            }
             return Ok(());
         }
         match self.phase.clone() {
@@ -386,23 +381,8 @@ impl Run {
                 }
                 Ok(())
             }
-            Phase::Understanding => {
-                self.understood_it();
-                Ok(())
-            }
-            Phase::Expanding => {
-                self.expanded();
-                Ok(())
-            }
-            Phase::Evaluating => {
-                self.evaluated();
-                Ok(())
-            }
-            Phase::Planning => {
-                self.planned();
-                Ok(())
-            }
-            Phase::Acting | Phase::Done | Phase::Executing => Err(EngineError::Unexpected(
+            Phase::Own => self.steps().own_end(self),
+            Phase::Acting | Phase::Done => Err(EngineError::Unexpected(
                 "an LLM end while no LLM call is running",
             )),
         }
@@ -432,9 +412,11 @@ impl Run {
 
     pub(super) fn finish_thinking(&mut self) {
         let response = self.complete_response(true, true);
-        if self.kind() == Agent::Tot {
-            return self.tot_acted(response);
-        }
+        self.steps().thought(self, response);
+    }
+
+    /// react's and dup's answer to a `think` response: it is the answer, or its tools run.
+    pub(super) fn answer_or_act(&mut self, response: Response) {
         self.emit(Event::NodeExit {
             id: self.think_node().into(),
             result: NodeResult::Ok,

@@ -35,8 +35,127 @@ use weft_protocol::event::NodeResult;
 use weft_protocol::json::parse_f64;
 use weft_protocol::Event;
 
-use super::{clip, prompts, Phase, Response, Run};
+use super::responses::Stream;
+use super::steps::Steps;
+use super::{clip, prompts, EngineError, Phase, Response, Run};
 use crate::provider::{ChatMessage, ChatRequest, ToolResult};
+
+/// What only a tot run keeps: its tree, and which of its own steps it is at.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(super) struct Tot {
+    pub(super) tree: Tree,
+    /// Meaningful while the run is at a step of tot's own ([`Phase::Own`]).
+    pub(super) step: Step,
+}
+
+/// tot's steps of its own (its `act` is the shared `think`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) enum Step {
+    /// Streaming the candidates.
+    #[default]
+    Expanding,
+    /// Streaming the scores.
+    Evaluating,
+}
+
+impl Step {
+    /// The step's name in a checkpoint's `phase`.
+    pub(super) fn as_str(self) -> &'static str {
+        match self {
+            Step::Expanding => "Expanding",
+            Step::Evaluating => "Evaluating",
+        }
+    }
+
+    /// Its node span.
+    fn node(self) -> &'static str {
+        match self {
+            Step::Expanding => "think_expand",
+            Step::Evaluating => "think_evaluate",
+        }
+    }
+}
+
+impl Tot {
+    pub(super) fn restored(tree: Tree) -> Self {
+        Tot {
+            tree,
+            step: Step::default(),
+        }
+    }
+
+    /// Takes the step a checkpoint names; false if it is none of tot's.
+    pub(super) fn restore_step(&mut self, name: &str) -> bool {
+        let Some(step) = [Step::Expanding, Step::Evaluating]
+            .into_iter()
+            .find(|s| s.as_str() == name)
+        else {
+            return false;
+        };
+        self.step = step;
+        true
+    }
+}
+
+/// tot's answers to the shared loop.
+pub(super) struct TotSteps;
+
+impl Steps for TotSteps {
+    fn begin(&self, run: &mut Run) {
+        // Only a run's first step compacts for tot: the levels point into the history.
+        run.expand();
+    }
+
+    fn think_node(&self) -> &'static str {
+        "act"
+    }
+
+    fn think_tools(&self, run: &Run) -> bool {
+        !run.tree().final_step
+    }
+
+    fn thought(&self, run: &mut Run, response: Response) {
+        run.tot_acted(response);
+    }
+
+    fn acted(&self, run: &mut Run, results: Vec<ToolResult>) {
+        run.tot_step_done(results);
+    }
+
+    fn rethink(&self, run: &mut Run) {
+        run.interrupted("act");
+        run.tot_redo_act();
+    }
+
+    fn own_stream(&self, run: &Run) -> Option<Stream> {
+        Some(Stream {
+            node: run.tot_step().node().into(),
+            visible: true,
+            tools: false,
+        })
+    }
+
+    fn own_end(&self, run: &mut Run) -> Result<(), EngineError> {
+        match run.tot_step() {
+            Step::Expanding => run.expanded(),
+            Step::Evaluating => run.evaluated(),
+        }
+        Ok(())
+    }
+
+    fn own_resume(&self, run: &mut Run) {
+        let step = run.tot_step();
+        run.interrupted(step.node());
+        match step {
+            Step::Expanding => run.expand(),
+            Step::Evaluating => run.evaluate(),
+        }
+    }
+
+    fn snapshot(&self, run: &Run, state: &mut Value) {
+        state["tree"] = run.tree().snapshot();
+    }
+}
 
 /// What [`Run::tree`] reads in a run of another agent.
 static NO_TREE: Tree = Tree {
@@ -202,12 +321,26 @@ pub(super) fn parse_scores(text: &str, n: usize, neutral: f64) -> Vec<f64> {
 impl Run {
     /// The tree, read: a run of another agent has an empty one.
     fn tree(&self) -> &Tree {
-        self.agent.tree().unwrap_or(&NO_TREE)
+        self.agent.tot().map_or(&NO_TREE, |t| &t.tree)
     }
 
-    /// Whether the current `act` is the final answer (no tools).
-    pub(super) fn tot_final(&self) -> bool {
-        self.tree().final_step
+    fn tree_mut(&mut self) -> Option<&mut Tree> {
+        self.agent.tot_mut().map(|t| &mut t.tree)
+    }
+
+    fn tot_step(&self) -> Step {
+        self.agent.tot().map(|t| t.step).unwrap_or_default()
+    }
+
+    /// The run goes to a step of tot's own.
+    fn tot_enter(&mut self, step: Step) {
+        self.phase = Phase::Own;
+        if let Some(tot) = self.agent.tot_mut() {
+            tot.step = step;
+        }
+        self.emit(Event::NodeEnter {
+            id: step.node().into(),
+        });
     }
 
     fn k(&self) -> usize {
@@ -215,17 +348,14 @@ impl Run {
     }
 
     /// `think_expand` at the next depth.
-    pub(super) fn expand(&mut self) {
-        self.phase = Phase::Expanding;
-        self.emit(Event::NodeEnter {
-            id: "think_expand".into(),
-        });
+    fn expand(&mut self) {
+        self.tot_enter(Step::Expanding);
         let abandoned = self.tree().abandoned.clone();
         let instruction = prompts::tot_expand(self.k() as u32, &abandoned);
         self.ask(&instruction);
     }
 
-    pub(super) fn expanded(&mut self) {
+    fn expanded(&mut self) {
         let response = self.complete_response(false, false);
         let candidates = parse_candidates(&response.text, self.k());
         self.emit(Event::TotExpand {
@@ -237,7 +367,7 @@ impl Run {
             scores: Vec::new(),
             candidates,
         };
-        if let Some(tree) = self.agent.tree_mut() {
+        if let Some(tree) = self.tree_mut() {
             tree.levels.push(level);
         }
         self.emit(Event::NodeExit {
@@ -248,11 +378,8 @@ impl Run {
     }
 
     /// `think_evaluate` of the deepest level.
-    pub(super) fn evaluate(&mut self) {
-        self.phase = Phase::Evaluating;
-        self.emit(Event::NodeEnter {
-            id: "think_evaluate".into(),
-        });
+    fn evaluate(&mut self) {
+        self.tot_enter(Step::Evaluating);
         let candidates = self
             .tree()
             .levels
@@ -262,7 +389,7 @@ impl Run {
         self.ask(&prompts::tot_evaluate(&candidates));
     }
 
-    pub(super) fn evaluated(&mut self) {
+    fn evaluated(&mut self) {
         let response = self.complete_response(false, false);
         let threshold = self.config.tot_threshold;
         let depth = self.tree().levels.len().saturating_sub(1);
@@ -274,7 +401,7 @@ impl Run {
                 chosen = i;
             }
         }
-        if let Some(level) = self.agent.tree_mut().and_then(|t| t.levels.last_mut()) {
+        if let Some(level) = self.tree_mut().and_then(|t| t.levels.last_mut()) {
             level.scores.clone_from(&scores);
         }
         self.emit(Event::TotEvaluate {
@@ -308,7 +435,7 @@ impl Run {
     /// Cuts the path back to level `d`: deeper levels go, the history returns to where `d` was
     /// expanded.
     fn back_to(&mut self, d: usize) {
-        let Some(tree) = self.agent.tree_mut() else {
+        let Some(tree) = self.tree_mut() else {
             return;
         };
         tree.levels.truncate(d + 1);
@@ -324,7 +451,7 @@ impl Run {
             return self.tot_final_step();
         }
         let mut step = String::new();
-        if let Some(tree) = self.agent.tree_mut() {
+        if let Some(tree) = self.tree_mut() {
             if let Some(s) = tree.levels.get_mut(d).and_then(|l| {
                 if let Some(e) = l.explored.get_mut(i) {
                     *e = true;
@@ -341,7 +468,7 @@ impl Run {
 
     /// The last `act`: the final answer, no tools.
     fn tot_final_step(&mut self) {
-        if let Some(tree) = self.agent.tree_mut() {
+        if let Some(tree) = self.tree_mut() {
             tree.final_step = true;
             tree.current = None;
         }
@@ -365,7 +492,7 @@ impl Run {
     }
 
     /// Carries out the interrupted `act` again (after a restart).
-    pub(super) fn tot_redo_act(&mut self) {
+    fn tot_redo_act(&mut self) {
         let (current, final_step) = {
             let t = self.tree();
             (t.current, t.final_step)
@@ -379,10 +506,10 @@ impl Run {
     }
 
     /// The `act` response is in (already counted and in the history).
-    pub(super) fn tot_acted(&mut self, response: Response) {
+    fn tot_acted(&mut self, response: Response) {
         self.last_content.clone_from(&response.text);
         self.last_tools = response.calls.iter().map(|c| c.name.clone()).collect();
-        if response.calls.is_empty() || self.tot_final() {
+        if response.calls.is_empty() || self.tree().final_step {
             self.emit(Event::NodeExit {
                 id: "act".into(),
                 result: NodeResult::Ok,
@@ -393,7 +520,7 @@ impl Run {
     }
 
     /// The step's tools are done: backtrack if it failed, else go a level deeper.
-    pub(super) fn tot_step_done(&mut self, results: Vec<ToolResult>) {
+    fn tot_step_done(&mut self, results: Vec<ToolResult>) {
         let failure = results
             .iter()
             .find(|r| r.is_error)
@@ -424,7 +551,7 @@ impl Run {
                     id: "act".into(),
                     result,
                 });
-                if let Some(tree) = self.agent.tree_mut() {
+                if let Some(tree) = self.tree_mut() {
                     let step = tree
                         .levels
                         .get(d)

@@ -5,7 +5,7 @@ use super::*;
 const UNDERSTANDING: &str =
     "Core goal: the weather in SF. Key constraints: be short. Relevant context: none.";
 
-fn dup_model(req: &ChatRequest) -> Reply {
+pub(super) fn dup_model(req: &ChatRequest) -> Reply {
     let i = instruction(req);
     if i.starts_with("Understand the problem first.") {
         return say(UNDERSTANDING);
@@ -21,7 +21,7 @@ fn dup_model(req: &ChatRequest) -> Reply {
     }
 }
 
-fn dup_run(approval: bool) -> Run {
+pub(super) fn dup_run(approval: bool) -> Run {
     let mut run = Run::new(
         Config::default(),
         weather(approval),

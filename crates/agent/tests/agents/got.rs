@@ -10,7 +10,7 @@ const PLAN: &str = r#"{"nodes": [
 
 /// The got script: the plan above; each city node looks its weather up, then says it; `cmp`
 /// compares what it was given.
-fn got_model(req: &ChatRequest) -> Reply {
+pub(super) fn got_model(req: &ChatRequest) -> Reply {
     let i = instruction(req);
     if i.starts_with("Graph of thoughts: plan sub-tasks.") {
         return say(PLAN);
@@ -40,7 +40,7 @@ fn got_model(req: &ChatRequest) -> Reply {
     }
 }
 
-fn got_run(tools: Vec<ToolInfo>, adaptive: bool) -> Run {
+pub(super) fn got_run(tools: Vec<ToolInfo>, adaptive: bool) -> Run {
     let start = Start {
         got_adaptive: adaptive,
         ..start(Agent::Got, "Compare the weather in SF and NYC")

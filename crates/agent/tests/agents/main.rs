@@ -16,6 +16,7 @@ use weft_protocol::command::ApprovalDecision;
 use weft_protocol::event::NodeResult;
 use weft_protocol::{Agent, Event, Review, Sequenced};
 
+mod checkpoints;
 mod dup;
 mod got;
 mod tot;

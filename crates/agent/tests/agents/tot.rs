@@ -3,7 +3,7 @@
 use super::*;
 
 /// The tot script: Paris fails, SF works; after a result, answering wins.
-fn tot_model(req: &ChatRequest) -> Reply {
+pub(super) fn tot_model(req: &ChatRequest) -> Reply {
     let i = instruction(req);
     if i.starts_with("Tree of thoughts: propose next steps.") {
         return if has_results(req) {
@@ -30,7 +30,7 @@ fn tot_model(req: &ChatRequest) -> Reply {
     say("It is sunny, I think.")
 }
 
-fn tot_tool() -> Tool {
+pub(super) fn tot_tool() -> Tool {
     Box::new(|_, args| {
         if args["city"] == "Paris" {
             ("no such city in this test".into(), true)
@@ -98,7 +98,7 @@ const TOT_TRACE: &[&str] = &[
     "run_end",
 ];
 
-fn tot_run(tools: Vec<ToolInfo>, config: Config) -> Run {
+pub(super) fn tot_run(tools: Vec<ToolInfo>, config: Config) -> Run {
     let mut run = Run::new(
         config,
         tools,

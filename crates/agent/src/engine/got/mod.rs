@@ -42,17 +42,71 @@
 
 mod node;
 mod plan;
+mod steps;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use weft_protocol::event::NodeResult;
 use weft_protocol::Event;
 
-use super::lifecycle::{Cut, ErrorCode};
+use super::ending::{Cut, ErrorCode};
 use super::responses::Response;
 use super::{prompts, Effect, Phase, Run};
 use crate::provider::ChatMessage;
 use plan::{parse_plan, Planned};
+pub(super) use steps::GotSteps;
+
+/// What only a got run keeps: its graph, and which of its own steps it is at.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Got {
+    pub(super) graph: Graph,
+    /// Meaningful while the run is at a step of got's own ([`Phase::Own`]).
+    pub(super) step: Step,
+}
+
+/// got's steps of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Step {
+    /// Streaming the plan.
+    Planning,
+    /// The graph's nodes are running, each in its own lane.
+    Executing,
+}
+
+impl Step {
+    /// The step's name in a checkpoint's `phase`.
+    pub(super) fn as_str(self) -> &'static str {
+        match self {
+            Step::Planning => "Planning",
+            Step::Executing => "Executing",
+        }
+    }
+}
+
+impl Got {
+    pub(super) fn new(adaptive: bool) -> Self {
+        Got::restored(Graph::new(adaptive))
+    }
+
+    pub(super) fn restored(graph: Graph) -> Self {
+        Got {
+            graph,
+            step: Step::Planning,
+        }
+    }
+
+    /// Takes the step a checkpoint names; false if it is none of got's.
+    pub(super) fn restore_step(&mut self, name: &str) -> bool {
+        let Some(step) = [Step::Planning, Step::Executing]
+            .into_iter()
+            .find(|s| s.as_str() == name)
+        else {
+            return false;
+        };
+        self.step = step;
+        true
+    }
+}
 
 /// The sub-tasks of a GoT run, and how its plan was arrived at (a bad plan is asked for again
 /// once).
@@ -170,11 +224,24 @@ impl Graph {
 impl Run {
     /// The graph, read: a run of another agent has an empty one.
     fn graph(&self) -> &Graph {
-        self.agent.graph().unwrap_or(&NO_GRAPH)
+        self.agent.got().map(|g| &g.graph).unwrap_or(&NO_GRAPH)
     }
 
     fn node_mut(&mut self, id: &str) -> Option<&mut Node> {
-        self.agent.graph_mut()?.node_mut(id)
+        self.agent.got_mut()?.graph.node_mut(id)
+    }
+
+    /// The run goes to a step of got's own.
+    fn got_enter(&mut self, step: Step) {
+        self.phase = Phase::Own;
+        if let Some(got) = self.agent.got_mut() {
+            got.step = step;
+        }
+    }
+
+    /// Whether the graph's nodes are running.
+    fn executing(&self) -> bool {
+        self.phase == Phase::Own && self.agent.got().is_some_and(|g| g.step == Step::Executing)
     }
 
     fn max_nodes(&self) -> usize {
@@ -182,8 +249,8 @@ impl Run {
     }
 
     /// `plan_graph`: one model call without tools.
-    pub(super) fn plan_graph(&mut self) {
-        self.phase = Phase::Planning;
+    fn plan_graph(&mut self) {
+        self.got_enter(Step::Planning);
         self.emit(Event::NodeEnter {
             id: "plan_graph".into(),
         });
@@ -192,13 +259,13 @@ impl Run {
         self.ask(&instruction);
     }
 
-    pub(super) fn planned(&mut self) {
+    fn planned(&mut self) {
         let response = self.complete_response(false, false);
         match parse_plan(&response.text, self.max_nodes()) {
             Ok(plan) => {
                 let edge_count: usize = plan.iter().map(|p| p.deps.len()).sum();
                 let node_ids: Vec<String> = plan.iter().map(|p| p.id.clone()).collect();
-                if let Some(graph) = self.agent.graph_mut() {
+                if let Some(graph) = self.agent.got_mut().map(|g| &mut g.graph) {
                     graph.nodes = plan.into_iter().map(|p| new_node(p, false)).collect();
                 }
                 self.emit(Event::GotPlan {
@@ -210,7 +277,7 @@ impl Run {
                     id: "plan_graph".into(),
                     result: NodeResult::Ok,
                 });
-                self.phase = Phase::Executing;
+                self.got_enter(Step::Executing);
                 self.effect(Effect::Checkpoint);
                 self.schedule();
             }
@@ -219,12 +286,12 @@ impl Run {
                     id: "plan_graph".into(),
                     result: NodeResult::Err(format!("invalid plan: {why}")),
                 });
-                let rejections = self.agent.graph_mut().map(|graph| {
+                let rejections = self.agent.got_mut().map(|g| &mut g.graph).map(|graph| {
                     graph.rejections += 1;
                     graph.rejections
                 });
                 if rejections.is_some_and(|n| n < 2) {
-                    if let Some(graph) = self.agent.graph_mut() {
+                    if let Some(graph) = self.agent.got_mut().map(|g| &mut g.graph) {
                         graph.rejected = Some(why);
                     }
                     self.plan_graph();
@@ -241,7 +308,7 @@ impl Run {
 
     /// Starts what can start; finishes the graph when every node has.
     fn schedule(&mut self) {
-        if self.phase != Phase::Executing {
+        if !self.executing() {
             return;
         }
         let parallel = self.config.got_max_parallel.max(1) as usize;
@@ -285,7 +352,7 @@ impl Run {
         for id in stuck {
             self.node_failed(&id, "its dependencies never finished".into());
         }
-        if self.phase == Phase::Executing {
+        if self.executing() {
             self.finish_graph();
         }
     }
@@ -322,7 +389,7 @@ impl Run {
 
     /// Whether a sub-graph may replace `id`: its ids must be new and the graph not too big.
     fn can_expand(&self, id: &str, sub: &[Planned]) -> bool {
-        let Some(graph) = self.agent.graph() else {
+        let Some(graph) = self.agent.got().map(|g| &g.graph) else {
             return false;
         };
         let live = graph
@@ -338,7 +405,7 @@ impl Run {
 
     /// Replaces `id` by its sub-graph.
     fn expand_node(&mut self, id: &str, sub: Vec<Planned>) {
-        let Some(graph) = self.agent.graph_mut() else {
+        let Some(graph) = self.agent.got_mut().map(|g| &mut g.graph) else {
             return;
         };
         let Some(pos) = graph.nodes.iter().position(|n| n.id == id) else {
@@ -440,7 +507,7 @@ impl Run {
 
     /// The run stops mid-graph (`no-exit`, or a `pause_after` tool ran): what is finished
     /// answers.
-    pub(super) fn got_stop(&mut self) {
+    fn got_stop(&mut self) {
         self.close_streams(Cut::Cancelled);
         self.calls.retain(|c| c.lane.is_none());
         let graph = self.graph();
@@ -463,7 +530,7 @@ impl Run {
     }
 
     /// After a restart: every node asks again for what it was waiting on.
-    pub(super) fn got_resume(&mut self) {
+    fn got_resume(&mut self) {
         let nodes: Vec<(String, NodeState)> = self
             .graph()
             .nodes

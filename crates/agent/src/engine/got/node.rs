@@ -5,7 +5,7 @@
 use weft_protocol::event::NodeResult;
 use weft_protocol::{Event, FinishReason};
 
-use super::super::lifecycle::Cut;
+use super::super::ending::Cut;
 use super::super::responses::{Response, Stream};
 use super::super::{clip, prompts, Effect, Run};
 use super::plan::parse_judgement;
@@ -51,8 +51,8 @@ impl Run {
     }
 
     /// How a node's model call streams.
-    pub(in crate::engine) fn node_stream(&self, id: &str) -> Option<Stream> {
-        let node = self.agent.graph()?.node(id)?;
+    pub(super) fn node_stream(&self, id: &str) -> Option<Stream> {
+        let node = self.agent.got()?.graph.node(id)?;
         let (name, tools) = match &node.state {
             NodeState::Thinking => (id, true),
             NodeState::Judging => (id, false),
@@ -68,7 +68,7 @@ impl Run {
 
     /// Opens the `execute_graph` span of a node's current response, once: with its first
     /// delta, so that whichever response streams first owns the stream (see `engine`).
-    pub(in crate::engine) fn node_span(&mut self, id: &str) {
+    pub(super) fn node_span(&mut self, id: &str) {
         let Some(node) = self.node_mut(id) else {
             return;
         };
@@ -108,11 +108,11 @@ impl Run {
         response
     }
 
-    pub(in crate::engine) fn node_llm_end(&mut self, id: &str) {
+    pub(super) fn node_llm_end(&mut self, id: &str) {
         let Some(state) = self
             .agent
-            .graph()
-            .and_then(|g| g.node(id))
+            .got()
+            .and_then(|g| g.graph.node(id))
             .map(|n| n.state.clone())
         else {
             return;
@@ -164,7 +164,7 @@ impl Run {
     }
 
     /// A node's tools are done: its next step, or its end.
-    pub(in crate::engine) fn node_acted(&mut self, id: &str, results: Vec<ToolResult>) {
+    pub(super) fn node_acted(&mut self, id: &str, results: Vec<ToolResult>) {
         let max = self.config.max_iterations;
         let Some(node) = self.node_mut(id) else {
             return;
@@ -212,7 +212,7 @@ impl Run {
 
     /// A node failed (its model call, or nothing could start it): `got_node_failed`, and the
     /// graph goes on without it.
-    pub(in crate::engine) fn node_failed(&mut self, id: &str, error: String) {
+    pub(super) fn node_failed(&mut self, id: &str, error: String) {
         let Some(node) = self.node_mut(id) else {
             return;
         };
@@ -246,7 +246,7 @@ impl Run {
     /// Closes the response of a node cut by the end of the run (`finish` `cancelled`) or a
     /// restart (`interrupted`: what went out after the checkpoint is unknown, so the text is
     /// left as the client has it).
-    pub(in crate::engine) fn close_node_response(&mut self, id: &str, finish: Cut) {
+    pub(super) fn close_node_response(&mut self, id: &str, finish: Cut) {
         let response = self
             .node_mut(id)
             .map(|n| std::mem::take(&mut n.response))

@@ -1,13 +1,15 @@
-//! The AI SDK's `useChat` (`weft_protocol::dialect::aisdk`): a turn is an HTTP request whose
-//! answer streams the run's events as UI message chunks (server-sent events).
+//! The HTTP stream track in the session (`crate::http`): a turn is an HTTP request whose
+//! answer streams the run's events, in the request's dialect (the AI SDK's `useChat`: UI
+//! message chunks as server-sent events).
 //!
 //! A request's stream is a client of the session like a socket: it approves (the AI SDK has
 //! approvals) and runs the tools its page declared, and it gets the run's events as they are
-//! published, encoded by an encoder of its own. It ends with the run, or when the run waits for
-//! the page (an approval, a client tool's output: the drive loop has nothing left to do), with
-//! `finish`; the page answers in its next request, whose stream carries on the same message.
-//! `GET /api/chat/{id}/stream` replays the running turn from its start (the AI SDK resets the
-//! message it streams into, then applies the replay), then follows it live.
+//! published, written by an encoder of its own ([`HttpEncoder`]). It ends with the run, or
+//! when the run waits for the page (an approval, a client tool's output: the drive loop has
+//! nothing left to do), with the dialect's pause; the page answers in its next request, whose
+//! stream carries on the same message. A replay (the AI SDK's `GET /api/chat/{id}/stream`)
+//! sends the running turn from its start (the AI SDK resets the message it streams into, then
+//! applies the replay), then follows it live.
 //!
 //! The run is driven by the session's alarm, set to fire at once: a request hands its answer
 //! to the runtime before the run it starts has streamed anything, and the drive loop lives
@@ -18,21 +20,23 @@ use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::rc::Rc;
 use std::task::{Poll, Waker};
+use std::time::Duration;
 
 use weft_agent::engine::Input;
 use weft_protocol::command::RunCommand;
-use weft_protocol::dialect::aisdk::{self, DONE};
 use weft_protocol::event::ToolSpec;
 use weft_protocol::{Command, Event, Limits, Sequenced};
 use worker::{Headers, Request, Response, Result};
 
 use super::fanout::decode_logged;
+use super::url::HttpCall;
 use super::Session;
+use crate::http::{Action, HttpDialect, HttpEncoder, Turn as HttpTurn};
 
-/// What the client's request may hold at most: the whole conversation comes with every turn.
-pub const AISDK_MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
+/// How long a new message waits for the run it supersedes to wind down.
+const SUPERSEDE_WAIT: Duration = Duration::from_secs(2);
 
-/// The body of one response: chunks queued by the session, read by the runtime.
+/// The body of one response: bytes queued by the session, read by the runtime.
 #[derive(Debug, Default)]
 struct Pipe {
     queue: VecDeque<Vec<u8>>,
@@ -44,14 +48,18 @@ struct Pipe {
 #[derive(Debug)]
 pub(super) struct Stream {
     pipe: Rc<RefCell<Pipe>>,
-    encoder: aisdk::Encoder,
+    encoder: Box<dyn HttpEncoder>,
     run_id: String,
     /// The tools the page runs itself, declared with the request.
     pub(super) tools: Vec<ToolSpec>,
 }
 
 impl Stream {
-    fn new(run_id: &str, tools: Vec<ToolSpec>) -> Result<(Stream, Response)> {
+    fn new(
+        dialect: &HttpDialect,
+        run_id: &str,
+        tools: Vec<ToolSpec>,
+    ) -> Result<(Stream, Response)> {
         let pipe = Rc::new(RefCell::new(Pipe::default()));
         let reader = pipe.clone();
         let body = futures_util::stream::poll_fn(move |cx| {
@@ -67,59 +75,57 @@ impl Stream {
         });
         let stream = Stream {
             pipe,
-            encoder: aisdk::Encoder::new(),
+            encoder: (dialect.encoder)(),
             run_id: run_id.to_string(),
             tools,
         };
-        Ok((stream, sse_response(body)?))
+        let headers = Headers::new();
+        for (name, value) in dialect.headers {
+            headers.set(name, value)?;
+        }
+        let response = Response::from_stream(body)?.with_headers(headers);
+        Ok((stream, response))
     }
 
-    /// Queues text; false once the page has gone (the runtime dropped the body's reader).
-    fn send(&self, text: &str) -> bool {
+    /// Queues bytes; false once the page has gone (the runtime dropped the body's reader).
+    fn send(&self, bytes: Vec<u8>) -> bool {
         if Rc::strong_count(&self.pipe) < 2 {
             return false;
         }
+        if bytes.is_empty() {
+            return true;
+        }
         let mut pipe = self.pipe.borrow_mut();
-        pipe.queue.push_back(text.as_bytes().to_vec());
+        pipe.queue.push_back(bytes);
         if let Some(w) = pipe.waker.take() {
             w.wake();
         }
         true
     }
 
+    /// Sends one event of the run; false when the stream is over (the page gone).
+    fn event(&mut self, ev: &Sequenced) -> bool {
+        let bytes = self.encoder.encode(ev);
+        self.send(bytes)
+    }
+
+    /// Ends the turn while the run waits for the page, and the stream with it.
+    fn pause(mut self) {
+        let bytes = self.encoder.pause();
+        self.send(bytes);
+        self.close();
+    }
+
     fn close(&self) {
         let mut pipe = self.pipe.borrow_mut();
         if !pipe.closed {
-            pipe.queue.push_back(DONE.as_bytes().to_vec());
+            pipe.queue.push_back(self.encoder.end().to_vec());
             pipe.closed = true;
         }
         if let Some(w) = pipe.waker.take() {
             w.wake();
         }
     }
-
-    /// Sends chunks; false when the stream is over (ended, or the page gone).
-    fn chunks(&self, chunks: Vec<String>) -> bool {
-        for chunk in chunks {
-            if !self.send(&aisdk::sse(&chunk)) {
-                return false;
-            }
-        }
-        true
-    }
-}
-
-fn sse_response<S>(body: S) -> Result<Response>
-where
-    S: futures_util::TryStream + 'static,
-    S::Ok: Into<Vec<u8>>,
-    S::Error: Into<worker::Error>,
-{
-    let headers = Headers::new();
-    headers.set("content-type", "text/event-stream")?;
-    headers.set("cache-control", "no-cache")?;
-    headers.set(aisdk::STREAM_HEADER.0, aisdk::STREAM_HEADER.1)?;
-    Ok(Response::from_stream(body)?.with_headers(headers))
 }
 
 /// A page's request, sorted: the tools it runs itself, the message that starts a run, and its
@@ -168,16 +174,37 @@ fn refusal_response(refusal: Event) -> (String, u16) {
 }
 
 impl Session {
-    /// `POST /api/chat`: the page's turn (a new message, or its answers to what the run asked).
-    pub(super) async fn aisdk_post(&self, mut req: Request, client: &str) -> Result<Response> {
-        let body = req.bytes().await?;
-        let limits = Limits {
-            max_frame_bytes: AISDK_MAX_BODY_BYTES,
+    /// A request of the HTTP track, as the Worker handed it on (`crate::http`).
+    pub(super) async fn http(&self, mut req: Request) -> Result<Response> {
+        let call = match HttpCall::parse(&req.inner().url()) {
+            Ok(call) => call,
+            Err(why) => return Response::error(why, 500),
         };
-        let chat = match aisdk::decode_request(&body, limits) {
-            Ok(chat) => chat,
-            Err(e) => return Response::error(e.to_string(), 400),
-        };
+        match call.action {
+            Action::Turn => {
+                let text = req.text().await?;
+                let limits = Limits {
+                    max_frame_bytes: call.dialect.max_body_bytes,
+                };
+                let commands = match HttpTurn::decode_commands(&text, limits) {
+                    Ok(commands) => commands,
+                    Err(e) => return Response::error(e.to_string(), 400),
+                };
+                self.http_turn(call.dialect, &call.session, commands, &call.client)
+                    .await
+            }
+            Action::Replay => self.http_replay(call.dialect).await,
+        }
+    }
+
+    /// The page's turn (a new message, or its answers to what the run asked).
+    async fn http_turn(
+        &self,
+        dialect: &HttpDialect,
+        session: &str,
+        commands: Vec<Command>,
+        client: &str,
+    ) -> Result<Response> {
         if let Err(why) = self.admit(client).await {
             return Response::error(why, 429);
         }
@@ -187,9 +214,9 @@ impl Session {
             tools,
             run,
             answers,
-        } = Turn::of(chat.commands);
+        } = Turn::of(commands);
         if let Some(run) = run {
-            return self.aisdk_run(&chat.chat_id, run, tools).await;
+            return self.http_run(dialect, session, run, tools).await;
         }
         // Answers: those for calls that still wait go to the run; the AI SDK sends every
         // earlier answer again, which the run refuses and nobody needs to hear about.
@@ -197,7 +224,7 @@ impl Session {
             return Response::error("no run of this chat is waiting for an answer", 409);
         };
         // The stream is open before the answers go in, so it carries what they cause.
-        let (stream, response) = Stream::new(&run_id, tools)?;
+        let (stream, response) = Stream::new(dialect, &run_id, tools)?;
         self.streams.borrow_mut().push(stream);
         let mut fed = 0;
         for input in answers {
@@ -218,9 +245,10 @@ impl Session {
     }
 
     /// Starts a run for the page's message; its stream follows it.
-    async fn aisdk_run(
+    async fn http_run(
         &self,
-        chat_id: &str,
+        dialect: &HttpDialect,
+        session: &str,
         run: RunCommand,
         tools: Vec<ToolSpec>,
     ) -> Result<Response> {
@@ -228,9 +256,9 @@ impl Session {
             self.supersede().await;
         }
         // The page's tools count from the start: the run lists them to the model.
-        let (stream, response) = Stream::new("", tools)?;
+        let (stream, response) = Stream::new(dialect, "", tools)?;
         self.streams.borrow_mut().push(stream);
-        match self.begin_run(chat_id.to_string(), run).await {
+        match self.begin_run(session.to_string(), run).await {
             Ok(run_id) => {
                 if let Some(s) = self.streams.borrow_mut().last_mut() {
                     s.run_id = run_id;
@@ -249,38 +277,34 @@ impl Session {
     /// A new message from the page while a run is on: the page has moved on from it. The AI
     /// SDK's `stop()` only drops its request, and a page does not answer an approval it has
     /// left behind, so the run is cancelled (what it said so far stays in the history) and the
-    /// message starts the next one. Waits (a bounded while) for the run to wind down.
+    /// message starts the next one. Waits (a bounded while) for the run to wind down: the
+    /// drive loop carries out the cancel when it wakes, and says when it has stopped.
     async fn supersede(&self) {
         if !self.load_active_run() {
             return;
         }
-        if self.driving.get() {
-            self.cancel.set(true);
-            self.wake();
-        } else {
+        if !self.driving.get() {
             self.handle(Input::Cancel);
             self.drive().await;
+            return;
         }
-        for _ in 0..100 {
-            if !self.busy() {
-                return;
-            }
-            worker::Delay::from(std::time::Duration::from_millis(20)).await;
-        }
+        self.cancel.set(true);
+        self.wake();
+        let stopped = self.stops.wait(|| self.driving.get());
+        let bound = worker::Delay::from(SUPERSEDE_WAIT);
+        futures_util::future::select(std::pin::pin!(stopped), bound).await;
     }
 
-    /// `GET /api/chat/{id}/stream`: the running turn replayed from its start, then live; 204
-    /// when none runs.
-    pub(super) async fn aisdk_resume(&self) -> Result<Response> {
+    /// The running turn replayed from its start, then live; 204 when none runs.
+    async fn http_replay(&self, dialect: &HttpDialect) -> Result<Response> {
         let Some(run_id) = self.active_run_id() else {
             return Ok(Response::empty()?.with_status(204));
         };
-        let (mut stream, response) = Stream::new(&run_id, Vec::new())?;
+        let (mut stream, response) = Stream::new(dialect, &run_id, Vec::new())?;
         let store = self.store();
         for json in self.run_events(&store, &run_id) {
             if let Some(ev) = decode_logged(&run_id, &json) {
-                let chunks = stream.encoder.encode(&ev);
-                stream.chunks(chunks);
+                stream.event(&ev);
             }
         }
         if stream.encoder.is_finished() {
@@ -289,9 +313,7 @@ impl Session {
         }
         if !self.driving.get() {
             // It waits for the page: the replay ends where the first request's stream did.
-            let chunks = stream.encoder.pause();
-            stream.chunks(chunks);
-            stream.close();
+            stream.pause();
             return Ok(response);
         }
         self.streams.borrow_mut().push(stream);
@@ -314,12 +336,11 @@ impl Session {
         if let Err(e) = self.state.storage().set_alarm(1_i64).await {
             worker::console_error!("run not started: the session alarm could not be set: {e}");
             let streams = std::mem::take(&mut *self.streams.borrow_mut());
-            for s in streams {
-                s.chunks(vec![serde_json::json!({
-                    "type": "error",
-                    "errorText": format!("the run could not be started: {e}")
-                })
-                .to_string()]);
+            for mut s in streams {
+                let bytes = s
+                    .encoder
+                    .error(&format!("the run could not be started: {e}"));
+                s.send(bytes);
                 s.close();
             }
         }
@@ -336,8 +357,7 @@ impl Session {
                 if ev.envelope.run_id.as_deref() != Some(s.run_id.as_str()) {
                     continue;
                 }
-                let chunks = s.encoder.encode(ev);
-                if !s.chunks(chunks) {
+                if !s.event(ev) {
                     return false;
                 }
             }
@@ -357,10 +377,8 @@ impl Session {
             return;
         }
         let streams = std::mem::take(&mut *self.streams.borrow_mut());
-        for mut s in streams {
-            let chunks = s.encoder.pause();
-            s.chunks(chunks);
-            s.close();
+        for s in streams {
+            s.pause();
         }
     }
 
