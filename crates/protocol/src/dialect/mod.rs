@@ -42,6 +42,7 @@
 
 pub mod agentchat;
 pub mod agentloop;
+pub mod agui;
 pub mod aisdk;
 pub mod cueso;
 mod description;
