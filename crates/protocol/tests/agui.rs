@@ -189,6 +189,10 @@ fn a_user_message_starts_a_run_in_the_thread() {
         panic!("{:?}", req.commands)
     };
     assert!(!tools.approvals);
+    assert!(
+        tools.tools[0].read_only,
+        "the page runs it: no approval first"
+    );
     assert_eq!(tools.tools[0].name, "pick_color");
     assert_eq!(run.message, "Hello");
     assert_eq!(run.thread_id.as_deref(), Some("t-1"));

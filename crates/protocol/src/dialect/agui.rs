@@ -21,7 +21,7 @@
 //!
 //! | in the input | commands |
 //! |---|---|
-//! | `tools` (non-empty) | [`Command::ClientTools`], run in the page, without approvals (AG-UI's frontend tools) |
+//! | `tools` (non-empty) | [`Command::ClientTools`]: AG-UI's frontend tools, run in the page; declared read-only, so weft asks no approval of them (the page that runs a call is the one that would approve it), and the socket declares no approvals (those it answers through `resume`) |
 //! | the last message, `user` | [`Command::Run`] (its text; `content` parts of type `text` joined) |
 //! | the `tool` messages after the last `assistant` message | [`Command::ToolResult`] each (`error` set: an error result) |
 //! | `resume` entries | [`Command::ApprovalResponse`] each: `interruptId` is the call id; `resolved` approves unless `payload.approved` is `false`, `cancelled` denies |
@@ -221,7 +221,8 @@ pub fn decode_request(body: &[u8], limits: Limits) -> Result<AguiRequest, Error>
                     .parameters
                     .as_ref()
                     .map_or_else(|| json!({"type": "object"}).into(), RawJson::from_value),
-                read_only: false,
+                // The page runs them: asking it to approve its own call first would ask twice.
+                read_only: true,
             })
             .collect();
         commands.push(Command::ClientTools(ClientTools {
@@ -649,6 +650,31 @@ impl Encoder {
         Encoder::default()
     }
 
+    /// An encoder for a new stream of the thread (the weft session) `thread_id`: the
+    /// `threadId` of its run's events.
+    pub fn for_thread(thread_id: &str) -> Self {
+        Encoder {
+            thread_id: thread_id.to_string(),
+            ..Encoder::default()
+        }
+    }
+
+    /// The events that end the stream with an error before its run ended: `RUN_ERROR` (which
+    /// AG-UI allows as a stream's first event, too).
+    pub fn error(&mut self, message: &str) -> Vec<AguiEvent> {
+        let mut out = Vec::new();
+        if self.finished {
+            return out;
+        }
+        self.close_all(&mut out);
+        self.finished = true;
+        out.push(AguiEvent::RunError {
+            message: message.to_string(),
+            code: None,
+        });
+        out
+    }
+
     /// Whether the AG-UI run is over (finished, failed, or paused).
     pub fn is_finished(&self) -> bool {
         self.finished
@@ -663,11 +689,13 @@ impl Encoder {
         if !self.started {
             self.started = true;
             self.run_id = ev.envelope.run_id.clone().unwrap_or_default();
-            self.thread_id = ev
-                .envelope
-                .session_id
-                .clone()
-                .unwrap_or_else(|| self.run_id.clone());
+            if self.thread_id.is_empty() {
+                self.thread_id = ev
+                    .envelope
+                    .session_id
+                    .clone()
+                    .unwrap_or_else(|| self.run_id.clone());
+            }
             out.push(AguiEvent::RunStarted {
                 thread_id: self.thread_id.clone(),
                 run_id: self.run_id.clone(),
