@@ -148,6 +148,18 @@ describe('POST /agui with @ag-ui/client', () => {
     assert.equal(again.status, 409, 'nothing waits: refused, nothing ran twice');
   });
 
+  test('an interrupt answered "cancelled" denies the call: the model hears it was denied, nothing ran', async () => {
+    const a = agent();
+    say(a, 'write hello to denied.txt');
+    const first = await run(a);
+    const [interrupt] = first.events.at(-1).outcome.interrupts;
+    const second = await run(a, { resume: [{ interruptId: interrupt.id, status: 'cancelled' }] });
+    assert.ok(!second.events.some((e) => e.type === 'TOOL_CALL_RESULT' && !/denied|declined|reject/i.test(e.content)),
+      'no result of the tool having run');
+    assert.match(textOf(second.events), /denied/);
+    assert.equal(second.events.at(-1).outcome.type, 'success');
+  });
+
   test('bad input is refused with a clear error; a thread id follows the session id rules', async () => {
     const post = (body) => fetch(`${server.http}/agui`, {
       method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body,
