@@ -9,8 +9,8 @@
 //! and CORS, handing the turn to the session's object, the stream's life there
 //! (`session/http.rs`) — is the same for every one of them.
 //!
-//! Adding an HTTP dialect (AG-UI's `POST /agui` is next): its protocol module (a request
-//! reader, an encoder of the run's events), and here its [`HttpDialect`] value with its
+//! Adding an HTTP dialect (AG-UI's `POST /agui` was the second): its protocol module (a
+//! request reader, an encoder of the run's events), and here its [`HttpDialect`] value with its
 //! [`HttpEncoder`], its entry in [`DIALECTS`] and its rows in [`ROUTES`].
 //!
 //! The Worker reads a request's body once, to learn the session it names; its object gets the
@@ -18,7 +18,7 @@
 //! small frames rather than the whole conversation the AI SDK sends with every turn.
 
 use weft_protocol::command::Command;
-use weft_protocol::dialect::aisdk;
+use weft_protocol::dialect::{agui, aisdk};
 use weft_protocol::{Dialect, Limits, Sequenced};
 use worker::Method;
 
@@ -46,8 +46,9 @@ pub struct HttpDialect {
     pub max_body_bytes: usize,
     /// Reads a request body.
     pub decode: fn(&[u8], Limits) -> Result<Turn, weft_protocol::Error>,
-    /// A stream's encoder, fresh for each request.
-    pub encoder: fn() -> Box<dyn HttpEncoder>,
+    /// A stream's encoder, fresh for each request, for the session it streams (AG-UI names
+    /// it in every run's first and last event).
+    pub encoder: fn(session: &str) -> Box<dyn HttpEncoder>,
     /// The headers of its stream's response.
     pub headers: &'static [(&'static str, &'static str)],
 }
@@ -59,7 +60,7 @@ impl PartialEq for HttpDialect {
 }
 
 /// Every HTTP dialect, for the session's object to find by name.
-pub const DIALECTS: &[&HttpDialect] = &[&AISDK];
+pub const DIALECTS: &[&HttpDialect] = &[&AISDK, &AGUI];
 
 /// The dialect named `name` in an internal URL.
 pub fn dialect(name: &str) -> Option<&'static HttpDialect> {
@@ -69,7 +70,7 @@ pub fn dialect(name: &str) -> Option<&'static HttpDialect> {
 /// What a request asks of its session.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Turn {
-    /// The session it names (the AI SDK's chat id).
+    /// The session it names (the AI SDK's chat id, AG-UI's `threadId`).
     pub session: String,
     /// What it asks, in order.
     pub commands: Vec<Command>,
@@ -140,6 +141,12 @@ pub const ROUTES: &[Route] = &[
         dialect: &AISDK,
         action: Action::Replay,
     },
+    Route {
+        method: Method::Post,
+        path: RoutePath::Exact("/agui"),
+        dialect: &AGUI,
+        action: Action::Turn,
+    },
 ];
 
 impl RoutePath {
@@ -181,7 +188,7 @@ pub const AISDK: HttpDialect = HttpDialect {
             commands: chat.commands,
         })
     },
-    encoder: || Box::new(AisdkEncoder(aisdk::Encoder::new())),
+    encoder: |_| Box::new(AisdkEncoder(aisdk::Encoder::new())),
     headers: &[
         ("content-type", "text/event-stream"),
         ("cache-control", "no-cache"),
@@ -223,6 +230,57 @@ impl HttpEncoder for AisdkEncoder {
     }
 }
 
+/// AG-UI (`weft_protocol::dialect::agui`), for `HttpAgent` from `@ag-ui/client`: a
+/// `RunAgentInput` in, the run's AG-UI events out as server-sent events.
+pub const AGUI: HttpDialect = HttpDialect {
+    name: "agui",
+    // The whole conversation comes with every run, as with the AI SDK.
+    max_body_bytes: 16 * 1024 * 1024,
+    decode: |body, limits| {
+        let request = agui::decode_request(body, limits)?;
+        Ok(Turn {
+            session: request.input.thread_id,
+            commands: request.commands,
+        })
+    },
+    encoder: |session| Box::new(AguiEncoder(agui::Encoder::for_thread(session))),
+    headers: agui::STREAM_HEADERS,
+};
+
+/// AG-UI events, each a server-sent event.
+#[derive(Debug)]
+struct AguiEncoder(agui::Encoder);
+
+fn agui_events(events: Vec<agui::AguiEvent>) -> Vec<u8> {
+    events
+        .iter()
+        .flat_map(|e| agui::sse(&e.to_json()).into_bytes())
+        .collect()
+}
+
+impl HttpEncoder for AguiEncoder {
+    fn encode(&mut self, ev: &Sequenced) -> Vec<u8> {
+        agui_events(self.0.encode(ev))
+    }
+
+    fn is_finished(&self) -> bool {
+        self.0.is_finished()
+    }
+
+    fn pause(&mut self) -> Vec<u8> {
+        agui_events(self.0.pause())
+    }
+
+    fn error(&mut self, message: &str) -> Vec<u8> {
+        agui_events(self.0.error(message))
+    }
+
+    fn end(&self) -> &'static [u8] {
+        // An AG-UI stream simply ends after its run's last event.
+        b""
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -245,6 +303,13 @@ mod tests {
         assert!(route(&Method::Get, "/api/chat/a/b/stream").is_none());
         assert!(is_route("/api/chat") && is_route("/api/chat/x/stream"));
         assert!(!is_route("/api/chats"));
+        let (agui, named) = route(&Method::Post, "/agui").expect("AG-UI's run");
+        assert_eq!(
+            (agui.dialect.name, agui.action, named),
+            ("agui", Action::Turn, None)
+        );
+        assert!(route(&Method::Get, "/agui").is_none() && is_route("/agui"));
+        assert_eq!(dialect("agui"), Some(&AGUI));
         assert_eq!(dialect("aisdk"), Some(&AISDK));
         assert_eq!(dialect("loom"), None);
     }
@@ -296,7 +361,7 @@ mod tests {
 
     #[test]
     fn the_ai_sdk_stream_is_server_sent_events() {
-        let mut encoder = (AISDK.encoder)();
+        let mut encoder = (AISDK.encoder)("chat-1");
         let error = String::from_utf8(encoder.error("boom")).unwrap();
         assert_eq!(
             serde_json::from_str::<serde_json::Value>(
@@ -310,5 +375,37 @@ mod tests {
         );
         assert_eq!(encoder.end(), b"data: [DONE]\n\n");
         assert!(!encoder.is_finished());
+    }
+
+    /// AG-UI's threadId is the session; its stream's error is a RUN_ERROR event, and the
+    /// stream ends with nothing after the run's last event.
+    #[test]
+    fn an_agui_run_is_its_thread_s_turn() {
+        let body = br#"{"threadId":"thread-9","runId":"r","messages":[{"id":"u","role":"user","content":"hi"}]}"#;
+        let limits = Limits {
+            max_frame_bytes: AGUI.max_body_bytes,
+        };
+        let turn = (AGUI.decode)(body, limits).expect("a RunAgentInput");
+        assert_eq!(turn.session, "thread-9");
+        assert!(matches!(&turn.commands[..], [Command::Run(r)] if r.message == "hi"));
+        assert!((AGUI.decode)(br#"{"runId":"r","messages":[]}"#, limits).is_err());
+        let mut encoder = (AGUI.encoder)("thread-9");
+        let error = String::from_utf8(encoder.error("boom")).unwrap();
+        let event: serde_json::Value = serde_json::from_str(
+            error
+                .strip_prefix("data: ")
+                .and_then(|e| e.strip_suffix("\n\n"))
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            event,
+            serde_json::json!({"type": "RUN_ERROR", "message": "boom"})
+        );
+        assert!(encoder.is_finished());
+        assert!(encoder.end().is_empty());
+        assert!(AGUI
+            .headers
+            .contains(&("content-type", "text/event-stream")));
     }
 }

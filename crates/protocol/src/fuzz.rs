@@ -11,7 +11,8 @@ use crate::reassembler::Reassembler;
 
 /// Decodes `data` in every direction and reassembles it: the first byte picks the dialect, the
 /// rest is split into frames on `\n`. Re-encodes whatever decodes and decodes that again (also
-/// as the AI SDK's chunks, and each frame as an AI SDK request body). A
+/// as the AI SDK's chunks and AG-UI events, and each frame as an AI SDK request body, an AG-UI
+/// `RunAgentInput` and an AG-UI event). A
 /// second reassembler, asked for no events, applies deltas in place: it must agree with the
 /// first push by push.
 pub fn decode_reassemble(data: &[u8]) {
@@ -24,8 +25,14 @@ pub fn decode_reassemble(data: &[u8]) {
     let mut in_place = Reassembler::new(dialect);
     let mut encoder = Encoder::new(dialect, u64::from(pick));
     let mut chunks = crate::dialect::aisdk::Encoder::new();
+    let mut agui = crate::dialect::agui::Encoder::new();
+    let mut agui_back = crate::dialect::agui::Decoder::new();
     for frame in rest.split(|&b| b == b'\n') {
         let _ = crate::dialect::aisdk::decode_request(frame, limits);
+        let _ = crate::dialect::agui::decode_request(frame, limits);
+        if let Ok(read) = crate::dialect::agui::decode_event(frame, limits) {
+            let _ = agui_back.decode(&read);
+        }
         if let Ok(command) = dialect.decode_request(frame, limits) {
             if let Ok(text) = dialect.encode_request(&command, "fuzz") {
                 let _ = dialect.decode_request(text.as_bytes(), limits);
@@ -43,6 +50,16 @@ pub fn decode_reassemble(data: &[u8]) {
                 for chunk in chunks.encode(ev) {
                     let parsed: Result<serde_json::Value, _> = serde_json::from_str(&chunk);
                     assert!(parsed.is_ok(), "a chunk that is not JSON: {chunk}");
+                }
+                // Every AG-UI event weft writes reads back as what it wrote.
+                for event in agui.encode(ev) {
+                    let text = event.to_json();
+                    let read = crate::dialect::agui::decode_event(text.as_bytes(), limits);
+                    assert_eq!(
+                        read.ok(),
+                        Some(event),
+                        "an AG-UI event that does not read back"
+                    );
                 }
             }
             for f in &frames {

@@ -57,6 +57,7 @@ pub(super) struct Stream {
 impl Stream {
     fn new(
         dialect: &HttpDialect,
+        session: &str,
         run_id: &str,
         tools: Vec<ToolSpec>,
     ) -> Result<(Stream, Response)> {
@@ -75,7 +76,7 @@ impl Stream {
         });
         let stream = Stream {
             pipe,
-            encoder: (dialect.encoder)(),
+            encoder: (dialect.encoder)(session),
             run_id: run_id.to_string(),
             tools,
         };
@@ -119,7 +120,10 @@ impl Stream {
     fn close(&self) {
         let mut pipe = self.pipe.borrow_mut();
         if !pipe.closed {
-            pipe.queue.push_back(self.encoder.end().to_vec());
+            let end = self.encoder.end();
+            if !end.is_empty() {
+                pipe.queue.push_back(end.to_vec());
+            }
             pipe.closed = true;
         }
         if let Some(w) = pipe.waker.take() {
@@ -194,7 +198,7 @@ impl Session {
                 self.http_turn(call.dialect, &call.session, commands, &call.client)
                     .await
             }
-            Action::Replay => self.http_replay(call.dialect).await,
+            Action::Replay => self.http_replay(call.dialect, &call.session).await,
         }
     }
 
@@ -225,7 +229,7 @@ impl Session {
             return Response::error("no run of this chat is waiting for an answer", 409);
         };
         // The stream is open before the answers go in, so it carries what they cause.
-        let (stream, response) = Stream::new(dialect, &run_id, tools)?;
+        let (stream, response) = Stream::new(dialect, session, &run_id, tools)?;
         self.streams.borrow_mut().push(stream);
         let mut fed = 0;
         for input in answers {
@@ -257,7 +261,7 @@ impl Session {
             self.supersede().await;
         }
         // The page's tools count from the start: the run lists them to the model.
-        let (stream, response) = Stream::new(dialect, "", tools)?;
+        let (stream, response) = Stream::new(dialect, session, "", tools)?;
         self.streams.borrow_mut().push(stream);
         match self.begin_run(session.to_string(), run).await {
             Ok(run_id) => {
@@ -297,11 +301,11 @@ impl Session {
     }
 
     /// The running turn replayed from its start, then live; 204 when none runs.
-    async fn http_replay(&self, dialect: &HttpDialect) -> Result<Response> {
+    async fn http_replay(&self, dialect: &HttpDialect, session: &str) -> Result<Response> {
         let Some(run_id) = self.active_run_id() else {
             return Ok(Response::empty()?.with_status(204));
         };
-        let (mut stream, response) = Stream::new(dialect, &run_id, Vec::new())?;
+        let (mut stream, response) = Stream::new(dialect, session, &run_id, Vec::new())?;
         let store = self.store();
         for json in self.run_events(&store, &run_id) {
             if let Some(ev) = decode_logged(&run_id, &json) {

@@ -182,20 +182,24 @@ mod tests {
 
     #[test]
     fn an_http_request_arrives_as_the_worker_sent_it() {
-        for action in [Action::Turn, Action::Replay] {
-            let url = http_url(action, &http::AISDK, "chat 1&2", "ip:10.0.0.1");
+        for (action, dialect) in [
+            (Action::Turn, &http::AISDK),
+            (Action::Replay, &http::AISDK),
+            (Action::Turn, &http::AGUI),
+        ] {
+            let url = http_url(action, dialect, "chat 1&2", "ip:10.0.0.1");
             assert!(url.starts_with("https://session.internal/http?"));
             let want = HttpCall {
                 action,
-                dialect: &http::AISDK,
+                dialect,
                 session: "chat 1&2".into(),
                 client: "ip:10.0.0.1".into(),
             };
             assert_eq!(HttpCall::parse(&url), Ok(want));
         }
         let mut unknown = String::from("https://session.internal/http?action=turn");
-        crate::query::append(&mut unknown, "dialect", "agui");
-        assert!(HttpCall::parse(&unknown).unwrap_err().contains("agui"));
+        crate::query::append(&mut unknown, "dialect", "acp");
+        assert!(HttpCall::parse(&unknown).unwrap_err().contains("acp"));
         assert!(HttpCall::parse("https://session.internal/http?dialect=aisdk").is_err());
     }
 }

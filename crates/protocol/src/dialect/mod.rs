@@ -63,6 +63,7 @@ macro_rules! codec {
 
 pub mod agentchat;
 pub mod agentloop;
+pub mod agui;
 pub mod aisdk;
 pub mod cueso;
 mod description;
