@@ -196,7 +196,7 @@ fn a_user_message_starts_a_run_in_the_thread() {
     assert_eq!(tools.tools[0].name, "pick_color");
     assert_eq!(run.message, "Hello");
     assert_eq!(run.thread_id.as_deref(), Some("t-1"));
-    assert_eq!(run.agent, Agent::Tot);
+    assert_eq!(run.agent, Some(Agent::Tot));
     let parts = br#"{"threadId":"t","runId":"r","messages":[{"id":"u","role":"user",
         "content":[{"type":"text","text":"a"},{"type":"image","source":{"type":"url","value":"x"}},{"type":"text","text":"b"}]}]}"#;
     let req = decode_request(parts, Limits::default()).unwrap();

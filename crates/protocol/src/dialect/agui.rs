@@ -269,7 +269,7 @@ pub fn decode_request(body: &[u8], limits: Limits) -> Result<AguiRequest, Error>
                 .as_ref()
                 .and_then(|p| p.get("agent"))
                 .and_then(Value::as_str)
-                .map_or(Agent::React, Agent::from);
+                .map(Agent::from);
             commands.push(Command::Run(RunCommand {
                 message: text,
                 agent,
