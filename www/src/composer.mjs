@@ -3,9 +3,9 @@
 import { AGENT_NAME } from './chat.mjs';
 import { h } from './dom.mjs';
 import { renderActivity } from './panel.mjs';
-import { send } from './runs.mjs';
-import { els, state } from './state.mjs';
 import { prefs } from './store.mjs';
+
+/** @typedef {import('./state.mjs').App} App */
 
 const SUGGESTIONS = [
   { text: 'What time is it?', agent: 'react', tip: 'calls a tool' },
@@ -16,8 +16,9 @@ const SUGGESTIONS = [
   { text: 'Count to 60', agent: 'dup', tip: 'understand, plan, answer' },
 ];
 
-export function renderComposer() {
-  for (const input of els.composer.querySelectorAll('input[name="agent"]')) input.checked = input.value === state.agent;
+/** @param {App} app */
+export function renderComposer({ state, els }) {
+  for (const input of els.composer.querySelectorAll('input[name="agent"]')) if (input instanceof HTMLInputElement) input.checked = input.value === state.agent;
   const loom = state.session?.dialect === 'loom';
   els.adaptiveWrap.hidden = state.agent !== 'got';
   els.adaptive.checked = state.adaptive && loom;
@@ -29,17 +30,15 @@ export function renderComposer() {
   els.hint.textContent = hint;
 }
 
-export function autosize() {
+/** @param {App} app */
+export function autosize({ els }) {
   els.input.style.height = 'auto';
   els.input.style.height = `${Math.min(els.input.scrollHeight, 200)}px`;
 }
 
-export function updateWelcome() {
-  const empty = !state.runs.size && !els.history.querySelector('.history-page .msg') && !els.history.querySelector('.history-note');
-  els.welcome.hidden = !empty;
-}
-
-export function renderSuggestions() {
+/** @param {App} app */
+export function renderSuggestions(app) {
+  const { els } = app;
   els.suggestions.replaceChildren(
     ...SUGGESTIONS.map((s) =>
       h(
@@ -48,8 +47,8 @@ export function renderSuggestions() {
           class: 'suggestion',
           type: 'button',
           onclick: () => {
-            setAgent(s.agent);
-            send(s.text);
+            setAgent(app, s.agent);
+            app.actions.send(s.text);
           },
         },
         h('span', { class: 'suggestion-text', text: s.text }),
@@ -59,9 +58,14 @@ export function renderSuggestions() {
   );
 }
 
-export function setAgent(agent) {
+/**
+ * @param {App} app
+ * @param {string} agent
+ */
+export function setAgent(app, agent) {
+  const { state } = app;
   state.agent = agent;
   prefs.set('agent', agent);
-  renderComposer();
-  if (!state.followed) renderActivity();
+  renderComposer(app);
+  if (!state.followed) renderActivity(app);
 }
