@@ -60,7 +60,7 @@ export function parseWasm(buf) {
   /** @type {{ id: number, name: string, size: number }[]} */
   const list = [];
   let imported = 0;
-  /** @type {{ index: number, size: number, name?: string }[]} */
+  /** @type {{ index: number, size: number, name: string }[]} */
   const bodies = [];
   /** @type {Map<number, string>} */
   const names = new Map();
@@ -101,7 +101,7 @@ export function parseWasm(buf) {
         const s = pos;
         let len;
         [len, pos] = leb(buf, pos);
-        bodies.push({ index: imported + i, size: pos - s + len });
+        bodies.push({ index: imported + i, size: pos - s + len, name: '' });
         pos += len;
       }
     }

@@ -100,16 +100,16 @@ async function reply(expected, timeout = 15_000) {
 /** What the page shows: its messages, each with its text parts and tool parts. */
 function view() {
   return page.evaluate(() =>
-    [...document.querySelectorAll('.msg')].map((m) => ({
+    [.../** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll('.msg'))].map((m) => ({
       role: m.dataset.role,
       id: m.dataset.id,
       texts: [...m.querySelectorAll('.text')].map((t) => t.textContent),
-      tools: [...m.querySelectorAll('.tool')].map((t) => ({
+      tools: [.../** @type {NodeListOf<HTMLElement>} */ (m.querySelectorAll('.tool'))].map((t) => ({
         name: t.dataset.tool,
         state: t.dataset.state,
         input: t.querySelector('.tool-input')?.textContent,
         output: t.querySelector('.tool-output')?.textContent,
-        approved: t.querySelector('.tool-approval')?.dataset.approved,
+        approved: /** @type {HTMLElement | null} */ (t.querySelector('.tool-approval'))?.dataset.approved,
         buttons: t.querySelectorAll('button').length,
       })),
     })),
@@ -141,6 +141,7 @@ function assertContinues(ex, messageId, what) {
   assert.ok(start.messageId === undefined || start.messageId === messageId, `${what}: start names the continued message ${messageId} or none, not ${start.messageId}`);
 }
 
+/** @type {[string, string, string | false][]} the transport, what it goes over, why it is skipped */
 const suites = [
   ['http', 'over /api/chat (DefaultChatTransport)', false],
   ['weft', 'over the WebSocket (WeftChatTransport from weft-sdk/ai)', reference ? 'the AI SDK reference server has no weft WebSocket' : false],
@@ -191,7 +192,7 @@ for (const [kind, over, skip] of suites) describe(`an AI SDK useChat app ${over}
       new MutationObserver(() => {
         const t = [...document.querySelectorAll('.msg[data-role=assistant] .text')].at(-1)?.textContent;
         if (t !== undefined && window.shown.at(-1) !== t) window.shown.push(t);
-      }).observe(document.getElementById('messages'), { childList: true, subtree: true, characterData: true });
+      }).observe(/** @type {HTMLElement} */ (document.getElementById('messages')), { childList: true, subtree: true, characterData: true });
     });
     await send('count to 60');
     await reply(countTo(60));
