@@ -9,6 +9,7 @@ export * from "./index.mjs";
 /**
  * Loads the SDK's WebAssembly. Call once (and await) before using anything else; with no
  * argument it reads `weft_sdk_bg.wasm` next to this file.
+ * @param {Parameters<typeof initWeb>[0]} [input] what the browser entry's `init()` takes
  */
 export default async function init(input) {
   if (input === undefined) {

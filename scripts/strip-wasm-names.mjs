@@ -26,7 +26,7 @@ try {
     else kept.push(bytes.subarray(s.start, s.end));
   }
 } catch (e) {
-  console.error(`${file}: ${e.message}`);
+  console.error(`${file}: ${e instanceof Error ? e.message : e}`);
   process.exit(1);
 }
 if (removed) {

@@ -4,7 +4,12 @@
 // The binary format: an 8-byte header, then sections, each one id byte and a LEB128 size; a
 // custom section (id 0) starts with its name, a LEB128 length and UTF-8 bytes.
 
-/** Reads an unsigned LEB128 at `pos`: [value, position after it]. Throws past the end. */
+/**
+ * Reads an unsigned LEB128 at `pos`: [value, position after it]. Throws past the end.
+ * @param {Uint8Array} buf
+ * @param {number} pos
+ * @returns {[number, number]}
+ */
 export function leb(buf, pos) {
   let value = 0;
   let shift = 0;
@@ -23,6 +28,7 @@ export function leb(buf, pos) {
  * it holds (after a custom section's name), `end` one past its last byte, and `name` a custom
  * section's name (else null). Throws on a buffer that is
  * not a wasm module or whose sections run past its end.
+ * @param {Buffer} buf
  */
 export function* sections(buf) {
   if (buf.length < 8 || buf.readUInt32LE(0) !== 0x6d736100) throw new Error('not a wasm module');
@@ -48,11 +54,15 @@ export function* sections(buf) {
 /**
  * The module's sections (`{id, name, size}`) and its function bodies (`{index, size, name}`),
  * named from the name section where it has one (else `func<index>`).
+ * @param {Buffer} buf
  */
 export function parseWasm(buf) {
+  /** @type {{ id: number, name: string, size: number }[]} */
   const list = [];
   let imported = 0;
+  /** @type {{ index: number, size: number, name: string }[]} */
   const bodies = [];
+  /** @type {Map<number, string>} */
   const names = new Map();
   for (const { id, name: custom, contents, body, end } of sections(buf)) {
     let pos = body;
@@ -91,11 +101,13 @@ export function parseWasm(buf) {
         const s = pos;
         let len;
         [len, pos] = leb(buf, pos);
-        bodies.push({ index: imported + i, size: pos - s + len });
+        bodies.push({ index: imported + i, size: pos - s + len, name: '' });
         pos += len;
       }
     }
-    list.push({ id, name: { 1: 'type', 2: 'import', 3: 'function', 5: 'memory', 6: 'global', 7: 'export', 9: 'elem', 10: 'code', 11: 'data', 12: 'datacount' }[id] ?? custom ?? String(id), size: end - contents });
+    /** @type {Record<number, string>} */
+    const known = { 1: 'type', 2: 'import', 3: 'function', 5: 'memory', 6: 'global', 7: 'export', 9: 'elem', 10: 'code', 11: 'data', 12: 'datacount' };
+    list.push({ id, name: known[id] ?? custom ?? String(id), size: end - contents });
   }
   for (const b of bodies) b.name = names.get(b.index) ?? `func${b.index}`;
   return { sections: list, bodies };

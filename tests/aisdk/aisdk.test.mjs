@@ -10,8 +10,8 @@
 // page mid-reply and see it finish once. Each checks what the page shows, and what the server
 // sent for it. Screenshots: test-results/aisdk-<test>.png.
 //
-// Until weft serves POST /api/chat the suite is skipped — only when that answers 404 — and says
-// so. AISDK_REFERENCE_URL=http://127.0.0.1:PORT runs it against another server instead (the AI
+// A server that answers POST /api/chat with 404 fails the suite: the endpoint is what it tests,
+// so its absence is a failure, never a skip. AISDK_REFERENCE_URL=http://127.0.0.1:PORT runs it against another server instead (the AI
 // SDK's own server, to prove the harness: tests/aisdk/README.md); the scripted LLM behind it must
 // stream at the pace set here (PACE_MS between chunks).
 
@@ -42,11 +42,10 @@ try {
   await target.stop();
   throw e;
 }
-const missing = status === 404;
-if (missing) {
-  console.log(`skipped: /api/chat not implemented (POST ${target.http}/api/chat answered 404)`);
-  await target.stop();
-}
+
+test('the server serves POST /api/chat', () => {
+  assert.notEqual(status, 404, `POST ${target.http}/api/chat answered 404: the AI SDK's endpoint is not served`);
+});
 
 let bundle;
 let web;
@@ -101,16 +100,16 @@ async function reply(expected, timeout = 15_000) {
 /** What the page shows: its messages, each with its text parts and tool parts. */
 function view() {
   return page.evaluate(() =>
-    [...document.querySelectorAll('.msg')].map((m) => ({
+    [.../** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll('.msg'))].map((m) => ({
       role: m.dataset.role,
       id: m.dataset.id,
       texts: [...m.querySelectorAll('.text')].map((t) => t.textContent),
-      tools: [...m.querySelectorAll('.tool')].map((t) => ({
+      tools: [.../** @type {NodeListOf<HTMLElement>} */ (m.querySelectorAll('.tool'))].map((t) => ({
         name: t.dataset.tool,
         state: t.dataset.state,
         input: t.querySelector('.tool-input')?.textContent,
         output: t.querySelector('.tool-output')?.textContent,
-        approved: t.querySelector('.tool-approval')?.dataset.approved,
+        approved: /** @type {HTMLElement | null} */ (t.querySelector('.tool-approval'))?.dataset.approved,
         buttons: t.querySelectorAll('button').length,
       })),
     })),
@@ -142,13 +141,13 @@ function assertContinues(ex, messageId, what) {
   assert.ok(start.messageId === undefined || start.messageId === messageId, `${what}: start names the continued message ${messageId} or none, not ${start.messageId}`);
 }
 
+/** @type {[string, string, string | false][]} the transport, what it goes over, why it is skipped */
 const suites = [
-  ['http', 'over /api/chat (DefaultChatTransport)', missing ? 'skipped: /api/chat not implemented (POST /api/chat answered 404)' : false],
+  ['http', 'over /api/chat (DefaultChatTransport)', false],
   ['weft', 'over the WebSocket (WeftChatTransport from weft-sdk/ai)', reference ? 'the AI SDK reference server has no weft WebSocket' : false],
 ];
 
 before(async () => {
-  if (missing) return;
   mkdirSync(results, { recursive: true });
   bundle = await bundleApp();
   web = await serveApp({ bundle, target: target.http });
@@ -159,7 +158,7 @@ after(async () => {
   await browser?.close();
   await web?.close();
   bundle?.close();
-  if (!missing) await target.stop();
+  await target.stop();
 });
 
 for (const [kind, over, skip] of suites) describe(`an AI SDK useChat app ${over}`, { skip }, () => {
@@ -193,7 +192,7 @@ for (const [kind, over, skip] of suites) describe(`an AI SDK useChat app ${over}
       new MutationObserver(() => {
         const t = [...document.querySelectorAll('.msg[data-role=assistant] .text')].at(-1)?.textContent;
         if (t !== undefined && window.shown.at(-1) !== t) window.shown.push(t);
-      }).observe(document.getElementById('messages'), { childList: true, subtree: true, characterData: true });
+      }).observe(/** @type {HTMLElement} */ (document.getElementById('messages')), { childList: true, subtree: true, characterData: true });
     });
     await send('count to 60');
     await reply(countTo(60));

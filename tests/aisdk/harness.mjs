@@ -90,7 +90,7 @@ export async function serveApp({ bundle, target }) {
   const waiters = new Set();
   const changed = () => { for (const w of [...waiters]) w(); };
   const server = createServer((req, res) => {
-    const url = new URL(req.url, 'http://x');
+    const url = new URL(req.url ?? '/', 'http://x');
     if (!url.pathname.startsWith('/api/')) {
       if (url.pathname === '/' || url.pathname === '/index.html') {
         res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
@@ -107,6 +107,7 @@ export async function serveApp({ bundle, target }) {
       }
       return res.writeHead(404).end('not found');
     }
+    /** @type {Json} one exchange, as the tests read it */
     const ex = { method: req.method, path: url.pathname + url.search, rawBody: '', body: undefined, status: undefined, headers: undefined, text: '', done: false, clientClosed: false, at: Date.now() };
     Object.defineProperty(ex, 'chunks', { enumerable: true, get: () => sseData(ex.text) });
     exchanges.push(ex);
@@ -116,7 +117,7 @@ export async function serveApp({ bundle, target }) {
       ex.status = upRes.statusCode;
       ex.headers = upRes.headers;
       changed();
-      res.writeHead(upRes.statusCode, upRes.headers);
+      res.writeHead(upRes.statusCode ?? 502, upRes.headers);
       const decoder = new TextDecoder();
       upRes.on('data', (d) => { ex.text += decoder.decode(d, { stream: true }); res.write(d); changed(); });
       upRes.on('end', () => { ex.done = true; res.end(); changed(); });
@@ -143,9 +144,9 @@ export async function serveApp({ bundle, target }) {
       }
     });
   });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
   return {
-    url: `http://127.0.0.1:${server.address().port}`,
+    url: `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (server.address()).port}`,
     exchanges,
     /** The exchanges of chat `id`: its POSTs (by body id) and its GETs …/{id}/stream. */
     of(id) {
@@ -163,7 +164,7 @@ export async function serveApp({ bundle, target }) {
         check();
       });
     },
-    close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve(undefined)); }),
   };
 }
 

@@ -72,7 +72,7 @@ describe('npm run deploy', () => {
 
 describe('settings', () => {
   test('every setting the Worker reads is in .dev.vars.example and the README table, and no other', () => {
-    const source = readdirSync(join(root, 'worker/src'), { recursive: true })
+    const source = readdirSync(join(root, 'worker/src'), { recursive: true, encoding: 'utf8' })
       .filter((f) => f.endsWith('.rs'))
       .map((f) => read(join('worker/src', f)))
       .join('\n');

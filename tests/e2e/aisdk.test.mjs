@@ -22,7 +22,12 @@ after(async () => {
 const chatId = () => `aisdk-${randomUUID()}`;
 const auth = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
 
-/** One turn: the chunks of the answer's stream, read to its end. */
+/**
+ * One turn: the chunks of the answer's stream, read to its end.
+ * @param {Json} body
+ * @param {Record<string, string>} [headers]
+ * @returns {Promise<{ status: number, text?: string, headers?: Headers, done?: boolean, chunks: Json[] }>}
+ */
 async function post(body, headers = auth) {
   const res = await fetch(`${server.http}/api/chat`, { method: 'POST', headers, body: JSON.stringify(body) });
   if (!res.ok) return { status: res.status, text: await res.text(), chunks: [] };
@@ -45,6 +50,7 @@ const textOf = (chunks) => chunks.filter((c) => c.type === 'text-delta').map((c)
 
 /** The assistant message the page would hold after `chunks`, with its tool parts answered. */
 function assistant(chunks, answer) {
+  /** @type {Json[]} */
   const parts = [];
   for (const c of chunks) {
     if (c.type === 'tool-input-available') {
@@ -52,6 +58,7 @@ function assistant(chunks, answer) {
     }
     if (c.type === 'tool-approval-request') {
       const p = parts.find((x) => x.toolCallId === c.toolCallId);
+      assert.ok(p, `the approval request names a call the stream announced: ${c.toolCallId}`);
       p.state = 'approval-requested';
       p.approval = { id: c.approvalId };
     }
@@ -65,13 +72,13 @@ describe('POST /api/chat', () => {
     const id = chatId();
     const turn = await post({ id, trigger: 'submit-message', messages: [user('count to 5')] });
     assert.equal(turn.status, 200);
-    assert.equal(turn.headers.get('x-vercel-ai-ui-message-stream'), 'v1');
-    assert.match(turn.headers.get('content-type'), /^text\/event-stream/);
+    assert.equal(turn.headers?.get('x-vercel-ai-ui-message-stream'), 'v1');
+    assert.match(turn.headers?.get('content-type') ?? '', /^text\/event-stream/);
     assert.ok(turn.done, 'the stream ends with [DONE]');
     const k = kinds(turn.chunks);
     assert.deepEqual([k[0], k[1], k.at(-2), k.at(-1)], ['start', 'start-step', 'finish-step', 'finish']);
     assert.equal(textOf(turn.chunks), '1 2 3 4 5');
-    assert.equal(turn.chunks.at(-1).finishReason, 'stop');
+    assert.equal(turn.chunks.at(-1)?.finishReason, 'stop');
     // The next turn of the same chat sees the first (the session keeps the history).
     const next = await post({ id, trigger: 'submit-message', messages: [user('count to 5'), user('what did I say?')] });
     assert.match(textOf(next.chunks), /what did I say/);
@@ -81,7 +88,7 @@ describe('POST /api/chat', () => {
     const id = chatId();
     const first = await post({ id, messages: [user('write hello to notes.txt')] });
     assert.deepEqual(kinds(first.chunks).slice(-3), ['tool-approval-request', 'finish-step', 'finish']);
-    assert.equal(first.chunks.at(-1).finishReason, 'tool-calls');
+    assert.equal(first.chunks.at(-1)?.finishReason, 'tool-calls');
     const ask = first.chunks.find((c) => c.type === 'tool-approval-request');
     const approved = assistant(first.chunks, (p) => {
       p.state = 'approval-responded';
@@ -91,8 +98,8 @@ describe('POST /api/chat', () => {
     assert.equal(second.status, 200, second.text);
     assert.equal(second.chunks[0].messageId, first.chunks[0].messageId, 'the same message');
     const output = second.chunks.find((c) => c.type === 'tool-output-available');
-    assert.equal(output?.toolCallId, ask.toolCallId);
-    assert.equal(second.chunks.at(-1).finishReason, 'stop');
+    assert.equal(output?.toolCallId, ask?.toolCallId);
+    assert.equal(second.chunks.at(-1)?.finishReason, 'stop');
     // The same answer again finds nothing waiting: refused, and nothing ran twice.
     const again = await post({ id, messages: [user('write hello to notes.txt'), approved] });
     assert.equal(again.status, 409);
@@ -111,7 +118,7 @@ describe('POST /api/chat', () => {
     assert.ok(k.includes('tool-output-denied'), k.join());
     assert.ok(!k.includes('tool-output-available'), 'the tool did not run');
     assert.match(textOf(second.chunks), /was denied/);
-    assert.equal(second.chunks.at(-1).type, 'finish');
+    assert.equal(second.chunks.at(-1)?.type, 'finish');
   });
 
   test('a client-side tool declared with the request: its call ends the turn, its output continues it', async () => {
@@ -121,7 +128,7 @@ describe('POST /api/chat', () => {
     const call = first.chunks.find((c) => c.type === 'tool-input-available');
     assert.equal(call?.toolName, 'shell');
     assert.deepEqual(call.input, { cmd: 'uname' });
-    assert.equal(first.chunks.at(-1).finishReason, 'tool-calls');
+    assert.equal(first.chunks.at(-1)?.finishReason, 'tool-calls');
     const answered = assistant(first.chunks, (p) => {
       p.state = 'output-available';
       p.output = 'Linux';
@@ -129,13 +136,13 @@ describe('POST /api/chat', () => {
     const second = await post({ id, tools, messages: [user('use shell with {"cmd":"uname"}'), answered] });
     assert.equal(second.status, 200, second.text);
     assert.match(textOf(second.chunks), /Linux/);
-    assert.equal(second.chunks.at(-1).finishReason, 'stop');
+    assert.equal(second.chunks.at(-1)?.finishReason, 'stop');
   });
 
   test('refusals: bad bodies 400 with the reason, no token 401, an answer nothing waits for 409', async () => {
     const bad = await post({ messages: [user('hi')] });
     assert.equal(bad.status, 400);
-    assert.match(bad.text, /id/);
+    assert.match(bad.text ?? '', /id/);
     const empty = await post({ id: chatId(), messages: [] });
     assert.equal(empty.status, 400);
     const badId = await post({ id: 'has spaces', messages: [user('hi')] });
@@ -150,7 +157,7 @@ describe('POST /api/chat', () => {
   test('a new message while a run waits (the page moved on, or stop()ped): the run is cancelled, the message runs', async () => {
     const id = chatId();
     const waiting = await post({ id, messages: [user('write x to y.txt')] });
-    assert.equal(waiting.chunks.at(-1).finishReason, 'tool-calls');
+    assert.equal(waiting.chunks.at(-1)?.finishReason, 'tool-calls');
     const next = await post({ id, messages: [user('write x to y.txt'), user('count to 2')] });
     assert.equal(next.status, 200, next.text);
     assert.equal(textOf(next.chunks), '1 2');
@@ -169,13 +176,13 @@ describe('POST /api/chat', () => {
     server.pace(20);
     try {
       const res = await fetch(`${server.http}/api/chat`, { method: 'POST', headers: auth, body: JSON.stringify({ id, messages: [user('long reply 200')] }) });
-      const reader = res.body.getReader();
+      const reader = /** @type {ReadableStream<Uint8Array>} */ (res.body).getReader();
       let seen = '';
       while (!seen.includes('text-delta')) seen += new TextDecoder().decode((await reader.read()).value);
       await reader.cancel();
       const running = await fetch(`${server.http}/api/chat/${id}/stream`, { headers: auth });
       assert.equal(running.status, 200, 'the turn went on without the request');
-      await running.body.cancel();
+      await running.body?.cancel();
     } finally {
       server.pace(null);
     }
@@ -194,7 +201,7 @@ describe('GET /api/chat/{id}/stream', () => {
     try {
       const res = await fetch(`${server.http}/api/chat`, { method: 'POST', headers: auth, body: JSON.stringify({ id, messages: [user('long reply 60')] }) });
       // Read a little, then leave (a reload): the turn goes on without the page.
-      const reader = res.body.getReader();
+      const reader = /** @type {ReadableStream<Uint8Array>} */ (res.body).getReader();
       let seen = '';
       while (!seen.includes('text-delta')) seen += new TextDecoder().decode((await reader.read()).value);
       await reader.cancel();
@@ -206,7 +213,7 @@ describe('GET /api/chat/{id}/stream', () => {
       assert.equal(replay.chunks[0].type, 'start');
       const words = textOf(replay.chunks).trim().split(/\s+/);
       assert.equal(words.length, 60, 'the whole reply, once, from its start');
-      assert.equal(replay.chunks.at(-1).type, 'finish');
+      assert.equal(replay.chunks.at(-1)?.type, 'finish');
     } finally {
       server.pace(null);
     }

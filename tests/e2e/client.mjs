@@ -4,8 +4,25 @@ import { createHmac } from 'node:crypto';
 
 import WebSocket from 'ws';
 
+/**
+ * A frame as the server sent it, parsed: the tests read whichever fields they assert on, so it
+ * stays the JSON it is (the wire's shape is pinned by the protocol crate's golden tests).
+ * @typedef {Record<string, any>} Frame
+ */
+
 export class Conn {
-  /** @param {string} url */
+  /**
+   * Every frame of every connection, as it arrives (a suite that keeps them all sets it).
+   * @type {((frame: Frame) => void) | undefined}
+   */
+  static onFrame;
+
+  /**
+   * @param {string} url
+   * @param {string | string[]} [protocols]
+   * @param {WebSocket.ClientOptions} [options]
+   * @returns {Promise<Conn>}
+   */
   static open(url, protocols, options) {
     return new Promise((resolve, reject) => {
       const ws = new WebSocket(url, protocols, options);
@@ -16,11 +33,14 @@ export class Conn {
     });
   }
 
+  /** @param {WebSocket} ws */
   constructor(ws) {
     this.ws = ws;
-    /** every frame received, parsed */
+    /** @type {Frame[]} every frame received, parsed */
     this.frames = [];
+    /** @type {{ check: () => boolean, timer?: NodeJS.Timeout }[]} */
     this.waiters = [];
+    /** @type {{ code: number, reason: string } | null} */
     this.closed = null;
     ws.on('message', (data) => {
       let frame;
@@ -35,11 +55,18 @@ export class Conn {
     });
   }
 
+  /** @param {string | object} obj a frame, as JSON text or to be written as JSON */
   send(obj) { this.ws.send(typeof obj === 'string' ? obj : JSON.stringify(obj)); }
 
-  /** Waits for the first frame (from index `from`) matching `pred`; returns it. */
+  /**
+   * Waits for the first frame (from index `from`) matching `pred`; returns it.
+   * @param {(frame: Frame) => unknown} pred
+   * @param {{ from?: number, timeout?: number }} [options]
+   * @returns {Promise<Frame>}
+   */
   wait(pred, { from = 0, timeout = 20_000 } = {}) {
     return new Promise((resolve, reject) => {
+      /** @type {{ check: () => boolean, timer?: NodeJS.Timeout }} */
       const w = {
         check: () => {
           const i = this.frames.findIndex((f, j) => j >= from && pred(f));
@@ -56,6 +83,10 @@ export class Conn {
     });
   }
 
+  /**
+   * @param {number} [timeout] ms
+   * @returns {Promise<{ code: number, reason: string }>}
+   */
   waitClose(timeout = 10_000) {
     return new Promise((resolve, reject) => {
       if (this.closed) return resolve(this.closed);
@@ -68,14 +99,24 @@ export class Conn {
   kill() { this.ws.terminate(); }
 }
 
-/** Asserts the run frames' event_ids are 1..n with no gap or duplicate. */
+/**
+ * The event ids of run `runId`'s frames (`pick` reads one), those that have one.
+ * @param {Frame[]} frames
+ * @param {string} runId
+ * @param {(frame: Frame) => unknown} [pick]
+ */
 export function eventIds(frames, runId, pick = (f) => f.event_id) {
   return frames.filter((f) => (f.run_id ?? f.id) === runId || f.event?.run_id === runId).map(pick).filter((x) => x !== undefined);
 }
 
-/** A per-user token as an app's backend mints it (README, "Per-user tokens"): an HS256 JWT. */
+/**
+ * A per-user token as an app's backend mints it (README, "Per-user tokens"): an HS256 JWT.
+ * @param {object} claims
+ * @param {string} secret
+ * @param {object} [header]
+ */
 export function mintToken(claims, secret, header = { alg: 'HS256', typ: 'JWT' }) {
-  const b64url = (x) => Buffer.from(JSON.stringify(x)).toString('base64url');
+  const b64url = (/** @type {unknown} */ x) => Buffer.from(JSON.stringify(x)).toString('base64url');
   const body = `${b64url(header)}.${b64url(claims)}`;
   return `${body}.${createHmac('sha256', secret).update(body).digest('base64url')}`;
 }

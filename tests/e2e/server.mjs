@@ -17,7 +17,7 @@ function freePort() {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
+      const { port } = /** @type {import('node:net').AddressInfo} */ (srv.address());
       srv.close(() => resolve(port));
     });
     srv.on('error', reject);
@@ -106,9 +106,9 @@ export async function startServer(opts = {}) {
 
   function kill() {
     return new Promise((resolve) => {
-      if (!child || child.exitCode !== null) return resolve();
-      child.once('exit', () => resolve());
-      try { process.kill(-child.pid, 'SIGKILL'); } catch { resolve(); }
+      if (!child || child.exitCode !== null) return resolve(undefined);
+      child.once('exit', () => resolve(undefined));
+      try { process.kill(-child.pid, 'SIGKILL'); } catch { resolve(undefined); }
     });
   }
 

@@ -162,7 +162,7 @@ describe('security and limits', () => {
 });
 
 describe('provider faults', () => {
-  for (const [fault, pattern] of [
+  for (const [fault, pattern] of /** @type {[string, RegExp][]} */ ([
     ['401', /401.*API key/i],
     ['429', /429.*retry/i],
     ['500', /500/],
@@ -170,7 +170,7 @@ describe('provider faults', () => {
     ['malformed', /malformed|not valid JSON|invalid/i],
     ['stall', /sent nothing for 2 s/],
     ['stream-error', /overloaded|error/i],
-  ]) {
+  ])) {
     test(`${fault}: a clear error, the history intact, and the next run works`, async () => {
       const sid = session();
       const c = await open('/', sid);
@@ -198,7 +198,7 @@ describe('cueso pause_after and the iteration cap', () => {
     const fin = await c.wait((f) => f.type === 'final');
     assert.equal(fin.paused, true);
     assert.deepEqual(fin.tool_calls, ['calculator']);
-    assert.equal(c.frames.find((f) => f.type === 'tool_result').result, '5');
+    assert.equal(c.frames.find((f) => f.type === 'tool_result')?.result, '5');
     c.close();
   });
 
@@ -223,7 +223,7 @@ describe('loom extras', () => {
     const exit = kinds.indexOf('node_exit');
     assert.deepEqual(kinds.slice(exit, exit + 3), ['node_exit', 'values', 'updates']);
     assert.deepEqual(kinds.slice(-2), ['checkpoint', 'run_end']);
-    const cp = c.frames.find((f) => f.event?.type === 'checkpoint').event;
+    const cp = c.frames.find((f) => f.event?.type === 'checkpoint')?.event;
     assert.equal(cp.thread_id, sid);
     assert.match(cp.timestamp, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     // A thread_id naming another session runs there, and its frames come back on this socket.
@@ -231,7 +231,7 @@ describe('loom extras', () => {
     c.send({ type: 'run', message: 'hi', agent: 'react', id: 'elsewhere', thread_id: other });
     const end = await c.wait((f) => f.type === 'run_end' && f.id === 'elsewhere');
     assert.equal(end.reply, 'You said: hi');
-    const moved = c.frames.find((f) => f.id === 'elsewhere' && f.event?.type === 'checkpoint').event;
+    const moved = c.frames.find((f) => f.id === 'elsewhere' && f.event?.type === 'checkpoint')?.event;
     assert.equal(moved.thread_id, other);
     c.close();
   });
@@ -248,7 +248,7 @@ describe('loom extras', () => {
     assert.doesNotMatch((await c.wait((f) => f.type === 'run_end' && f.id === 's3')).reply, /pirate/);
     c.send({ type: 'run', message: 'use ls', agent: 'react', id: 's4', working_folder: 'crew' });
     await c.wait((f) => f.type === 'run_end' && f.id === 's4');
-    const ls = c.frames.find((f) => f.id === 's4' && f.event?.type === 'tool_end').event;
+    const ls = c.frames.find((f) => f.id === 's4' && f.event?.type === 'tool_end')?.event;
     assert.match(ls.result, /^SOUL\.md/m, JSON.stringify(c.frames.filter((f) => f.id === 's4').map((f) => f.event ?? f)));
     c.send({ type: 'run', message: 'hi', agent: 'react', working_folder: '../etc' });
     assert.match((await c.wait((f) => f.type === 'error' && f.code === 'invalid_request')).error, /working_folder/);
@@ -400,7 +400,7 @@ describe('the OpenAI-compatible proxy', () => {
   test('streams OpenAI chunks ending in [DONE], with usage when asked', async () => {
     const r = await post({ model: 'default', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'hello proxy' }] });
     assert.equal(r.status, 200);
-    assert.match(r.headers.get('content-type'), /text\/event-stream/);
+    assert.match(r.headers.get('content-type') ?? '', /text\/event-stream/);
     const text = await r.text();
     const datas = text.split('\n\n').filter(Boolean).map((b) => b.replace(/^data: /, ''));
     assert.equal(datas[datas.length - 1], '[DONE]');

@@ -176,7 +176,7 @@ describe('the loom checkpoint event, stored as a pointer', () => {
       await c.wait((f) => f.type === 'run_end' && f.id === `cp${n}`);
     }
     const live = c.frames.filter((f) => f.id === 'cp4');
-    const checkpoint = live.find((f) => f.event?.type === 'checkpoint').event;
+    const checkpoint = live.find((f) => f.event?.type === 'checkpoint')?.event;
     assert.equal(checkpoint.state.messages.length, 8, 'the whole conversation, sent live');
     const logged = await inSessionOf('cp4', (db) => db.prepare('SELECT json FROM event_log WHERE run_id = ?').all('cp4').map((r) => r.json).join('\n'));
     // Earlier turns are only in the checkpoint's state: the log of turn 4 does not hold them.

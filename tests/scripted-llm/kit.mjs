@@ -101,7 +101,9 @@ export const openai = {
   user: (text) => ({ role: 'user', content: text }),
   calls: (calls) => ({ role: 'assistant', content: null, tool_calls: calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.args) } })) }),
   results: (results) => results.map((r) => ({ role: 'tool', tool_call_id: r.id, content: r.content })),
+  /** @param {{ messages: Json[], tools?: string[], model?: string, stream?: boolean, extra?: Json }} opts */
   request({ messages, tools, model = 'gpt-4o', stream = true, extra = {} }) {
+    /** @type {Json} */
     const body = { model, messages, stream, ...extra };
     if (stream) body.stream_options = { include_usage: true };
     if (tools) body.tools = this.tools(tools);
@@ -109,6 +111,7 @@ export const openai = {
   },
   decode(text) {
     const events = parseSse(text);
+    /** @type {Json} */
     const out = { text: '', reasoning: '', calls: [], finish: null, usage: null, done: false, textDeltas: 0, argFragments: 0, events };
     for (const e of events) {
       if (e.data === '[DONE]') { out.done = true; continue; }
@@ -158,13 +161,16 @@ export const anthropic = {
   user: (text) => ({ role: 'user', content: text }),
   calls: (calls) => ({ role: 'assistant', content: calls.map((c) => ({ type: 'tool_use', id: c.id, name: c.name, input: c.args })) }),
   results: (results) => [{ role: 'user', content: results.map((r) => ({ type: 'tool_result', tool_use_id: r.id, content: r.content, ...(r.isError ? { is_error: true } : {}) })) }],
+  /** @param {{ messages: Json[], tools?: string[], model?: string, stream?: boolean, extra?: Json }} opts */
   request({ messages, tools, model = 'claude-haiku-4-5', stream = true, extra = {} }) {
+    /** @type {Json} */
     const body = { model, max_tokens: 4096, messages, stream, ...extra };
     if (tools) body.tools = this.tools(tools);
     return { path: '/v1/messages', body };
   },
   decode(text) {
     const events = parseSse(text);
+    /** @type {Json} */
     const out = { text: '', reasoning: '', calls: [], finish: null, usage: null, textDeltas: 0, argFragments: 0, events, blocks: [] };
     for (const e of events) {
       const d = tryJson(e.data);
@@ -213,13 +219,16 @@ export const gemini = {
   user: (text) => ({ role: 'user', parts: [{ text }] }),
   calls: (calls) => ({ role: 'model', parts: calls.map((c) => ({ functionCall: { name: c.name, args: c.args } })) }),
   results: (results) => [{ role: 'user', parts: results.map((r) => ({ functionResponse: { name: r.name, response: r.isError ? { error: r.content } : { result: r.content } } })) }],
+  /** @param {{ messages: Json[], tools?: string[], model?: string, stream?: boolean, extra?: Json }} opts */
   request({ messages, tools, model = 'gemini-2.5-flash', stream = true, extra = {} }) {
+    /** @type {Json} */
     const body = { contents: messages, ...extra };
     if (tools) body.tools = this.tools(tools);
     return { path: `/v1beta/models/${model}:${stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`, body };
   },
   decode(text) {
     const events = parseSse(text);
+    /** @type {Json} */
     const out = { text: '', reasoning: '', calls: [], finish: null, usage: null, textDeltas: 0, argFragments: 0, events };
     for (const e of events) {
       const d = tryJson(e.data);
@@ -271,7 +280,7 @@ export async function turn(P, opts, headers = {}) {
   const raw = await res.text();
   if (res.status !== 200) return { status: res.status, res, raw, body: tryJson(raw) };
   const stream = opts.stream !== false;
-  if (stream) assert.match(res.headers.get('content-type'), /^text\/event-stream/);
+  if (stream) assert.match(res.headers.get('content-type') ?? '', /^text\/event-stream/);
   const out = stream ? P.decode(raw) : P.decodeJson(JSON.parse(raw));
   return { status: 200, res, raw, rule: res.headers.get('x-scripted-rule'), ...out };
 }

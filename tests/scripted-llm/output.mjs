@@ -25,9 +25,9 @@ export function promptChars(conv) {
 }
 
 /**
- * @param plan  { text?, reasoning?, toolCalls? } from the rules
- * @param conv  the neutral conversation
- * @param opts  { maxTokens?: number, reasoning?: boolean (false drops the reasoning) }
+ * @param {{ text?: string, reasoning?: string, toolCalls?: { name: string, args?: Json }[] }} plan from the rules
+ * @param {Json} conv the neutral conversation
+ * @param {{ maxTokens?: number, reasoning?: boolean }} [opts] `reasoning: false` drops the reasoning
  */
 export function shapeOutput(plan, conv, opts = {}) {
   let reasoning = opts.reasoning === false ? [] : tokenize(plan.reasoning ?? '');

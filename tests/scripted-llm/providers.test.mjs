@@ -72,6 +72,7 @@ describe('openai: wire details', () => {
   });
 
   const call = { id: 'call_1', name: 'get_time', args: {} };
+  /** @type {[string, unknown, RegExp][]} what is wrong, the body, the error it gets */
   const cases = [
     ['missing model', { messages: [{ role: 'user', content: 'hi' }] }, /you must provide a model parameter/],
     ['missing messages', { model: 'm' }, /Missing required parameter: 'messages'/],
@@ -170,6 +171,7 @@ describe('anthropic: wire details', () => {
 
   const use = { type: 'tool_use', id: 'toolu_1', name: 'get_time', input: {} };
   const u = (content) => ({ role: 'user', content });
+  /** @type {[string, unknown, RegExp][]} what is wrong, the body, the error it gets */
   const cases = [
     ['missing model', { max_tokens: 10, messages: [u('hi')] }, /^model: Field required$/],
     ['missing max_tokens', { model: 'm', messages: [u('hi')] }, /^max_tokens: Field required$/],
@@ -248,6 +250,7 @@ describe('gemini: wire details', () => {
     assert.ok(parts.find((p) => p.functionCall).thoughtSignature);
   });
 
+  /** @type {[string, unknown, RegExp][]} what is wrong, the body, the error it gets */
   const cases = [
     ['missing contents', {}, /contents is not specified/],
     ['contents not an array', { contents: 'hi' }, /Invalid value at 'contents'/],

@@ -80,11 +80,11 @@ function readBody(req) {
 
 function sleep(ms, signal) {
   return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
+    if (signal.aborted) return resolve(undefined);
     const done = () => {
       clearTimeout(timer);
       signal.removeEventListener('abort', done);
-      resolve();
+      resolve(undefined);
     };
     const timer = setTimeout(done, ms);
     signal.addEventListener('abort', done, { once: true });
@@ -93,18 +93,18 @@ function sleep(ms, signal) {
 
 function untilAborted(signal) {
   return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    signal.addEventListener('abort', () => resolve(), { once: true });
+    if (signal.aborted) return resolve(undefined);
+    signal.addEventListener('abort', () => resolve(undefined), { once: true });
   });
 }
 
 /** Write and wait until the bytes left this process (or the client went away). */
 function writeFlushed(res, data, signal) {
   return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
+    if (signal.aborted) return resolve(undefined);
     const done = () => {
       signal.removeEventListener('abort', done);
-      resolve();
+      resolve(undefined);
     };
     signal.addEventListener('abort', done, { once: true });
     res.write(data, done);
@@ -116,7 +116,7 @@ function drained(res, signal) {
     const done = () => {
       res.off('drain', done);
       signal.removeEventListener('abort', done);
-      resolve();
+      resolve(undefined);
     };
     res.on('drain', done);
     signal.addEventListener('abort', done, { once: true });
@@ -257,7 +257,7 @@ async function handle(req, res, opts, state) {
     return;
   }
   try {
-    p.checkHeaders?.(req);
+    if ('checkHeaders' in p) p.checkHeaders(req);
   } catch (e) {
     if (!(e instanceof ApiError)) throw e;
     sendError(res, p, e, baseHeaders);
@@ -382,10 +382,10 @@ export async function startScriptedLlm({ port = 0, host = '127.0.0.1', delayMs =
     server.once('error', reject);
     server.listen(port, host, () => {
       server.off('error', reject);
-      resolve();
+      resolve(undefined);
     });
   });
-  const actual = server.address().port;
+  const actual = /** @type {import('node:net').AddressInfo} */ (server.address()).port;
   const shownHost = host.includes(':') ? `[${host}]` : host;
   let closing = null;
   return {
@@ -408,7 +408,7 @@ export async function startScriptedLlm({ port = 0, host = '127.0.0.1', delayMs =
     close() {
       if (!closing) {
         closing = new Promise((resolve) => {
-          server.close(() => resolve());
+          server.close(() => resolve(undefined));
           server.closeAllConnections?.();
           for (const s of sockets) s.destroy();
         });
@@ -428,7 +428,12 @@ const USAGE = `usage: node tests/scripted-llm/server.mjs [--port N] [--host H] [
   --verbose      log one line per request to stderr (env SCRIPTED_LLM_VERBOSE=1)
 `;
 
+/**
+ * @param {string[]} argv
+ * @param {NodeJS.ProcessEnv} env
+ */
 function parseCli(argv, env) {
+  /** @type {{ port: string, host: string, delayMs: string, log: boolean, help?: boolean }} */
   const o = {
     port: env.SCRIPTED_LLM_PORT ?? env.PORT ?? '8787',
     host: env.SCRIPTED_LLM_HOST ?? '127.0.0.1',

@@ -37,7 +37,7 @@ for (const P of PROVIDERS) {
     test('non-streamed reply', async () => {
       const r = await turn(P, { messages: [P.user('Hello again')], stream: false });
       assert.equal(r.status, 200);
-      assert.match(r.res.headers.get('content-type'), /^application\/json/);
+      assert.match(r.res.headers.get('content-type') ?? '', /^application\/json/);
       assert.equal(r.text, 'You said: Hello again');
       assert.equal(r.finish, 'end');
     });
@@ -265,6 +265,7 @@ for (const P of PROVIDERS) {
         const { path, body } = P.request({ messages: [P.user('count to 10')], model: 'fault-stall' });
         const res = await send(path, body, P.headers, ac.signal);
         assert.equal(res.status, 200);
+        assert.ok(res.body);
         const reader = res.body.getReader();
         const first = await reader.read();
         assert.ok(!first.done && first.value.length > 0);

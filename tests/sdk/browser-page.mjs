@@ -15,6 +15,7 @@ let lose = null;
 globalThis.WebSocket = class TappedWebSocket extends NativeWebSocket {
   constructor(url, protocols) {
     super(url, protocols);
+    /** @type {{ url: string, offered: string[], protocol: string | null, sent: string[], lost: string[], received: string[], closed: number | null }} */
     const log = { url: String(url), offered: [protocols ?? []].flat(), protocol: null, sent: [], lost: [], received: [], closed: null };
     logs.set(this, log);
     wire.push(log);
@@ -76,7 +77,7 @@ function show(label, outcome, resolved) {
   const b = document.createElement("b");
   b.textContent = label;
   li.append(b, ` → ${outcome}`);
-  document.getElementById("log").append(li);
+  document.getElementById("log")?.append(li);
 }
 
 /** A thrown value as JSON: whether it is an `Error`, its name, code and message. */
@@ -97,6 +98,8 @@ function within(promise, ms, what) {
  * Follows a run through every surface the SDK offers: `onText` deltas, `onEvent` events, a
  * `for await` over `events()`, and `result`. Resolves once the run ended and the iterator
  * finished: `{deltas, text, events, iterated, result}` or `{…, error}`.
+ * @param {import('weft-sdk').Run} run
+ * @param {{ timeoutMs?: number, onDelta?: (delta: string, all: string[]) => unknown, label?: string }} [options]
  */
 async function follow(run, { timeoutMs = 20_000, onDelta, label = run.runId } = {}) {
   const deltas = [];
@@ -129,5 +132,7 @@ function go(c, message, options = {}) {
   return follow(c.run({ message }), { label: `${clients.get(c)} · ${message}`, ...options });
 }
 
-window.weft = { Client, Reassembler, config, wire, loseNext, client, closeAll, error, within, follow, go, show };
+/** What the tests call through `page.evaluate` (its type: tests/globals.d.ts). */
+export const weft = { Client, Reassembler, config, wire, loseNext, client, closeAll, error, within, follow, go, show };
+window.weft = weft;
 window.weftReady = true;

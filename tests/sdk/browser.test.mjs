@@ -620,12 +620,13 @@ for (const dialect of DIALECTS) {
           weft.follow(second, { label: `${dialect} · me too (while another run streams)` }),
         ]);
         const fault = await weft.go(c, 'hi fault-500');
+        /** @type {Record<string, unknown>} */
         const requests = {};
-        for (const [name, call] of [
+        for (const [name, call] of /** @type {[string, () => Promise<unknown>][]} */ ([
           ['toolsList', () => c.toolsList()],
           ['toolShow', () => c.toolShow('read', 'json')],
           ['userMessages', () => c.userMessages('t')],
-        ]) {
+        ])) {
           try {
             requests[name] = { value: await call() };
           } catch (e) {
@@ -685,6 +686,7 @@ describe('loom requests', () => {
         json: await c.toolShow('read', 'json'),
         yaml: await c.toolShow('read'),
         unknown: await settle(c.toolShow('nope', 'json')),
+        // @ts-expect-error: a format the SDK refuses, on purpose
         badFormat: await settle(c.toolShow('read', 'xml')),
       };
     });

@@ -30,7 +30,7 @@ const TYPES = {
 export async function serveStatic(routes) {
   const pkg = join(root, 'pkg');
   const server = createHttpServer((req, res) => {
-    const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+    const path = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
     const route = Object.hasOwn(routes, path) ? routes[path] : undefined;
     if (typeof route === 'string') {
       res.writeHead(200, { 'content-type': TYPES['.html'], 'cache-control': 'no-store' });
@@ -49,10 +49,10 @@ export async function serveStatic(routes) {
       res.writeHead(404).end('not found');
     }
   });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
   return {
-    url: `http://127.0.0.1:${server.address().port}`,
-    close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    url: `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (server.address()).port}`,
+    close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve(undefined)); }),
   };
 }
 
@@ -79,9 +79,9 @@ export async function relay(target) {
     down.pipe(up);
     up.pipe(down);
   });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
   return {
-    port: server.address().port,
+    port: /** @type {import('node:net').AddressInfo} */ (server.address()).port,
     get connections() { return connections; },
     get open() { return live.size; },
     /** Cuts every live connection; returns how many there were. */
@@ -96,7 +96,7 @@ export async function relay(target) {
     },
     close: () => new Promise((resolve) => {
       for (const { down, up } of live) { down.destroy(); up.destroy(); }
-      server.close(() => resolve());
+      server.close(() => resolve(undefined));
     }),
   };
 }

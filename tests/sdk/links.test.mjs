@@ -14,6 +14,7 @@ import { parseWasm } from "../../scripts/wasm-sections.mjs";
 const root = new URL("../..", import.meta.url).pathname;
 
 /** Functions, by demangled path, and why the SDK has no use for them. */
+/** @type {[RegExp, string][]} */
 const FORBIDDEN = [
   [/serde_json::/, "serde_json: frames are read by weft_protocol::json, values written by its ObjectWriter, arbitrary JSON kept as RawJson text"],
   [/serde::ser::|as serde_core::ser::Serialize>/, "serde's serializers: what goes to JavaScript is written by to_json methods"],

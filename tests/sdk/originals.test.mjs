@@ -24,6 +24,7 @@ import * as scenarios from "./originals/scenarios.mjs";
 import { within } from "./originals/within.mjs";
 import { EXPLANATION, PATCH, PLAIN, TIME, startOriginal } from "./originals/standins.mjs";
 
+/** @type {import('weft-sdk').Dialect[]} */
 const DIALECTS = ["loom", "agentloop", "agentchat", "cueso"];
 const OPTIONS = {
   sessionId: "sess-originals",
@@ -47,9 +48,13 @@ const node = {
 
 const chromium = {
   name: "chromium",
+  /** @type {import('playwright-core').Page | null} */
   page: null,
+  /** @type {Awaited<ReturnType<typeof launchChromium>> | null} */
   browser: null,
+  /** @type {Awaited<ReturnType<typeof serveStatic>> | null} */
   web: null,
+  /** @type {string[]} */
   errors: [],
   async start() {
     this.web = await serveStatic({
@@ -58,11 +63,11 @@ const chromium = {
       "/within.mjs": new URL("./originals/within.mjs", import.meta.url),
       "/favicon.ico": "",
     });
-    this.browser = await launchChromium();
-    this.page = this.browser.context.pages()[0] ?? (await this.browser.context.newPage());
-    this.page.on("pageerror", (e) => this.errors.push(String(e)));
-    await this.page.goto(`${this.web.url}/`);
-    await this.page.waitForFunction(() => window.ready === true, null, { timeout: 30_000 });
+    const browser = (this.browser = await launchChromium());
+    const page = (this.page = browser.context.pages()[0] ?? (await browser.context.newPage()));
+    page.on("pageerror", (e) => this.errors.push(String(e)));
+    await page.goto(`${this.web.url}/`);
+    await page.waitForFunction(() => window.ready === true, null, { timeout: 30_000 });
   },
   async stop() {
     await this.browser?.close();
@@ -70,6 +75,7 @@ const chromium = {
   },
   run(scenario, args) {
     // The scenario travels as source text and runs in the page with the page's package.
+    if (!this.page) throw new Error("chromium.run before chromium.start");
     const run = this.page.evaluate(
       ([source, a]) => (0, eval)(`(${source})`)(window.env, a),
       [scenario.toString(), args],
@@ -80,6 +86,13 @@ const chromium = {
 
 /** Runs `scenario` against a fresh stand-in of `dialect`'s original; returns its outcome and
  * what the stand-in saw. */
+/**
+ * @param {{ run: (scenario: Function, args: unknown) => Promise<any> }} where
+ * @param {Function} scenario
+ * @param {import('weft-sdk').Dialect} dialect
+ * @param {Json} [options] the Client's, but for its url and dialect
+ * @param {Record<string, unknown>} [extra] more arguments for the scenario
+ */
 async function play(where, scenario, dialect, options = OPTIONS, extra = {}) {
   const server = await startOriginal(dialect);
   try {

@@ -12,6 +12,7 @@ import { WebSocketServer } from "ws";
 import init, { Client, Reassembler, dialectInfo } from "weft-sdk";
 
 const fixtures = new URL("../../crates/protocol/tests/fixtures/", import.meta.url);
+/** @type {import('weft-sdk').Dialect[]} */
 const DIALECTS = ["loom", "agentloop", "agentchat", "cueso"];
 
 await init();
@@ -61,7 +62,8 @@ test("dialectInfo says what each dialect carries", () => {
 
 test("errors are WeftErrors with a code", () => {
   const r = new Reassembler("loom");
-  assert.throws(() => r.push("{"), (e) => e instanceof Error && e.name === "WeftError" && e.code === "invalid_json");
+  assert.throws(() => r.push("{"), (/** @type {any} */ e) => e instanceof Error && e.name === "WeftError" && "code" in e && e.code === "invalid_json");
+  // @ts-expect-error: a dialect there is not, on purpose
   assert.throws(() => new Reassembler("nope"), { code: "invalid_argument" });
   assert.throws(() => new Client({ url: "ws://h", dialect: "loom", token: "a b" }), { code: "invalid_argument" });
 });
@@ -75,6 +77,7 @@ test("pushMany names the frame it stops at, and keeps the ones before it", () =>
   };
   // A frame that does not decode, one holding the batch separator U+001E (not valid JSON
   // either: JSON strings hold control characters only escaped), one that is not a string.
+  /** @type {[unknown, string][]} a bad frame (42: not even a string), and the code it gets */
   const bad = [
     ["{", "invalid_json"],
     [frames[3].replace("run-tool", "run\u001e-tool"), "invalid_json"],
@@ -82,16 +85,17 @@ test("pushMany names the frame it stops at, and keeps the ones before it", () =>
   ];
   for (const [frame, code] of bad) {
     const r = new Reassembler("loom");
-    const batch = [...frames.slice(0, 3), frame, ...frames.slice(3)];
+    const batch = /** @type {string[]} one of them is not, on purpose */ ([...frames.slice(0, 3), frame, ...frames.slice(3)]);
     assert.throws(
       () => r.pushMany(batch),
-      (e) => e.name === "WeftError" && e.code === code && /frame 3\b/.test(e.message),
+      (/** @type {any} */ e) => e.name === "WeftError" && e.code === code && /frame 3\b/.test(e.message),
       JSON.stringify(frame),
     );
     // A type error is found before anything is applied; a decoding error after the frames
     // before it were.
     assert.deepEqual(r.transcript(), prefix(code === "invalid_argument" ? 0 : 3), JSON.stringify(frame));
   }
+  // @ts-expect-error: not an array, on purpose
   assert.throws(() => new Reassembler("loom").pushMany("not an array"), { code: "invalid_argument" });
   assert.deepEqual(new Reassembler("loom").pushMany([]), { applied: 0, duplicate: false });
   const one = new Reassembler("loom");
@@ -223,7 +227,7 @@ async function serve(dialect, scenario, script = {}) {
       }
     });
   });
-  const { port } = wss.address();
+  const { port } = /** @type {import('node:net').AddressInfo} */ (wss.address());
   return {
     url: `ws://127.0.0.1:${port}`,
     received,
@@ -274,7 +278,7 @@ for (const dialect of DIALECTS) {
     assert.equal(kinds.at(-1), "run_end");
     const transcript = c.transcript();
     assert.equal(transcript.runs[0].status, "completed");
-    assert.equal(transcript.messages.at(-1).text, "Hi there! How can I help?");
+    assert.equal(transcript.messages.at(-1)?.text, "Hi there! How can I help?");
   });
 
   test(`${dialect}: a socket cut mid-run is resumed with nothing lost or doubled`, async (t) => {

@@ -237,6 +237,7 @@ export async function soak(sizes, { log = console.log } = {}) {
     v.send({ type: 'run', message: 'write secret to secret.txt', agent: 'react', id: 'victim-run' });
     const vAsk = (await v.wait((f) => f.event?.type === 'tool_approval')).event;
     const attacker = await open('/', `soak-attacker-${randomUUID()}`);
+    /** @type {[Json, (reply: Json) => boolean][]} a frame, and whether its reply refused it */
     const probes = [
       [{ type: 'resume', run_id: 'victim-run', after_event_id: 0 }, (f) => f.type === 'error' && f.code === 'unknown_run'],
       [{ type: 'approval_response', call_id: vAsk.call_id, review: 'yes' }, (f) => f.type === 'error'],
@@ -364,14 +365,14 @@ async function securityOfIssue23(server, open, sizes, record) {
   const held = [];
   held.push(await Conn.open(`${server.url}/?session_id=${victimId}&token=${token}`, ['weft.loom']).then(() => false, (e) => /HTTP 403/.test(e.message)));
   const c = await Conn.open(`${server.url}/?session_id=${encodeURIComponent(`${user}/a`)}&token=${token}`, ['weft.loom']);
-  for (const [frame, ok] of [
+  for (const [frame, ok] of /** @type {[Json, (reply: Json) => boolean][]} */ ([
     [{ type: 'run', id: 'steal', agent: 'react', message: 'hi', thread_id: victimId }, (f) => f.code === 'forbidden'],
     [{ type: 'user_messages', id: 'peek', thread_id: victimId }, (f) => f.code === 'forbidden'],
     [{ type: 'resume', run_id: 'victim2-run', after_event_id: 0 }, (f) => f.code === 'unknown_run'],
     [{ type: 'approval_response', call_id: ask.call_id, review: 'yes' }, (f) => f.type === 'error'],
     [{ type: 'cancel', id: 'victim2-run' }, (f) => f.type === 'error'],
     [{ type: 'tool_result', call_id: ask.call_id, result: 'forged' }, (f) => f.type === 'error'],
-  ]) {
+  ])) {
     const from = c.frames.length;
     c.send(frame);
     const reply = await c.wait(() => c.frames.length > from).then(() => c.frames[from]);

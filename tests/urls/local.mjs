@@ -6,12 +6,17 @@ import { readFileSync } from "node:fs";
 /** tests/urls/corpus.json. */
 export const corpus = JSON.parse(readFileSync(new URL("./corpus.json", import.meta.url), "utf8"));
 
-/** The 32-bit IPv4 address of a dotted quad (Node serializes every IPv4 host so). */
+/**
+ * The 32-bit IPv4 address of a dotted quad (Node serializes every IPv4 host so).
+ * @param {string} host
+ * @returns {number[] | null}
+ */
 function ipv4(host) {
   const m = /^(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(host);
   return m ? m.slice(1).map(Number) : null;
 }
 
+/** @param {number[]} quad */
 function ipv4Local([a, b, c]) {
   return (
     a === 0 || a === 10 || a === 127 || a >= 224 ||

@@ -171,11 +171,11 @@ describe('the demo app', () => {
     await page.evaluate(() => {
       window.cards = [];
       new MutationObserver(() => {
-        const card = document.querySelector('#runs .tool');
+        const card = /** @type {HTMLElement | null} */ (document.querySelector('#runs .tool'));
         if (!card) return;
-        const seen = `${card.dataset.status}|${card.querySelector('.tool-args').innerText}`;
+        const seen = `${card.dataset.status}|${/** @type {HTMLElement} */ (card.querySelector('.tool-args')).innerText}`;
         if (window.cards.at(-1) !== seen) window.cards.push(seen);
-      }).observe(document.getElementById('runs'), { childList: true, subtree: true, attributes: true, characterData: true });
+      }).observe(/** @type {HTMLElement} */ (document.getElementById('runs')), { childList: true, subtree: true, attributes: true, characterData: true });
     });
     await send('write hello to notes.txt');
     const dialog = page.locator('dialog#approval[open]');
@@ -246,9 +246,9 @@ describe('the demo app', () => {
     await page.evaluate(() => {
       window.graphs = [];
       new MutationObserver(() => {
-        const g = [...document.querySelectorAll('#activity g.got-node')].map((n) => `${n.dataset.id}:${n.dataset.state}`).join(' ');
+        const g = [.../** @type {NodeListOf<SVGGElement>} */ (document.querySelectorAll('#activity g.got-node'))].map((n) => `${n.dataset.id}:${n.dataset.state}`).join(' ');
         if (g && window.graphs.at(-1) !== g) window.graphs.push(g);
-      }).observe(document.getElementById('activity'), { childList: true, subtree: true });
+      }).observe(/** @type {HTMLElement} */ (document.getElementById('activity')), { childList: true, subtree: true });
     });
     await send('What time is it; calculate 6*7', 'got');
     assert.equal(await ended(), 'completed');
@@ -408,12 +408,12 @@ describe('the demo app', () => {
     await open();
     await send('What time is it?');
     assert.equal(await ended(), 'completed');
-    await page.waitForFunction(() => /[\d,]+ \/ 128,000 tokens/.test(document.querySelector('#context-tokens').textContent));
+    await page.waitForFunction(() => /[\d,]+ \/ 128,000 tokens/.test(document.querySelector('#context-tokens')?.textContent ?? ''));
     await page.click('#compact');
     const compacted = page.locator('#runs .note', { hasText: 'Context compacted' });
     await compacted.waitFor({ timeout: 15_000 });
     assert.match(await compacted.innerText(), /→ [\d,]+ tokens/);
-    await page.waitForFunction(() => /^1 item/.test(document.querySelector('#context-note').textContent));
+    await page.waitForFunction(() => /^1 item/.test(document.querySelector('#context-note')?.textContent ?? ''));
   });
 
   test('model output cannot inject HTML', async () => {

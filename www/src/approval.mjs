@@ -3,10 +3,26 @@
 // SDK sends to the server: yes, always, no-continue, no-exit or explain. After "explain" the
 // server streams the model's explanation and asks again, so the dialog comes back with it.
 
-import { h } from './dom.mjs';
+import { find, h } from './dom.mjs';
 import { renderMarkdown } from './markdown.mjs';
 import { argumentsView } from './tools.mjs';
 
+/**
+ * @typedef {import('weft-sdk').ApprovalRequest} ApprovalRequest
+ * @typedef {import('weft-sdk').ApprovalAnswer} ApprovalAnswer
+ * @typedef {import('weft-sdk').Review} Review
+ */
+
+/** @type {Review[]} */
+const REVIEWS = ['yes', 'always', 'no-continue', 'no-exit', 'explain'];
+
+/**
+ * @param {unknown} review a button's `data-review`
+ * @returns {review is Review}
+ */
+const isReview = (review) => REVIEWS.some((r) => r === review);
+
+/** @type {Record<string, string>} */
 const WHAT = {
   apply_patch: 'change files in this session’s workspace',
   write: 'write a file in this session’s workspace',
@@ -15,22 +31,26 @@ const WHAT = {
 export class Approvals {
   /**
    * @param {HTMLDialogElement} dialog
-   * @param {(req: import('weft-sdk').ApprovalRequest) => { explanation?: string }} describe
+   * @param {(req: ApprovalRequest) => { explanation?: string }} describe
    */
   constructor(dialog, describe) {
     this.dialog = dialog;
     this.describe = describe;
-    /** @type {{ req: import('weft-sdk').ApprovalRequest, resolve: (a: import('weft-sdk').ApprovalAnswer) => void }[]} */
+    /** @type {{ req: ApprovalRequest, resolve: (a: ApprovalAnswer) => void }[]} */
     this.queue = [];
+    /** @type {{ req: ApprovalRequest, resolve: (a: ApprovalAnswer) => void } | null} the request shown */
     this.current = null;
-    this.title = dialog.querySelector('#approval-title');
-    this.sub = dialog.querySelector('#approval-sub');
-    this.args = dialog.querySelector('#approval-args');
-    this.explanation = dialog.querySelector('#approval-explain');
-    this.message = dialog.querySelector('#approval-message');
-    this.always = dialog.querySelector('[data-review="always"]');
+    this.title = find(dialog, '#approval-title', HTMLElement);
+    this.sub = find(dialog, '#approval-sub', HTMLElement);
+    this.args = find(dialog, '#approval-args', HTMLElement);
+    this.explanation = find(dialog, '#approval-explain', HTMLElement);
+    this.message = find(dialog, '#approval-message', HTMLInputElement);
+    this.always = find(dialog, '[data-review="always"]', HTMLElement);
+    this.yes = find(dialog, '[data-review="yes"]', HTMLElement);
     for (const button of dialog.querySelectorAll('[data-review]')) {
-      button.addEventListener('click', () => this.answer(button.dataset.review));
+      const review = button instanceof HTMLElement ? button.dataset.review : undefined;
+      if (!isReview(review)) throw new Error(`the approval dialog has a button for an unknown decision: ${review}`);
+      button.addEventListener('click', () => this.answer(review));
     }
     // A decision is required: Escape does not dismiss the dialog silently.
     dialog.addEventListener('cancel', (e) => e.preventDefault());
@@ -40,6 +60,8 @@ export class Approvals {
    * `onApproval` callback. A request the SDK withdraws (another tab answered it, or it came
    * from the replay of a run answered long ago) leaves the dialog; the answer it resolves
    * with then is not sent.
+   * @param {ApprovalRequest} req
+   * @returns {Promise<ApprovalAnswer>}
    */
   ask(req) {
     return new Promise((resolve) => {
@@ -53,9 +75,10 @@ export class Approvals {
   }
 
   next() {
-    if (this.current || !this.queue.length) return;
-    this.current = this.queue.shift();
-    const { req } = this.current;
+    const current = this.current ? undefined : this.queue.shift();
+    if (!current) return;
+    this.current = current;
+    const { req } = current;
     const { explanation } = this.describe(req) ?? {};
     this.dialog.dataset.callId = req.callId ?? '';
     this.dialog.dataset.tool = req.name;
@@ -69,9 +92,10 @@ export class Approvals {
     this.always.title = `Run it, and do not ask again for ${req.name} in this session`;
     this.message.value = '';
     if (!this.dialog.open) this.dialog.showModal();
-    this.dialog.querySelector('[data-review="yes"]').focus();
+    this.yes.focus();
   }
 
+  /** @param {Review} review */
   answer(review) {
     const current = this.current;
     if (!current) return;
@@ -82,7 +106,10 @@ export class Approvals {
     this.next();
   }
 
-  /** The call was decided elsewhere: stop asking here. */
+  /**
+   * The call was decided elsewhere: stop asking here.
+   * @param {string | undefined} callId
+   */
   settled(callId) {
     if (this.current?.req.callId === callId) {
       this.current = null;

@@ -14,9 +14,25 @@ import { renderMarkdown } from './markdown.mjs';
 import { ToolCard } from './tools.mjs';
 import { TotModel } from './tot.mjs';
 
+/**
+ * @typedef {import('weft-sdk').RunEvent} RunEvent
+ * @typedef {import('weft-sdk').Usage} Usage
+ * @typedef {Extract<RunEvent, { type: 'llm_complete' }>} LlmComplete
+ */
+
+/**
+ * One model response as it streams: the explanation of a tool call (onto its card), prose for
+ * the user, or a step of the agent's own working.
+ * @typedef {{ kind: 'explain', text: string, cardsAtStart: number, card: ToolCard, render(): void, done(): void }} ExplainResponse
+ * @typedef {{ kind: 'prose', span: string | null, text: string, cardsAtStart: number, el: HTMLDivElement, finished: boolean, render(): void, done(): void }} ProseResponse
+ * @typedef {{ kind: 'step', span: string | null | undefined, text: string, cardsAtStart: number, el: HTMLDetailsElement, label: HTMLSpanElement, finished: boolean, render(): void, done(): void }} StepResponse
+ * @typedef {ExplainResponse | ProseResponse | StepResponse} Response
+ */
+
 /** Agent steps whose model responses are the agent's own working, not prose for the user. */
 const INTERNAL = new Set(['think_expand', 'think_evaluate', 'plan_graph', 'understand', 'execute_graph']);
 
+/** @type {Record<string, string>} */
 const STEP_LABEL = {
   think_expand: 'Proposing next steps',
   think_evaluate: 'Scoring the candidates',
@@ -31,6 +47,7 @@ const STEP_LABEL = {
 };
 
 /** What a finished step says, when its event does not say better. */
+/** @type {Record<string, string>} */
 const STEP_DONE = {
   think_expand: 'Proposed next steps',
   think_evaluate: 'Scored the candidates',
@@ -39,9 +56,13 @@ const STEP_DONE = {
   reasoning: 'Reasoning',
 };
 
+/** @type {Record<string, string>} */
 export const AGENT_NAME = { react: 'ReAct', dup: 'DUP', tot: 'Tree of thoughts', got: 'Graph of thoughts' };
 
-/** A model response that is an agent's JSON (candidates, scores, a plan, a judgement). */
+/**
+ * A model response that is an agent's JSON (candidates, scores, a plan, a judgement).
+ * @param {string} text
+ */
 function agentJson(text) {
   const t = text.trim();
   if (!t.startsWith('{')) return null;
@@ -49,7 +70,10 @@ function agentJson(text) {
   return json && ['candidates', 'scores', 'nodes', 'complex'].some((k) => k in json) ? json : null;
 }
 
-/** Which agent step wrote a JSON response, when the dialect does not say (no node_enter). */
+/**
+ * Which agent step wrote a JSON response, when the dialect does not say (no node_enter).
+ * @type {[string, string][]}
+ */
 const JSON_SPAN = [
   ['candidates', 'think_expand'],
   ['scores', 'think_evaluate'],
@@ -57,14 +81,20 @@ const JSON_SPAN = [
   ['nodes', 'plan_graph'],
 ];
 
-const norm = (s) => String(s ?? '').replace(/\s+/g, ' ').trim();
+const norm = (/** @type {unknown} */ s) => String(s ?? '').replace(/\s+/g, ' ').trim();
 
-/** A user message bubble. */
+/**
+ * A user message bubble.
+ * @param {string} text
+ */
 export function userBubble(text) {
   return h('div', { class: 'msg user' }, h('div', { class: 'bubble', text }));
 }
 
-/** A stored assistant message (history). */
+/**
+ * A stored assistant message (history).
+ * @param {string} text
+ */
 export function assistantBubble(text) {
   const md = h('div', { class: 'markdown reply' });
   md.innerHTML = renderMarkdown(text);
@@ -75,14 +105,18 @@ function avatar() {
   return h('div', { class: 'avatar', 'aria-hidden': 'true' }, 'w');
 }
 
-/** A line in the chat that is neither side speaking (a compaction, a dialect switch). */
+/**
+ * A line in the chat that is neither side speaking (a compaction, a dialect switch).
+ * @param {string} text
+ * @param {string} [kind]
+ */
 export function note(text, kind = 'info') {
   return h('div', { class: `note is-${kind}`, role: 'status' }, h('span', { text }));
 }
 
 export class RunView {
   /**
-   * @param {{ runId: string, message?: string, agent?: string, dialect: string, own: boolean,
+   * @param {{ runId: string, message?: string, agent?: string, dialect: import('weft-sdk').Dialect, own: boolean,
    *   onChange?: (view: RunView) => void }} opts
    */
   constructor({ runId, message, agent, dialect, own, onChange }) {
@@ -94,22 +128,35 @@ export class RunView {
     this.onChange = onChange ?? (() => {});
     this.status = 'running';
     this.startedAt = performance.now();
+    /** @type {number | null} */
     this.endedAt = null;
     /** @type {Map<string, ToolCard>} */
     this.cards = new Map();
+    /** @type {ToolCard | null} */
     this.lastCard = null;
+    /** @type {string | null} the agent step (loom `node_enter`) the run is in */
     this.span = null;
+    /** @type {Response | null} */
     this.response = null;
+    /** @type {StepResponse | null} */
     this.reasoning = null;
+    /** @type {ToolCard | null} the card whose explanation streams */
     this.explaining = null;
+    /** @type {StepResponse | null} */
     this.lastStep = null;
+    /** @type {ProseResponse | null} */
     this.lastProse = null;
     this.planText = '';
     this.lastJsonText = '';
+    /** @type {Usage[]} one per model call */
     this.calls = [];
+    /** @type {Usage | null} */
     this.total = null;
+    /** @type {{ id: string, state: 'running' | 'ok' | 'failed', tools: string[] }[]} */
     this.spans = [];
+    /** @type {{ code: string | undefined, message: string | undefined } | null} */
     this.error = null;
+    this.stoppedByUser = false;
     /** @type {TotModel | null} */
     this.tot = null;
     /** @type {GotModel | null} */
@@ -131,7 +178,10 @@ export class RunView {
     return this.status === 'running';
   }
 
-  /** One event of this run. */
+  /**
+   * One event of this run.
+   * @param {RunEvent} ev
+   */
   apply(ev) {
     switch (ev.type) {
       case 'run_start':
@@ -245,6 +295,7 @@ export class RunView {
 
   // ----- model responses -----
 
+  /** @param {string} delta */
   reason(delta) {
     if (!this.reasoning) {
       this.reasoning = this.step('reasoning');
@@ -254,35 +305,37 @@ export class RunView {
     this.reasoning.render();
   }
 
+  /** @param {string} delta */
   text(delta) {
     if (!delta) return;
     this.reasoning?.done();
     this.reasoning = null;
-    if (!this.response) {
-      this.response = this.openResponse();
-      this.response.cardsAtStart = this.cards.size;
-    }
+    if (!this.response) this.response = this.openResponse();
     this.response.text += delta;
     this.response.render();
   }
 
+  /** @returns {Response} */
   openResponse() {
     if (this.explaining) {
       const card = this.explaining;
-      return { kind: 'explain', text: '', card, render() { card.explain(this.text); }, done() {} };
+      return { kind: 'explain', text: '', cardsAtStart: this.cards.size, card, render() { card.explain(this.text); }, done() {} };
     }
-    if (INTERNAL.has(this.span)) return this.step(this.span);
+    if (this.span !== null && INTERNAL.has(this.span)) return this.step(this.span);
     return this.prose();
   }
 
+  /** @returns {ProseResponse} */
   prose() {
     const el = h('div', { class: 'markdown streaming' });
     this.timeline.append(el);
     const view = this;
+    /** @type {ProseResponse} */
     const response = {
       kind: 'prose',
       span: this.span,
       text: '',
+      cardsAtStart: this.cards.size,
       el,
       finished: false,
       render: throttled(() => {
@@ -299,17 +352,23 @@ export class RunView {
     return response;
   }
 
-  /** A collapsible step: the agent's own working. */
+  /**
+   * A collapsible step: the agent's own working.
+   * @param {string | null | undefined} span
+   * @returns {StepResponse}
+   */
   step(span) {
-    const label = h('span', { class: 'step-label', text: `${STEP_LABEL[span] ?? 'Step'}…` });
+    const label = h('span', { class: 'step-label', text: `${STEP_LABEL[span ?? ''] ?? 'Step'}…` });
     const preview = h('span', { class: 'step-preview' });
     const body = h('pre', { class: 'step-body' });
     const el = h('details', { class: `step is-${span ?? 'step'} is-streaming`, dataset: { span: span ?? '' } }, h('summary', {}, label, preview), body);
     this.timeline.append(el);
+    /** @type {StepResponse} */
     const response = {
       kind: 'step',
       span,
       text: '',
+      cardsAtStart: this.cards.size,
       el,
       label,
       finished: false,
@@ -325,13 +384,17 @@ export class RunView {
         preview.textContent = '';
         const json = agentJson(response.text);
         body.textContent = json ? JSON.stringify(json, null, 2) : response.text;
-        if (label.textContent.endsWith('…')) label.textContent = STEP_DONE[span] ?? label.textContent.slice(0, -1);
+        const text = label.textContent ?? '';
+        if (text.endsWith('…')) label.textContent = STEP_DONE[span ?? ''] ?? text.slice(0, -1);
       },
     };
     return response;
   }
 
-  /** Ends the current model response, deciding what it was. */
+  /**
+   * Ends the current model response, deciding what it was.
+   * @param {LlmComplete} [complete] the response's `llm_complete`, when it ended with one
+   */
   endResponse(complete) {
     this.reasoning?.done();
     this.reasoning = null;
@@ -346,7 +409,7 @@ export class RunView {
     }
     if (r.span === 'plan_graph') this.planText = r.text;
     if (agentJson(r.text)) this.lastJsonText = r.text;
-    const toolCalls = complete?.tool_calls?.length > 0 || this.cards.size > r.cardsAtStart;
+    const toolCalls = (complete?.tool_calls?.length ?? 0) > 0 || this.cards.size > r.cardsAtStart;
     if (r.kind === 'prose' && (toolCalls || agentJson(r.text))) {
       // Text that came with tool calls, or an agent's JSON: working, not the answer.
       r.finished = true;
@@ -372,13 +435,25 @@ export class RunView {
     }
   }
 
+  /**
+   * Names the last step, when it is a `span` step, by what its event says.
+   * @param {string} span
+   * @param {string} label
+   * @param {string} [detail] its body instead of the model's JSON
+   */
   labelStep(span, label, detail) {
     const step = this.lastStep;
     if (!step || step.span !== span) return;
     step.label.textContent = label;
-    if (detail) step.el.querySelector('.step-body').textContent = detail;
+    const body = step.el.querySelector('.step-body');
+    if (detail && body) body.textContent = detail;
   }
 
+  /**
+   * The card of tool call `callId` (the last one when the dialect does not say), made if new.
+   * @param {string | undefined} callId
+   * @param {string | undefined} name
+   */
   card(callId, name) {
     const id = callId ?? this.lastCard?.callId ?? `call-${this.cards.size + 1}`;
     let card = this.cards.get(id);
@@ -398,7 +473,11 @@ export class RunView {
 
   // ----- the end -----
 
-  /** The run completed (its `run_end`, or `run.result`). */
+  /**
+   * The run completed (its `run_end`, or `run.result`).
+   * @param {string | null | undefined} reply
+   * @param {Usage | null | undefined} totalUsage
+   */
   finish(reply, totalUsage) {
     if (totalUsage) this.total = totalUsage;
     if (this.status !== 'running') {
@@ -423,7 +502,11 @@ export class RunView {
     this.done();
   }
 
-  /** The run failed, or was cancelled. */
+  /**
+   * The run failed, or was cancelled.
+   * @param {string | undefined} code
+   * @param {string | undefined} message
+   */
   fail(code, message) {
     if (this.status !== 'running') return;
     this.endResponse();
@@ -443,13 +526,14 @@ export class RunView {
 
   done() {
     for (const card of this.cards.values()) {
-      if (['streaming', 'pending', 'awaiting_approval', 'explaining'].includes(card.el.dataset.status)) card.setStatus('pending');
+      if (['streaming', 'pending', 'awaiting_approval', 'explaining'].includes(card.el.dataset.status ?? '')) card.setStatus('pending');
     }
     this.el.dataset.status = this.status;
     this.renderMeta();
     this.changed();
   }
 
+  /** @returns {Usage} the run's total, or the sum of its calls so far */
   usage() {
     if (this.total) return this.total;
     return this.calls.reduce(

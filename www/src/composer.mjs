@@ -3,11 +3,12 @@
 import { dialectInfo } from 'weft-sdk';
 
 import { AGENT_NAME } from './chat.mjs';
-import { h } from './dom.mjs';
+import { h, messageOf } from './dom.mjs';
 import { renderActivity } from './panel.mjs';
-import { send } from './runs.mjs';
-import { DIALECTS, els, state } from './state.mjs';
+import { DIALECTS } from './state.mjs';
 import { prefs } from './store.mjs';
+
+/** @typedef {import('./state.mjs').App} App */
 
 const SUGGESTIONS = [
   { text: 'What time is it?', agent: 'react', tip: 'calls a tool' },
@@ -18,8 +19,9 @@ const SUGGESTIONS = [
   { text: 'Count to 60', agent: 'dup', tip: 'understand, plan, answer' },
 ];
 
-export function renderComposer() {
-  for (const input of els.composer.querySelectorAll('input[name="agent"]')) input.checked = input.value === state.agent;
+/** @param {App} app */
+export function renderComposer({ state, els }) {
+  for (const input of els.composer.querySelectorAll('input[name="agent"]')) if (input instanceof HTMLInputElement) input.checked = input.value === state.agent;
   // What the session's dialect carries (the SDK's dialectInfo), and which dialect carries plans.
   const info = state.session ? dialectInfo(state.session.dialect) : undefined;
   const plans = info?.plans ?? false;
@@ -35,17 +37,15 @@ export function renderComposer() {
   els.hint.textContent = hint;
 }
 
-export function autosize() {
+/** @param {App} app */
+export function autosize({ els }) {
   els.input.style.height = 'auto';
   els.input.style.height = `${Math.min(els.input.scrollHeight, 200)}px`;
 }
 
-export function updateWelcome() {
-  const empty = !state.runs.size && !els.history.querySelector('.history-page .msg') && !els.history.querySelector('.history-note');
-  els.welcome.hidden = !empty;
-}
-
-export function renderSuggestions() {
+/** @param {App} app */
+export function renderSuggestions(app) {
+  const { els } = app;
   els.suggestions.replaceChildren(
     ...SUGGESTIONS.map((s) =>
       h(
@@ -54,8 +54,8 @@ export function renderSuggestions() {
           class: 'suggestion',
           type: 'button',
           onclick: () => {
-            setAgent(s.agent);
-            send(s.text);
+            setAgent(app, s.agent);
+            app.actions.send(s.text);
           },
         },
         h('span', { class: 'suggestion-text', text: s.text }),
@@ -65,34 +65,44 @@ export function renderSuggestions() {
   );
 }
 
-export function setAgent(agent) {
+/**
+ * @param {App} app
+ * @param {string} agent
+ */
+export function setAgent(app, agent) {
+  const { state } = app;
   state.agent = agent;
   prefs.set('agent', agent);
-  renderComposer();
-  if (!state.followed) renderActivity();
+  renderComposer(app);
+  if (!state.followed) renderActivity(app);
 }
 
 /**
  * Adds the operator's own agents (the server's `AGENTS` variants, from `client.agents()`) to
  * the picker after the four, each titled with its description; a variant picked on an earlier
  * visit is picked again. A server that cannot say (an original server) keeps the four.
+ * @param {App} app
  */
-export async function loadAgents() {
+export async function loadAgents(app) {
+  const { state, els } = app;
   let agents;
   try {
     agents = (await state.client?.agents())?.agents ?? [];
   } catch (e) {
-    console.warn(`weft demo: the server's agents could not be listed: ${e.message}`);
+    console.warn(`weft demo: the server's agents could not be listed: ${messageOf(e)}`);
     return;
   }
   const picker = els.composer.querySelector('.agents');
+  if (!picker) return;
   for (const old of picker.querySelectorAll('label[data-operator]')) old.remove();
-  const shown = new Set([...picker.querySelectorAll('input[name="agent"]')].map((i) => i.value));
+  const shown = new Set([...picker.querySelectorAll('input[name="agent"]')].map((i) => (i instanceof HTMLInputElement ? i.value : '')));
   for (const { name, description } of agents) {
     if (shown.has(name)) continue;
-    const input = h('input', { type: 'radio', name: 'agent', value: name, onchange: () => input.checked && setAgent(name) });
+    /** @type {HTMLInputElement} */
+    const input = h('input', { type: 'radio', name: 'agent', value: name, onchange: () => input.checked && setAgent(app, name) });
     picker.append(h('label', { title: description, dataset: { operator: '' } }, input, h('span', { text: name })));
   }
-  if (agents.some((a) => a.name === prefs.get('agent'))) state.agent = prefs.get('agent');
-  renderComposer();
+  const picked = prefs.get('agent');
+  if (picked && agents.some((a) => a.name === picked)) state.agent = picked;
+  renderComposer(app);
 }

@@ -1,16 +1,15 @@
 // The connection: one `Client` per session (in the dialect the user picks), its state in the
-// header and the banner, approvals through `client.onApproval`, and a short-lived agentloop
-// client for the context requests when the page speaks another dialect.
+// header, the banner and the panel's connection details, approvals through `client.onApproval`,
+// and a short-lived agentloop client for the context requests when the page speaks another
+// dialect.
 
-import { Client } from 'weft-sdk';
+import { Client, dialectInfo } from 'weft-sdk';
 
-import { Approvals } from './approval.mjs';
-import { duration } from './dom.mjs';
+import { duration, h, messageOf } from './dom.mjs';
 import { hideBanner, showBanner } from './page.mjs';
-import { renderConnDetails } from './panel.mjs';
-import { onEvent } from './runs.mjs';
-import { openSession } from './sessions.mjs';
-import { $, els, servedBy, serves, state } from './state.mjs';
+import { servedBy, serves } from './state.mjs';
+
+/** @typedef {import('./state.mjs').App} App */
 
 let resumedTimer = 0;
 
@@ -19,47 +18,64 @@ export function clearResumed() {
   clearTimeout(resumedTimer);
 }
 
-function setConn(s, detail = '') {
+/**
+ * @param {App} app
+ * @param {string} s
+ * @param {string} [detail]
+ */
+function setConn(app, s, detail = '') {
+  const { state } = app;
   state.conn.state = s;
   state.conn.detail = detail;
-  renderConn();
+  renderConn(app);
 }
 
-function renderConn() {
+/** @param {App} app */
+function renderConn(app) {
+  const { state, els } = app;
   const { state: s, detail } = state.conn;
-  const label = { connecting: 'connecting', live: 'live', reconnecting: 'reconnecting', resumed: 'resumed', offline: 'offline' }[s] ?? s;
+  /** @type {Record<string, string>} */
+  const labels = { connecting: 'connecting', live: 'live', reconnecting: 'reconnecting', resumed: 'resumed', offline: 'offline' };
+  const label = labels[s] ?? s;
   els.conn.dataset.state = s;
   els.conn.title = detail || label;
-  els.conn.querySelector('.conn-label').textContent = label;
-  renderConnDetails();
+  const text = els.conn.querySelector('.conn-label');
+  if (text) text.textContent = label;
+  renderConnDetails(app);
 }
 
-function onStatus(st) {
+/**
+ * @param {App} app
+ * @param {import('weft-sdk').ClientStatus} st
+ */
+function onStatus(app, st) {
+  const { state } = app;
   clearTimeout(resumedTimer);
   switch (st.state) {
     case 'connecting':
-      setConn('connecting');
+      setConn(app, 'connecting');
       break;
     case 'open':
       if (state.conn.state === 'reconnecting') {
         state.conn.reconnects++;
-        setConn('resumed', 'reconnected; unfinished runs resumed from the last event received');
-        showBanner(state.active ? 'Reconnected — the run carries on from the last event this page received. Nothing was lost or repeated.' : 'Reconnected.', 'ok', 5000);
+        setConn(app, 'resumed', 'reconnected; unfinished runs resumed from the last event received');
+        showBanner(app, state.active ? 'Reconnected — the run carries on from the last event this page received. Nothing was lost or repeated.' : 'Reconnected.', 'ok', 5000);
         const settle = () => {
           if (state.conn.state !== 'resumed') return;
           if (state.active) resumedTimer = setTimeout(settle, 1000);
-          else setConn('live');
+          else setConn(app, 'live');
         };
         resumedTimer = setTimeout(settle, 4000);
       } else {
-        setConn('live');
-        hideBanner();
+        setConn(app, 'live');
+        hideBanner(app);
       }
       break;
     case 'reconnecting': {
       const wait = st.retryInMs != null ? ` in ${duration(st.retryInMs)}` : '';
-      setConn('reconnecting', `attempt ${st.attempt ?? 1}${wait} — ${st.reason ?? 'connection lost'}`);
+      setConn(app, 'reconnecting', `attempt ${st.attempt ?? 1}${wait} — ${st.reason ?? 'connection lost'}`);
       showBanner(
+        app,
         `Connection lost (${st.reason ?? 'no reason given'}). Reconnecting${wait}, attempt ${st.attempt ?? 1}.` +
           (state.active ? ' The run goes on on the server; this page will pick it up where it left off.' : ''),
         'warn',
@@ -67,16 +83,29 @@ function onStatus(st) {
       break;
     }
     case 'closed':
-      setConn('offline', st.reason ?? 'closed');
-      showBanner(`Disconnected: ${st.reason ?? 'the connection closed'}.`, 'error', 0, { label: 'Reconnect', action: () => openSession(state.session) });
+      setConn(app, 'offline', st.reason ?? 'closed');
+      showBanner(app, `Disconnected: ${st.reason ?? 'the connection closed'}.`, 'error', 0, { label: 'Reconnect', action: () => reopen(app) });
       break;
     default:
       break;
   }
 }
 
-export function connect() {
+/** @param {App} app opens the session again (a new socket) */
+function reopen(app) {
+  if (app.state.session) app.actions.openSession(app.state.session);
+}
+
+/**
+ * The session's `Client`, connecting, its events to `onEvent`; null (and the reason in the
+ * banner) when the settings cannot make one.
+ * @param {App} app
+ * @param {(app: App, ev: import('weft-sdk').RunEvent) => void} onEvent
+ */
+export function connect(app, onEvent) {
+  const { state } = app;
   const { session } = state;
+  if (!session) return null;
   let client;
   try {
     client = new Client({
@@ -87,39 +116,52 @@ export function connect() {
       reconnect: { initialDelayMs: 300, maxDelayMs: 5000 },
     });
   } catch (e) {
-    setConn('offline', e.message);
-    showBanner(`Cannot connect: ${e.message}`, 'error');
+    setConn(app, 'offline', messageOf(e));
+    showBanner(app, `Cannot connect: ${messageOf(e)}`, 'error');
     return null;
   }
   state.client = client;
   state.conn = { state: 'connecting', detail: '', reconnects: 0, ping: null };
-  renderConn();
-  const mine = (f) => (x) => {
+  renderConn(app);
+  /**
+   * `f`, for as long as `client` is the page's.
+   * @template T
+   * @param {(x: T) => void} f
+   */
+  const mine = (f) => (/** @type {T} */ x) => {
     if (client === state.client) f(x);
   };
-  client.onStatus(mine(onStatus));
-  client.onEvent(mine(onEvent));
+  client.onStatus(mine((st) => onStatus(app, st)));
+  client.onEvent(mine((ev) => onEvent(app, ev)));
   client.onError(mine((e) => console.warn('weft-sdk:', e.code, e.message)));
-  client.onApproval((req) => approvals.ask(req));
+  client.onApproval((req) => app.approvals.ask(req));
   client.connect().catch(
     mine((e) => {
-      setConn('offline', e.message);
-      showBanner(`Cannot reach the server at ${state.server}: ${e.message}`, 'error', 0, { label: 'Retry', action: () => openSession(state.session) });
+      setConn(app, 'offline', messageOf(e));
+      showBanner(app, `Cannot reach the server at ${state.server}: ${messageOf(e)}`, 'error', 0, { label: 'Retry', action: () => reopen(app) });
     }),
   );
   return client;
 }
 
-export function closeClient() {
+/** @param {App} app */
+export function closeClient({ state }) {
   const client = state.client;
   state.client = null;
   client?.close();
 }
 
-/** `fn` with an agentloop client of this session: the page's own, or a short-lived one. */
-export async function withAgentloop(fn) {
+/**
+ * `fn` with an agentloop client of this session: the page's own, or a short-lived one.
+ * @template T
+ * @param {App} app
+ * @param {(client: Client) => Promise<T>} fn
+ * @returns {Promise<T>}
+ */
+export async function withAgentloop({ state }, fn) {
   const main = state.client;
   if (main && serves(main.dialect, 'contextInfo')) return fn(main);
+  if (!state.session) throw new Error('no session is open');
   const side = new Client({
     url: state.server,
     dialect: servedBy('contextInfo'),
@@ -136,10 +178,28 @@ export async function withAgentloop(fn) {
   }
 }
 
-export const approvals = new Approvals($('approval'), (req) => {
-  for (const view of state.runs.values()) {
-    const card = view.cards.get(req.callId);
-    if (card) return { explanation: card.explanation };
+/** @param {App} app */
+export function renderConnDetails({ state, els }) {
+  const s = state.session;
+  if (!s) return;
+  let endpoint = state.server;
+  try {
+    const u = new URL(state.server);
+    endpoint = `${u.protocol}//${u.host}${dialectInfo(s.dialect).endpoint}`;
+  } catch {
+    /* shown as given */
   }
-  return {};
-});
+  /**
+   * @param {string} k
+   * @param {string | Node} v
+   */
+  const kv = (k, v) => [h('dt', { text: k }), h('dd', {}, v)];
+  els.connDetails.replaceChildren(
+    ...kv('state', h('span', { class: `conn-text is-${state.conn.state}`, text: state.conn.detail ? `${state.conn.state} — ${state.conn.detail}` : state.conn.state })),
+    ...kv('dialect', s.dialect),
+    ...kv('endpoint', h('code', { text: endpoint })),
+    ...kv('session', h('code', { text: s.id })),
+    ...kv('reconnects', String(state.conn.reconnects)),
+    ...(state.conn.ping != null ? kv('round trip', `${Math.round(state.conn.ping)} ms`) : []),
+  );
+}

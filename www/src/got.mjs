@@ -13,10 +13,17 @@ import { h, s } from './dom.mjs';
 
 /**
  * @typedef {{ id: string, task: string, deps: string[], parent: string | null, children: string[],
- *   state: 'pending' | 'running' | 'done' | 'failed' | 'expanded', summary?: string, error?: string }} GotNode
+ *   state: GotState, summary?: string, error?: string }} GotNode
+ * @typedef {'pending' | 'running' | 'done' | 'failed' | 'expanded'} GotState
+ * @typedef {{ id: string, task: string, deps: string[] }} PlannedNode
+ * @typedef {{ x: number, y: number }} Point
  */
 
-/** The first JSON object in a model response, if any. */
+/**
+ * The first JSON object in a model response, if any.
+ * @param {string} text
+ * @returns {any} the model's JSON, which its readers check field by field
+ */
 export function jsonIn(text) {
   const start = text.indexOf('{');
   const end = text.lastIndexOf('}');
@@ -28,15 +35,20 @@ export function jsonIn(text) {
   }
 }
 
-/** The `nodes` of a plan or judge response: `[{id, task, deps}]`. */
+/**
+ * The `nodes` of a plan or judge response: `[{id, task, deps}]`.
+ * @param {any} json a model's JSON, checked here
+ * @returns {PlannedNode[]}
+ */
 function planNodes(json) {
+  /** @type {unknown[]} */
   const nodes = json && Array.isArray(json.nodes) ? json.nodes : [];
   return nodes
-    .filter((n) => n && typeof n.id === 'string')
-    .map((n) => ({
+    .filter((n) => n !== null && typeof n === 'object' && 'id' in n && typeof n.id === 'string')
+    .map((/** @type {any} */ n) => ({
       id: n.id,
       task: typeof n.task === 'string' ? n.task : '',
-      deps: Array.isArray(n.deps) ? n.deps.filter((d) => typeof d === 'string') : [],
+      deps: Array.isArray(n.deps) ? n.deps.filter((/** @type {unknown} */ d) => typeof d === 'string') : [],
     }));
 }
 
@@ -50,30 +62,40 @@ export class GotModel {
     this.version = 0;
   }
 
+  /**
+   * Node `id`, made (under its parent, `<parent>.<sub>`) if new.
+   * @param {string} id
+   * @returns {GotNode}
+   */
   node(id) {
     let n = this.nodes.get(id);
     if (!n) {
       const dot = id.lastIndexOf('.');
       const parent = dot > 0 && this.nodes.has(id.slice(0, dot)) ? id.slice(0, dot) : null;
-      n = { id, task: '', deps: [], parent, children: [], state: 'pending' };
+      /** @type {GotNode} */
+      const made = { id, task: '', deps: [], parent, children: [], state: 'pending' };
+      n = made;
       this.nodes.set(id, n);
-      if (parent) {
-        const p = this.nodes.get(parent);
-        if (!p.children.includes(id)) p.children.push(id);
-      }
+      const p = parent ? this.nodes.get(parent) : undefined;
+      if (p && !p.children.includes(id)) p.children.push(id);
     }
     return n;
   }
 
-  /** `got_plan`, with the plan response's text (for the tasks and edges). */
+  /**
+   * `got_plan`, with the plan response's text (for the tasks and edges).
+   * @param {{ node_ids?: string[], edge_count?: number }} ev
+   * @param {string} [planText]
+   */
   plan(ev, planText) {
     const written = new Map(planNodes(jsonIn(planText ?? '')).map((n) => [n.id, n]));
-    for (const id of ev.node_ids ?? []) {
+    const ids = ev.node_ids ?? [];
+    for (const id of ids) {
       const n = this.node(id);
       const w = written.get(id);
       if (w) {
         n.task = w.task;
-        n.deps = w.deps.filter((d) => ev.node_ids.includes(d));
+        n.deps = w.deps.filter((d) => ids.includes(d));
       }
     }
     this.edgeCount = ev.edge_count ?? 0;
@@ -81,12 +103,17 @@ export class GotModel {
     this.version++;
   }
 
+  /** @param {string} id */
   start(id) {
     const n = this.node(id);
     if (n.state !== 'expanded') n.state = 'running';
     this.version++;
   }
 
+  /**
+   * @param {string} id
+   * @param {string} summary
+   */
   complete(id, summary) {
     const n = this.node(id);
     n.state = n.children.length ? 'expanded' : 'done';
@@ -94,6 +121,10 @@ export class GotModel {
     this.version++;
   }
 
+  /**
+   * @param {string} id
+   * @param {string} error
+   */
   fail(id, error) {
     const n = this.node(id);
     n.state = 'failed';
@@ -101,7 +132,11 @@ export class GotModel {
     this.version++;
   }
 
-  /** `got_expand`, with the judge response's text (the sub-tasks). */
+  /**
+   * `got_expand`, with the judge response's text (the sub-tasks).
+   * @param {{ node_id: string }} ev
+   * @param {string} [judgeText]
+   */
   expand(ev, judgeText) {
     const parent = this.node(ev.node_id);
     parent.state = 'expanded';
@@ -114,6 +149,7 @@ export class GotModel {
     this.version++;
   }
 
+  /** @returns {Record<GotState, number>} how many nodes are in each state */
   counts() {
     const c = { pending: 0, running: 0, done: 0, failed: 0, expanded: 0 };
     for (const n of this.nodes.values()) c[n.state]++;
@@ -126,19 +162,34 @@ const H = 48;
 const GAP_X = 18;
 const GAP_Y = 40;
 
-/** Layers top-down: a node sits below everything it waits for. */
+/**
+ * Layers top-down: a node sits below everything it waits for.
+ * @param {GotModel} model
+ */
 function layout(model) {
   const nodes = model.nodes;
+  /**
+   * @param {GotNode | undefined} n
+   * @returns {string[]}
+   */
   const waitsFor = (n) => {
+    if (!n) return [];
     // What depends on a split node waits for its sub-tasks too; a sub-task sits below its parent.
     const deps = n.deps.flatMap((id) => [id, ...(nodes.get(id)?.children ?? [])]);
     if (n.parent) deps.push(n.parent);
     return deps.filter((id) => id !== n.id && nodes.has(id) && !isAncestor(nodes, n.id, id));
   };
+  /** @type {Map<string, number>} */
   const layer = new Map();
+  /** @type {Set<string>} */
   const visiting = new Set();
+  /**
+   * @param {string} id
+   * @returns {number}
+   */
   const depth = (id) => {
-    if (layer.has(id)) return layer.get(id);
+    const known = layer.get(id);
+    if (known !== undefined) return known;
     if (visiting.has(id)) return 0;
     visiting.add(id);
     const deps = waitsFor(nodes.get(id));
@@ -147,43 +198,58 @@ function layout(model) {
     layer.set(id, d);
     return d;
   };
+  /** @type {string[][]} */
   const rows = [];
   for (const id of nodes.keys()) (rows[depth(id)] ??= []).push(id);
   const dense = rows.filter(Boolean);
   // Order each row by where what it waits for sits (fewer crossings), then by plan order.
+  /** @type {Map<string, number>} */
   const x = new Map();
   dense.forEach((row, r) => {
     if (r > 0) {
       const order = new Map(row.map((id, i) => [id, i]));
+      /** @param {string} id */
       const bary = (id) => {
         const deps = waitsFor(nodes.get(id)).filter((d) => x.has(d));
-        return deps.length ? deps.reduce((a, d) => a + x.get(d), 0) / deps.length : Infinity;
+        return deps.length ? deps.reduce((a, d) => a + (x.get(d) ?? 0), 0) / deps.length : Infinity;
       };
-      row.sort((a, b) => bary(a) - bary(b) || order.get(a) - order.get(b));
+      row.sort((a, b) => bary(a) - bary(b) || (order.get(a) ?? 0) - (order.get(b) ?? 0));
     }
     row.forEach((id, i) => x.set(id, i - (row.length - 1) / 2));
   });
   const widest = Math.max(1, ...dense.map((r) => r.length));
   const width = widest * W + (widest - 1) * GAP_X + 24;
+  /** @type {Map<string, Point>} */
   const pos = new Map();
   dense.forEach((row, r) => {
     row.forEach((id) => {
-      pos.set(id, { x: width / 2 + x.get(id) * (W + GAP_X) - W / 2, y: 12 + r * (H + GAP_Y) });
+      pos.set(id, { x: width / 2 + (x.get(id) ?? 0) * (W + GAP_X) - W / 2, y: 12 + r * (H + GAP_Y) });
     });
   });
   return { pos, width, height: 24 + dense.length * H + (dense.length - 1) * GAP_Y, waitsFor };
 }
 
+/**
+ * @param {Map<string, GotNode>} nodes
+ * @param {string} id
+ * @param {string} maybeChild
+ */
 function isAncestor(nodes, id, maybeChild) {
   for (let n = nodes.get(maybeChild); n?.parent; n = nodes.get(n.parent)) if (n.parent === id) return true;
   return false;
 }
 
+/**
+ * @param {string} text
+ * @param {number} n
+ */
 function clip(text, n) {
   return text.length > n ? `${text.slice(0, n - 1)}…` : text;
 }
 
+/** @type {Record<GotState, string>} */
 const STATE = { pending: 'waiting', running: 'running', done: 'done', failed: 'failed', expanded: 'split' };
+/** @type {Record<GotState, string>} */
 const ICON = { pending: '○', running: '◌', done: '✓', failed: '✕', expanded: '⤵' };
 
 /** @param {GotModel} model */
@@ -193,8 +259,10 @@ export function renderGot(model) {
   const edges = [];
   for (const n of model.nodes.values()) {
     const to = pos.get(n.id);
-    const from = [...n.deps.map((d) => [d, false]), ...(n.parent ? [[n.parent, true]] : [])];
-    for (const [dep, split] of from) {
+    // What it waits for, and the node it was split from.
+    const from = n.deps.map((dep) => ({ dep, split: false }));
+    if (n.parent) from.push({ dep: n.parent, split: true });
+    for (const { dep, split } of from) {
       const a = pos.get(dep);
       if (!a || !to) continue;
       const x1 = a.x + W / 2;
@@ -213,7 +281,7 @@ export function renderGot(model) {
     }
   }
   const boxes = [...model.nodes.values()].map((n) => {
-    const p = pos.get(n.id);
+    const p = pos.get(n.id) ?? { x: 0, y: 0 };
     const detail = n.error ?? n.summary ?? n.task;
     return s(
       'g',

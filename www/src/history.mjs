@@ -2,15 +2,25 @@
 // the run still streaming when the page was (re)loaded, followed with `client.follow()`.
 
 import { assistantBubble, note, userBubble } from './chat.mjs';
-import { updateWelcome } from './composer.mjs';
-import { h } from './dom.mjs';
-import { autoscroll } from './page.mjs';
+import { h, messageOf } from './dom.mjs';
+import { autoscroll, updateWelcome } from './page.mjs';
 import { addRun, watch } from './runs.mjs';
-import { switchDialect } from './sessions.mjs';
-import { els, servedBy, serves, state } from './state.mjs';
+import { servedBy, serves } from './state.mjs';
 
-export async function loadHistory(client) {
+/**
+ * @typedef {import('./state.mjs').App} App
+ * @typedef {import('weft-sdk').Client} Client
+ */
+
+/**
+ * The open session's stored history, or why this dialect cannot show it.
+ * @param {App} app
+ * @param {Client | null} client the session's (null: none could be made)
+ */
+export async function loadHistory(app, client) {
+  const { state, els, actions } = app;
   const { session } = state;
+  if (!session) return;
   if (!serves(session.dialect, 'userMessages')) {
     const loom = servedBy('userMessages');
     els.history.replaceChildren(
@@ -19,11 +29,12 @@ export async function loadHistory(client) {
         { class: 'history-note' },
         h('strong', { text: `History needs ${loom}. ` }),
         `This session speaks ${session.dialect}; its stored messages come from ${loom}’s user_messages request, which ${session.dialect} has no message for. `,
-        h('button', { class: 'btn small', type: 'button', onclick: () => switchDialect(loom) }, `Switch to ${loom}`),
+        h('button', { class: 'btn small', type: 'button', onclick: () => actions.switchDialect(loom) }, `Switch to ${loom}`),
       ),
     );
     return;
   }
+  if (!client) return;
   try {
     const page = await client.userMessages(session.id, { limit: 50 });
     if (client !== state.client) return;
@@ -32,16 +43,22 @@ export async function loadHistory(client) {
     // user message is the last one stored; the run's own view shows it, with the reply as it
     // streams — replayed from the run's start, then live.
     const last = page.messages.at(-1);
-    const message = active && last?.role === 'user' ? page.messages.pop().content : undefined;
-    showHistory(page, false);
-    if (active && !state.active) watch(client.follow(active), addRun({ runId: active, message, own: false }));
+    const message = active && last?.role === 'user' ? page.messages.pop()?.content : undefined;
+    showHistory(app, page, false);
+    if (active && !state.active) watch(app, client.follow(active), addRun(app, { runId: active, message, own: false }));
   } catch (e) {
     if (client !== state.client) return;
-    els.history.replaceChildren(note(`Could not load the history: ${e.message}`, 'error'));
+    els.history.replaceChildren(note(`Could not load the history: ${messageOf(e)}`, 'error'));
   }
 }
 
-function showHistory(page, older) {
+/**
+ * @param {App} app
+ * @param {import('weft-sdk').UserMessagesPage} page
+ * @param {boolean} older a page before the ones shown
+ */
+function showHistory(app, page, older) {
+  const { state, els } = app;
   const items = page.messages.map((m) => (m.role === 'user' ? userBubble(m.content) : assistantBubble(m.content)));
   const block = h('div', { class: 'history-page' }, items);
   const more = els.history.querySelector('.history-more');
@@ -55,9 +72,10 @@ function showHistory(page, older) {
         class: 'btn small history-more',
         type: 'button',
         onclick: async () => {
-          const client = state.client;
-          const next = await client.userMessages(state.session.id, { before, limit: 50 });
-          if (client === state.client) showHistory(next, true);
+          const { client, session } = state;
+          if (!client || !session) return;
+          const next = await client.userMessages(session.id, { before, limit: 50 });
+          if (client === state.client) showHistory(app, next, true);
         },
       }, 'Load earlier messages'),
     );
@@ -65,6 +83,6 @@ function showHistory(page, older) {
   if (!older && page.messages.length) {
     els.history.append(h('div', { class: 'history-divider', text: 'earlier in this session · stored on the server, loaded with user_messages' }));
   }
-  updateWelcome();
-  autoscroll(true);
+  updateWelcome(app);
+  autoscroll(app, true);
 }

@@ -10,14 +10,21 @@
 // https:// links, > quotes, - / 1. lists (nested by indentation), --- rules and | tables.
 // An unclosed code fence runs to the end, so a reply renders sensibly while it streams.
 
+/** @type {Record<string, string>} */
 const ESCAPES = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
-/** Escapes the five HTML-significant characters. */
+/**
+ * Escapes the five HTML-significant characters.
+ * @param {unknown} text
+ */
 export function escapeHtml(text) {
   return String(text).replace(/[&<>"']/g, (c) => ESCAPES[c]);
 }
 
-/** Source text (escaped) of an href, or `null` when the URL is not one we link to. */
+/**
+ * Source text (escaped) of an href, or `null` when the URL is not one we link to.
+ * @param {string} escaped
+ */
 function safeHref(escaped) {
   const url = escaped.trim();
   if (/^(https?:\/\/|mailto:)[^\s]+$/i.test(url)) return url;
@@ -43,7 +50,12 @@ const QUOTE = /^ {0,3}&gt; ?(.*)$/;
 const ITEM = /^( *)([-*+]|\d{1,9}[.)])\s+(.*)$/;
 const TABLE_SEP = /^\s*\|?\s*:?-{1,}:?\s*(\|\s*:?-{1,}:?\s*)*\|?\s*$/;
 
+/**
+ * @param {string[]} lines escaped source
+ * @returns {string} their HTML
+ */
 function blocks(lines) {
+  /** @type {string[]} */
   const out = [];
   let i = 0;
   while (i < lines.length) {
@@ -56,6 +68,7 @@ function blocks(lines) {
     if ((m = line.match(FENCE))) {
       const fence = m[1];
       const lang = m[2].replace(/[^\w+#.-]/g, '');
+      /** @type {string[]} */
       const body = [];
       i++;
       while (i < lines.length && !lines[i].trim().startsWith(fence)) body.push(lines[i++]);
@@ -65,6 +78,7 @@ function blocks(lines) {
       continue;
     }
     if (/^( {4}|\t)/.test(line) && !ITEM.test(line)) {
+      /** @type {string[]} */
       const body = [];
       while (i < lines.length && (/^( {4}|\t)/.test(lines[i]) || !lines[i].trim())) {
         body.push(lines[i].replace(/^( {4}|\t)/, ''));
@@ -86,6 +100,7 @@ function blocks(lines) {
       continue;
     }
     if (QUOTE.test(line)) {
+      /** @type {string[]} */
       const body = [];
       while (i < lines.length && (m = lines[i].match(QUOTE))) {
         body.push(m[1]);
@@ -102,6 +117,7 @@ function blocks(lines) {
       i = table(lines, i, out);
       continue;
     }
+    /** @type {string[]} */
     const para = [];
     while (i < lines.length && lines[i].trim() && !startsBlock(lines, i)) para.push(lines[i++].trim());
     if (!para.length) para.push(lines[i++].trim());
@@ -110,17 +126,29 @@ function blocks(lines) {
   return out.join('');
 }
 
+/**
+ * @param {string[]} lines
+ * @param {number} i
+ */
 function startsBlock(lines, i) {
   const line = lines[i];
   return FENCE.test(line) || HEADING.test(line) || RULE.test(line) || QUOTE.test(line) || ITEM.test(line) ||
     (line.includes('|') && i + 1 < lines.length && TABLE_SEP.test(lines[i + 1]) && lines[i + 1].includes('-'));
 }
 
-/** A list starting at `lines[start]`; nested lists are the items' indented lines. */
+/**
+ * A list starting at `lines[start]`; nested lists are the items' indented lines.
+ * @param {string[]} lines
+ * @param {number} start a line that is an item (`ITEM`)
+ * @param {string[]} out its HTML goes here
+ * @returns {number} the line after it
+ */
 function list(lines, start, out) {
   const first = lines[start].match(ITEM);
+  if (!first) throw new Error('a list starts at an item');
   const indent = first[1].length;
   const ordered = /\d/.test(first[2]);
+  /** @type {string[][]} */
   const items = [];
   let i = start;
   while (i < lines.length) {
@@ -155,6 +183,7 @@ function list(lines, start, out) {
   return i;
 }
 
+/** @param {string} line */
 function cells(line) {
   let s = line.trim();
   if (s.startsWith('|')) s = s.slice(1);
@@ -162,13 +191,26 @@ function cells(line) {
   return s.split('|').map((c) => c.trim());
 }
 
+/**
+ * A table whose head is `lines[start]`.
+ * @param {string[]} lines
+ * @param {number} start
+ * @param {string[]} out its HTML goes here
+ * @returns {number} the line after it
+ */
 function table(lines, start, out) {
   const head = cells(lines[start]);
   const aligns = cells(lines[start + 1]).map((c) =>
     c.startsWith(':') && c.endsWith(':') ? 'center' : c.endsWith(':') ? 'right' : c.startsWith(':') ? 'left' : '');
   let i = start + 2;
+  /** @type {string[][]} */
   const rows = [];
   while (i < lines.length && lines[i].includes('|') && lines[i].trim()) rows.push(cells(lines[i++]));
+  /**
+   * @param {string} tag
+   * @param {string | undefined} c
+   * @param {number} k
+   */
   const cell = (tag, c, k) => `<${tag}${aligns[k] ? ` class="align-${aligns[k]}"` : ''}>${inline(c ?? '')}</${tag}>`;
   out.push(
     `<div class="table"><table><thead><tr>${head.map((c, k) => cell('th', c, k)).join('')}</tr></thead>` +
@@ -177,19 +219,23 @@ function table(lines, start, out) {
   return i;
 }
 
-/** Inline Markdown on escaped text. Code spans and links are set aside first (placeholders). */
+/**
+ * Inline Markdown on escaped text. Code spans and links are set aside first (placeholders).
+ * @param {string} text
+ */
 function inline(text) {
+  /** @type {string[]} */
   const held = [];
-  const hold = (html) => `\u0000${held.push(html) - 1}\u0000`;
+  const hold = (/** @type {string} */ html) => `\u0000${held.push(html) - 1}\u0000`;
   let s = text;
-  s = s.replace(/(`+)([^`]|[^`][\s\S]*?[^`])\1(?!`)/g, (_, __, code) => hold(`<code>${code.trim() || code}</code>`));
-  s = s.replace(/(!?)\[([^\]\n]+)\]\(\s*([^\s)]+)(?:\s+&quot;[^\n]*?&quot;)?\s*\)/g, (whole, bang, label, url) => {
+  s = s.replace(/(`+)([^`]|[^`][\s\S]*?[^`])\1(?!`)/g, (_, /** @type {string} */ __, /** @type {string} */ code) => hold(`<code>${code.trim() || code}</code>`));
+  s = s.replace(/(!?)\[([^\]\n]+)\]\(\s*([^\s)]+)(?:\s+&quot;[^\n]*?&quot;)?\s*\)/g, (whole, /** @type {string} */ bang, /** @type {string} */ label, /** @type {string} */ url) => {
     const href = safeHref(url);
     if (!href) return whole;
     const shown = bang ? `image: ${label}` : label;
     return hold(`<a href="${href}" target="_blank" rel="noopener noreferrer nofollow">${emphasis(shown)}</a>`);
   });
-  s = s.replace(/&lt;((?:https?:\/\/|mailto:)[^\s&]+(?:&amp;[^\s&]+)*)&gt;/gi, (whole, url) => {
+  s = s.replace(/&lt;((?:https?:\/\/|mailto:)[^\s&]+(?:&amp;[^\s&]+)*)&gt;/gi, (whole, /** @type {string} */ url) => {
     const href = safeHref(url);
     return href ? hold(`<a href="${href}" target="_blank" rel="noopener noreferrer nofollow">${url}</a>`) : whole;
   });
@@ -199,9 +245,10 @@ function inline(text) {
     return link + match.slice(url.length);
   });
   s = emphasis(s);
-  return s.replace(/\u0000(\d+)\u0000/g, (_, n) => held[Number(n)]);
+  return s.replace(/\u0000(\d+)\u0000/g, (_, /** @type {string} */ n) => held[Number(n)]);
 }
 
+/** @param {string} s */
 function emphasis(s) {
   return s
     .replace(/\*\*(?=\S)([\s\S]*?\S)\*\*/g, '<strong>$1</strong>')

@@ -1,14 +1,23 @@
-// The page around the chat: the banner, notes in the chat, scrolling, the drawers, the theme.
+// The page around the chat: the banner, notes in the chat, the welcome of an empty chat,
+// scrolling, the drawers, the theme.
 
 import { note } from './chat.mjs';
-import { updateWelcome } from './composer.mjs';
 import { h, set } from './dom.mjs';
-import { els, state } from './state.mjs';
 import { prefs } from './store.mjs';
+
+/** @typedef {import('./state.mjs').App} App */
 
 let bannerTimer = 0;
 
-export function showBanner(text, kind = 'info', hideAfterMs = 0, button) {
+/**
+ * @param {App} app
+ * @param {string} text
+ * @param {string} [kind]
+ * @param {number} [hideAfterMs] 0: until something hides it
+ * @param {{ label: string, action: () => void }} [button]
+ */
+export function showBanner(app, text, kind = 'info', hideAfterMs = 0, button) {
+  const { els } = app;
   clearTimeout(bannerTimer);
   els.banner.hidden = false;
   els.banner.dataset.kind = kind;
@@ -17,21 +26,37 @@ export function showBanner(text, kind = 'info', hideAfterMs = 0, button) {
     h('span', { text }),
     button ? h('button', { class: 'btn small', type: 'button', onclick: button.action }, button.label) : null,
   );
-  if (hideAfterMs) bannerTimer = setTimeout(hideBanner, hideAfterMs);
+  if (hideAfterMs) bannerTimer = setTimeout(() => hideBanner(app), hideAfterMs);
 }
 
-export function hideBanner() {
+/** @param {App} app */
+export function hideBanner({ els }) {
   clearTimeout(bannerTimer);
   els.banner.hidden = true;
 }
 
-export function addNote(text, kind) {
-  els.runs.append(note(text, kind));
-  updateWelcome();
-  autoscroll(true);
+/**
+ * @param {App} app
+ * @param {string} text
+ * @param {string} kind
+ */
+export function addNote(app, text, kind) {
+  app.els.runs.append(note(text, kind));
+  updateWelcome(app);
+  autoscroll(app, true);
 }
 
-export function autoscroll(force = false) {
+/** @param {App} app */
+export function updateWelcome({ state, els }) {
+  const empty = !state.runs.size && !els.history.querySelector('.history-page .msg') && !els.history.querySelector('.history-note');
+  els.welcome.hidden = !empty;
+}
+
+/**
+ * @param {App} app
+ * @param {boolean} [force] scroll to the end even when the user scrolled up
+ */
+export function autoscroll({ state, els }, force = false) {
   if (force) state.stick = true;
   if (!state.stick) return;
   requestAnimationFrame(() => {
@@ -42,13 +67,19 @@ export function autoscroll(force = false) {
 // Below these widths the sessions (and then the agent panel) slide in over the chat.
 export const drawer = { sidebar: matchMedia('(max-width: 1279px)'), inspector: matchMedia('(max-width: 799px)') };
 
-export function closeDrawers() {
+/** @param {App} app */
+export function closeDrawers({ els }) {
   els.app.dataset.sidebar = 'closed';
   if (drawer.inspector.matches) els.app.dataset.inspector = 'closed';
   els.scrim.hidden = true;
 }
 
-export function toggle(which) {
+/**
+ * @param {App} app
+ * @param {keyof typeof drawer} which
+ */
+export function toggle(app, which) {
+  const { els } = app;
   const open = els.app.dataset[which] !== 'open';
   if (!drawer[which].matches) {
     // A column: show or hide it, and remember.
@@ -56,12 +87,13 @@ export function toggle(which) {
     prefs.set(which, open);
     return;
   }
-  closeDrawers();
+  closeDrawers(app);
   els.app.dataset[which] = open ? 'open' : 'closed';
   els.scrim.hidden = !open;
 }
 
-export function layout() {
+/** @param {App} app */
+export function layout({ els }) {
   els.app.dataset.inspector = drawer.inspector.matches ? 'closed' : prefs.get('inspector', true) ? 'open' : 'closed';
   els.app.dataset.sidebar = 'closed';
   els.scrim.hidden = true;

@@ -1,29 +1,38 @@
 // The agent panel: the followed run's activity (steps, ToT tree, GoT graph), the context window
-// (`contextInfo()` / `compact()`), token usage and the connection's details.
+// (`contextInfo()` / `compact()`) and token usage.
 
 import { dialectInfo } from 'weft-sdk';
 
 import { AGENT_NAME } from './chat.mjs';
 import { withAgentloop } from './connection.mjs';
-import { fmt, h } from './dom.mjs';
+import { fmt, h, messageOf } from './dom.mjs';
 import { renderGot } from './got.mjs';
 import { addNote } from './page.mjs';
-import { compactionText } from './runs.mjs';
-import { switchDialect } from './sessions.mjs';
-import { $, DIALECTS, els, serves, state } from './state.mjs';
+import { DIALECTS, serves } from './state.mjs';
 import { renderTot } from './tot.mjs';
 
-/** Where the run's dialect carries no plans (`dialectInfo().plans`): which dialect does. */
-function needsPlans(what) {
-  const planner = DIALECTS.find((d) => dialectInfo(d).plans);
+/**
+ * @typedef {import('./state.mjs').App} App
+ * @typedef {import('./state.mjs').ContextView} ContextView
+ * @typedef {import('./chat.mjs').RunView} RunView
+ */
+
+/**
+ * Where the run's dialect carries no plans (`dialectInfo().plans`): which dialect does.
+ * @param {App} app
+ * @param {string} what
+ */
+function needsPlans({ state, actions }, what) {
+  const planner = DIALECTS.find((d) => dialectInfo(d).plans) ?? 'loom';
   return h(
     'div',
     { class: 'viz-empty' },
-    h('p', { text: `${what} come from ${planner} events, which only the ${planner} dialect carries. This session speaks ${state.session.dialect}.` }),
-    state.active ? null : h('button', { class: 'btn small', type: 'button', onclick: () => switchDialect(planner) }, `Switch to ${planner}`),
+    h('p', { text: `${what} come from ${planner} events, which only the ${planner} dialect carries. This session speaks ${state.session?.dialect}.` }),
+    state.active ? null : h('button', { class: 'btn small', type: 'button', onclick: () => actions.switchDialect(planner) }, `Switch to ${planner}`),
   );
 }
 
+/** @type {Record<string, string>} */
 const AGENT_ABOUT = {
   react: 'ReAct thinks, calls tools, and answers. Its steps show here as they happen.',
   dup: 'DUP understands the request, plans, acts and observes until a plan needs no tools.',
@@ -33,12 +42,14 @@ const AGENT_ABOUT = {
 
 let activityKey = '';
 
-export function renderActivity() {
+/** @param {App} app */
+export function renderActivity(app) {
+  const { state, els } = app;
   const v = state.followed;
-  $('toggle-inspector').dataset.live = v?.running ? 'true' : 'false';
+  els.toggleInspector.dataset.live = v?.running ? 'true' : 'false';
   // Redraw only when what the panel shows changed (not for every streamed word).
   const key = v
-    ? `${v.runId}|${v.status}|${v.dialect}|${v.spans.map((s) => `${s.id}${s.state}${s.tools.length}`).join()}|${v.tot?.version}|${v.got?.version}|${state.session.dialect}`
+    ? `${v.runId}|${v.status}|${v.dialect}|${v.spans.map((s) => `${s.id}${s.state}${s.tools.length}`).join()}|${v.tot?.version}|${v.got?.version}|${state.session?.dialect}`
     : `none|${state.agent}`;
   if (key === activityKey && els.activity.childElementCount) return;
   activityKey = key;
@@ -53,12 +64,13 @@ export function renderActivity() {
   els.activityStatus.textContent = v.running ? 'running' : v.status;
   els.activityStatus.dataset.status = v.status;
   let body;
-  if (v.agent === 'got') body = v.got ? renderGot(v.got) : plans ? h('div', { class: 'viz-empty', text: 'Planning the graph…' }) : needsPlans('The plan and its nodes (got_plan, got_node_*, got_expand)');
-  else if (v.agent === 'tot') body = v.tot ? renderTot(v.tot, v.running) : plans ? h('div', { class: 'viz-empty', text: 'Proposing the first candidates…' }) : needsPlans('The tree (tot_expand, tot_evaluate, tot_backtrack)');
-  else body = v.spans.length ? renderSpans(v) : plans ? h('div', { class: 'viz-empty', text: 'Starting…' }) : needsPlans('The agent’s steps (node_enter / node_exit)');
+  if (v.agent === 'got') body = v.got ? renderGot(v.got) : plans ? h('div', { class: 'viz-empty', text: 'Planning the graph…' }) : needsPlans(app, 'The plan and its nodes (got_plan, got_node_*, got_expand)');
+  else if (v.agent === 'tot') body = v.tot ? renderTot(v.tot, v.running) : plans ? h('div', { class: 'viz-empty', text: 'Proposing the first candidates…' }) : needsPlans(app, 'The tree (tot_expand, tot_evaluate, tot_backtrack)');
+  else body = v.spans.length ? renderSpans(v) : plans ? h('div', { class: 'viz-empty', text: 'Starting…' }) : needsPlans(app, 'The agent’s steps (node_enter / node_exit)');
   els.activity.replaceChildren(h('p', { class: 'activity-run', title: v.message, text: v.message ? `“${v.message}”` : '' }), body);
 }
 
+/** @param {RunView} v */
 function renderSpans(v) {
   return h(
     'ol',
@@ -75,12 +87,17 @@ function renderSpans(v) {
   );
 }
 
-export function setContext(info) {
-  state.context = info;
-  renderContext();
+/**
+ * @param {App} app
+ * @param {ContextView | null} info
+ */
+export function setContext(app, info) {
+  app.state.context = info;
+  renderContext(app);
 }
 
-export function renderContext() {
+/** @param {App} app */
+export function renderContext({ state, els }) {
   const c = state.context;
   const agentloop = state.session ? serves(state.session.dialect, 'compact') : false;
   els.compact.title = agentloop
@@ -104,33 +121,38 @@ export function renderContext() {
   els.contextNote.textContent = `${fmt(c.transcriptLength)} item${c.transcriptLength === 1 ? '' : 's'} in the history; the server compacts on its own at 80 %.`;
 }
 
-export async function refreshContext() {
+/** @param {App} app */
+export async function refreshContext(app) {
+  const { state, els } = app;
   const session = state.session;
   els.contextRefresh.disabled = true;
   try {
-    const info = await withAgentloop((c) => c.contextInfo());
-    if (session === state.session) setContext(info);
+    const info = await withAgentloop(app, (c) => c.contextInfo());
+    if (session === state.session) setContext(app, info);
   } catch (e) {
-    if (session === state.session) els.contextNote.textContent = `Could not ask the server: ${e.message}`;
+    if (session === state.session) els.contextNote.textContent = `Could not ask the server: ${messageOf(e)}`;
   } finally {
     els.contextRefresh.disabled = false;
   }
 }
 
-export async function compactNow() {
+/** @param {App} app */
+export async function compactNow(app) {
+  const { state, els } = app;
   if (state.active || state.compacting) return;
   const session = state.session;
   state.compacting = true;
   els.compact.disabled = true;
   els.compact.textContent = 'Compacting…';
   try {
-    const r = await withAgentloop((c) => c.compact());
+    const r = await withAgentloop(app, (c) => c.compact());
     if (session !== state.session) return;
-    addNote(compactionText(r.oldTokenCount, r.newTokenCount, r.reductionPercent), 'info');
-    await refreshContext();
-  } catch (e) {
+    addNote(app, compactionText(r.oldTokenCount, r.newTokenCount, r.reductionPercent), 'info');
+    await refreshContext(app);
+  } catch (err) {
     if (session !== state.session) return;
-    addNote(e.code === 'empty_transcript' ? 'Nothing to compact yet: the conversation is empty.' : `Could not compact: ${e.message}${e.code ? ` (${e.code})` : ''}`, 'warn');
+    const e = /** @type {Error & { code?: string }} */ (err);
+    addNote(app, e.code === 'empty_transcript' ? 'Nothing to compact yet: the conversation is empty.' : `Could not compact: ${e.message}${e.code ? ` (${e.code})` : ''}`, 'warn');
   } finally {
     state.compacting = false;
     els.compact.textContent = 'Compact now';
@@ -138,7 +160,17 @@ export async function compactNow() {
   }
 }
 
-export function renderUsage() {
+/**
+ * @param {number} before
+ * @param {number} after
+ * @param {number} percent
+ */
+export function compactionText(before, after, percent) {
+  return `Context compacted: ${fmt(before)} → ${fmt(after)} tokens (−${Number(percent).toFixed(1)} %). The older turns are now a summary.`;
+}
+
+/** @param {App} app */
+export function renderUsage({ state, els }) {
   const views = [...state.runs.values()];
   const done = views.filter((v) => !v.running);
   const sum = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
@@ -177,25 +209,4 @@ export function renderUsage() {
     );
   }
   els.usage.replaceChildren(...rows);
-}
-
-export function renderConnDetails() {
-  const s = state.session;
-  if (!s) return;
-  let endpoint = state.server;
-  try {
-    const u = new URL(state.server);
-    endpoint = `${u.protocol}//${u.host}${dialectInfo(s.dialect).endpoint}`;
-  } catch {
-    /* shown as given */
-  }
-  const kv = (k, v) => [h('dt', { text: k }), h('dd', {}, v)];
-  els.connDetails.replaceChildren(
-    ...kv('state', h('span', { class: `conn-text is-${state.conn.state}`, text: state.conn.detail ? `${state.conn.state} — ${state.conn.detail}` : state.conn.state })),
-    ...kv('dialect', s.dialect),
-    ...kv('endpoint', h('code', { text: endpoint })),
-    ...kv('session', h('code', { text: s.id })),
-    ...kv('reconnects', String(state.conn.reconnects)),
-    ...(state.conn.ping != null ? kv('round trip', `${Math.round(state.conn.ping)} ms`) : []),
-  );
 }

@@ -4,6 +4,12 @@
 const SESSIONS = 'weft.sessions.v1';
 const PREFIX = 'weft.pref.';
 
+/**
+ * The JSON stored under `key`, or `fallback` when there is none or it cannot be read.
+ * @param {string} key
+ * @param {unknown} [fallback]
+ * @returns {any} whatever was stored: JSON, checked by the caller
+ */
 function read(key, fallback) {
   try {
     const v = localStorage.getItem(key);
@@ -13,6 +19,10 @@ function read(key, fallback) {
   }
 }
 
+/**
+ * @param {string} key
+ * @param {unknown} value
+ */
 function write(key, value) {
   try {
     localStorage.setItem(key, JSON.stringify(value));
@@ -31,7 +41,10 @@ export const sessions = {
     const list = read(SESSIONS, []);
     return Array.isArray(list) ? list.filter((s) => s && typeof s.id === 'string').sort((a, b) => b.updatedAt - a.updatedAt) : [];
   },
-  /** @returns {SessionRecord | undefined} */
+  /**
+   * @param {string} id
+   * @returns {SessionRecord | undefined}
+   */
   get(id) {
     return this.list().find((s) => s.id === id);
   },
@@ -41,15 +54,25 @@ export const sessions = {
     list.unshift(record);
     write(SESSIONS, list.slice(0, 200));
   },
+  /** @param {string} id */
   remove(id) {
     write(SESSIONS, this.list().filter((s) => s.id !== id));
   },
 };
 
 export const prefs = {
+  /**
+   * @param {string} name
+   * @param {unknown} [fallback]
+   * @returns {any} whatever was stored: JSON, checked by the caller
+   */
   get(name, fallback) {
     return read(PREFIX + name, fallback);
   },
+  /**
+   * @param {string} name
+   * @param {unknown} value
+   */
   set(name, value) {
     write(PREFIX + name, value);
   },

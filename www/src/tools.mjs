@@ -10,6 +10,8 @@ import { renderMarkdown } from './markdown.mjs';
  * Parses JSON that may be cut short (a tool call's arguments mid-stream) as far as it goes,
  * with partial-json: every prefix of a value parses, strings, numbers and literals that are
  * still arriving included. `undefined` for nothing yet, or for text that is not JSON.
+ * @param {string} text
+ * @returns {unknown}
  */
 export function parsePartialJson(text) {
   if (!text.trim()) return undefined;
@@ -20,7 +22,10 @@ export function parsePartialJson(text) {
   }
 }
 
-/** A patch in the Codex format, one line per row, added / removed / header lines marked. */
+/**
+ * A patch in the Codex format, one line per row, added / removed / header lines marked.
+ * @param {string} patch
+ */
 function patchView(patch) {
   return h(
     'pre',
@@ -40,10 +45,15 @@ function patchView(patch) {
   );
 }
 
-/** The arguments of a call, as readable as the tool allows. */
+/**
+ * The arguments of a call, as readable as the tool allows.
+ * @param {string} name
+ * @param {unknown} args
+ * @param {string} [raw] the arguments' JSON as the model wrote it
+ */
 export function argumentsView(name, args, raw) {
   if (args && typeof args === 'object' && !Array.isArray(args)) {
-    if (name === 'apply_patch' && typeof args.patch === 'string') return patchView(args.patch);
+    if (name === 'apply_patch' && 'patch' in args && typeof args.patch === 'string') return patchView(args.patch);
     const entries = Object.entries(args);
     if (!entries.length) return h('div', { class: 'args-empty', text: 'no arguments' });
     return h(
@@ -58,6 +68,7 @@ export function argumentsView(name, args, raw) {
   return h('pre', { class: 'args-raw', text: raw ?? JSON.stringify(args, null, 2) });
 }
 
+/** @type {Record<string, string>} */
 const STATUS = {
   streaming: 'writing arguments…',
   pending: 'queued',
@@ -70,6 +81,7 @@ const STATUS = {
   explaining: 'explaining…',
 };
 
+/** @type {Record<string, string>} */
 const REVIEW = {
   yes: 'Approved',
   always: 'Always allowed',
@@ -93,10 +105,15 @@ function icon() {
 }
 
 export class ToolCard {
+  /**
+   * @param {string} callId
+   * @param {string} [name] not known yet when the dialect names it later
+   */
   constructor(callId, name) {
     this.callId = callId;
     this.name = name || 'tool';
     this.raw = '';
+    /** @type {unknown} the complete arguments, once known */
     this.args = undefined;
     this.explanation = '';
     this.el = h('div', { class: 'tool', dataset: { callId, status: 'streaming', tool: this.name } });
@@ -117,6 +134,7 @@ export class ToolCard {
     );
   }
 
+  /** @param {string | undefined} name */
   setName(name) {
     if (!name || name === this.name) return;
     this.name = name;
@@ -124,26 +142,37 @@ export class ToolCard {
     this.el.dataset.tool = name;
   }
 
-  /** More of the arguments' JSON, as streamed. */
+  /**
+   * More of the arguments' JSON, as streamed.
+   * @param {string} delta
+   */
   appendArgs(delta) {
     this.raw += delta;
     const partial = parsePartialJson(this.raw);
     this.argsEl.replaceChildren(argumentsView(this.name, partial, this.raw), h('span', { class: 'caret', 'aria-hidden': 'true' }));
   }
 
-  /** The complete, parsed arguments. */
+  /**
+   * The complete, parsed arguments.
+   * @param {unknown} args
+   */
   setArgs(args) {
     this.args = args;
     this.argsEl.replaceChildren(argumentsView(this.name, args, this.raw || undefined));
     if (this.el.dataset.status === 'streaming') this.setStatus('pending');
   }
 
+  /** @param {string} status a `ToolStatus`, or `explaining` */
   setStatus(status) {
     this.el.dataset.status = status;
     this.statusEl.textContent = STATUS[status] ?? status;
   }
 
-  /** The user's (or another tab's) decision. */
+  /**
+   * The user's (or another tab's) decision.
+   * @param {import('weft-sdk').Review} review
+   * @param {string} [message] told to the model with it
+   */
   review(review, message) {
     this.reviewEl.hidden = false;
     this.reviewEl.dataset.review = review;
@@ -153,7 +182,10 @@ export class ToolCard {
     else this.setStatus('denied');
   }
 
-  /** The model's explanation of the call, streaming. */
+  /**
+   * The model's explanation of the call, streaming.
+   * @param {string} text
+   */
   explain(text) {
     this.explanation = text;
     this.explainEl.hidden = !text;
@@ -162,11 +194,16 @@ export class ToolCard {
     this.explainEl.replaceChildren(h('span', { class: 'label', text: 'Why' }), md);
   }
 
+  /** @param {string} content more of what the tool printed */
   output(content) {
     this.outputEl.hidden = false;
     this.outputEl.textContent += content;
   }
 
+  /**
+   * @param {string} result
+   * @param {boolean} isError
+   */
   result(result, isError) {
     this.resultEl.hidden = false;
     this.resultEl.classList.toggle('is-error', Boolean(isError));

@@ -78,10 +78,11 @@ export class TotModel {
     }
     this.levels = this.levels.slice(0, toDepth + 1);
     const level = this.levels[toDepth];
+    /** @type {TotNode | null} */
     let best = null;
     for (const n of level?.nodes ?? []) {
       if (n.tried || n.score == null) continue;
-      if (!best || n.score >= best.score) best = n;
+      if (!best || n.score >= (best.score ?? -Infinity)) best = n;
     }
     this.backtracks++;
     if (best) {
@@ -91,7 +92,10 @@ export class TotModel {
     this.version++;
   }
 
-  /** The run ended: the node acting last gave the answer. */
+  /**
+   * The run ended: the node acting last gave the answer.
+   * @param {boolean} ok
+   */
   finish(ok) {
     this.finished = true;
     if (ok && this.current && this.current.state === 'chosen') this.current.state = 'answer';
@@ -100,13 +104,16 @@ export class TotModel {
 
   /** Nodes on the current path (root to the acting node). */
   path() {
+    /** @type {Set<TotNode>} */
     const out = new Set();
     for (let n = this.current; n; n = n.parent) out.add(n);
     return out;
   }
 }
 
+/** @type {Record<TotNode['state'], string>} */
 const MARK = { root: '●', proposed: '○', chosen: '➜', rejected: '↓', abandoned: '✕', answer: '✓' };
+/** @type {Partial<Record<TotNode['state'], string>>} */
 const STATE_LABEL = {
   proposed: 'proposed',
   chosen: 'chosen',
@@ -118,7 +125,11 @@ const STATE_LABEL = {
 /** @param {TotModel} model @param {boolean} running */
 export function renderTot(model, running) {
   const path = model.path();
-  const item = (/** @type {TotNode} */ n) => {
+  /**
+   * @param {TotNode} n
+   * @returns {HTMLLIElement}
+   */
+  const item = (n) => {
     const onPath = path.has(n);
     const acting = running && n === model.current && !model.finished;
     const score = n.score == null ? null : Math.max(0, Math.min(1, n.score));

@@ -225,6 +225,10 @@ export function parseRequest(body, { model, stream, sse }) {
 
 const FINISH = { end: 'STOP', tool: 'STOP', length: 'MAX_TOKENS' };
 
+/**
+ * @param {Json} out
+ * @param {{ final: boolean, thoughtsSoFar?: number }} at
+ */
 function usageMetadata(out, { final, thoughtsSoFar }) {
   const u = out.usage;
   const thoughts = final ? u.reasoning : thoughtsSoFar;

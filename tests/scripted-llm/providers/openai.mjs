@@ -14,10 +14,17 @@ import { ApiError, isObj, typeName } from '../lib.mjs';
 const ROLES = ['system', 'assistant', 'user', 'function', 'tool', 'developer'];
 const FINGERPRINT = 'fp_5c7e1d0a3b';
 
+/**
+ * An error answer in OpenAI's shape.
+ * @param {number} status
+ * @param {string} message
+ * @param {{ type?: string, param?: string | null, code?: string | null }} [fields]
+ * @param {Record<string, string>} [headers]
+ */
 function error(status, message, { type = 'invalid_request_error', param = null, code = null } = {}, headers = {}) {
   return new ApiError(status, { error: { message, type, param, code } }, headers);
 }
-const invalid = (message, param = null, code = null) => error(400, message, { param, code });
+const invalid = (/** @type {string} */ message, /** @type {string | null} */ param = null, /** @type {string | null} */ code = null) => error(400, message, { param, code });
 
 export const name = 'openai';
 export const jsonContentType = 'application/json; charset=utf-8';
@@ -41,6 +48,10 @@ export function badJson() {
 }
 
 /** HTTP-level faults: 401, 429, 500, 529 (OpenAI has no 529: answered as 503 overloaded). */
+/**
+ * @param {string} kind
+ * @param {{ model: string, key: string, requestId?: string }} request
+ */
 export function faultError(kind, { model, key }) {
   switch (kind) {
     case '401': {
@@ -200,6 +211,7 @@ export function parseRequest(body) {
   checkMessages(body.messages);
 
   const system = [];
+  /** @type {Json[]} */
   const messages = [];
   for (const m of body.messages) {
     if (m.role === 'system' || m.role === 'developer') system.push(textOf(m.content));

@@ -72,7 +72,7 @@ export async function startOriginal(dialect) {
     });
     play.connected?.(ws);
   });
-  const { port } = wss.address();
+  const { port } = /** @type {import('node:net').AddressInfo} */ (wss.address());
   return {
     url: `ws://127.0.0.1:${port}`,
     received,
@@ -82,7 +82,7 @@ export async function startOriginal(dialect) {
     close: () =>
       new Promise((resolve) => {
         for (const ws of wss.clients) ws.terminate();
-        wss.close(() => resolve());
+        wss.close(() => resolve(undefined));
       }),
   };
 }
