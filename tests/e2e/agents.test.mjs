@@ -177,12 +177,12 @@ describe('agents an operator configured', () => {
     }
     // A server without /status (here: the scripted LLM's 404) is `unsupported`.
     const elsewhere = new Client({ url: server.llm.url, dialect: 'agentchat' });
-    await assert.rejects(elsewhere.agents(), (e) => e.code === 'unsupported' && /GET \/status.*HTTP 404/.test(e.message));
+    await assert.rejects(elsewhere.agents(), (/** @type {any} */ e) => e.code === 'unsupported' && /GET \/status.*HTTP 404/.test(e.message));
     elsewhere.close();
   });
 
   test('weft-sdk asks for a variant with its agent option; without one, the default runs', async () => {
-    for (const dialect of ['cueso', 'agentloop']) {
+    for (const dialect of /** @type {const} */ (['cueso', 'agentloop'])) {
       const client = new Client({ url: server.url, dialect, sessionId: session() });
       await client.connect();
       try {

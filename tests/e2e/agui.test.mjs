@@ -32,6 +32,7 @@ const auth = { authorization: `Bearer ${TOKEN}` };
 
 /** An agent on a fresh thread, recording every event it receives and every input it sends. */
 function agent() {
+  /** @type {any} HttpAgent with the recorders below (`requestInit` is protected in its types) */
   const a = new HttpAgent({ url: `${server.http}/agui`, headers: auth, threadId: `agui-${randomUUID()}` });
   a.seen = [];
   a.inputs = [];

@@ -26,7 +26,7 @@ function closedPort() {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
+      const { port } = /** @type {import('node:net').AddressInfo} */ (srv.address());
       srv.close(() => resolve(port));
     });
     srv.on('error', reject);
@@ -84,6 +84,7 @@ async function run(c, message, { review = 'yes', id = `run-${randomUUID()}` } = 
   const events = frames.map((x) => x.event).filter(Boolean);
   return {
     frames,
+    /** @type {any} the run's `run_end` (a run that failed has none: its assertions then fail) */
     end: frames.find((x) => x.type === 'run_end'),
     asked: events.filter((e) => e.type === 'tool_approval'),
     ends: events.filter((e) => e.type === 'tool_end'),

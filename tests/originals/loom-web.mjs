@@ -22,7 +22,7 @@ export const requests = {
   setModel: (id, modelId, sessionId) => ({ type: 'set_model', id, model_id: modelId, session_id: sessionId }),
   /** `services/chat.ts` `sendMessage()`: `working_folder` is undefined without its env var,
    * so JSON.stringify leaves it out. */
-  run: (id, message, { agent, sessionId, model, workspaceId }) => ({
+  run: (id, message, /** @type {{ agent: string, sessionId: string, model: string, workspaceId?: string }} */ { agent, sessionId, model, workspaceId }) => ({
     type: 'run', message, agent, thread_id: sessionId, verbose: false, model,
     ...(workspaceId ? { workspace_id: workspaceId } : {}), id,
   }),

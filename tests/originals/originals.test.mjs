@@ -206,6 +206,7 @@ describe("loom's own client types", () => {
     c.send({ type: 'ping', id: 'p1' });
     const pong = await c.wait((f) => f.type === 'pong');
     assert.equal(pong.id, 'p1');
+    /** @type {(id: string) => any} */
     const answer = (id) => c.frames.find((f) => f.id === id && f.type !== 'run_stream_event');
     assert.equal(answer('t1').type, 'tools_list');
     assert.match(answer('t2').tool_yaml, /name: read/);

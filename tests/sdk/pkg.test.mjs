@@ -57,6 +57,7 @@ test("dialectInfo says what each dialect carries", () => {
   assert.deepEqual(DIALECTS.filter((d) => info[d].plans), ["loom"]);
   assert.deepEqual(DIALECTS.filter((d) => info[d].runOptions), ["loom"]);
   assert.deepEqual(DIALECTS.filter((d) => info[d].reportsContext), ["loom", "agentloop"]);
+  // @ts-expect-error: not a dialect, on purpose
   assert.throws(() => dialectInfo("nope"), { code: "invalid_argument" });
 });
 

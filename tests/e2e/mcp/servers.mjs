@@ -119,7 +119,7 @@ export async function startDocsServer(opts = {}) {
       const response = await handler.fetch(request);
       res.writeHead(response.status, Object.fromEntries(response.headers));
       if (response.body) {
-        for await (const chunk of response.body) res.write(chunk);
+        for await (const chunk of /** @type {AsyncIterable<Uint8Array>} */ (/** @type {unknown} */ (response.body))) res.write(chunk);
       }
       res.end();
     } catch (e) {
@@ -163,7 +163,7 @@ function freePort() {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
+      const { port } = /** @type {import('node:net').AddressInfo} */ (srv.address());
       srv.close(() => resolve(port));
     });
     srv.on('error', reject);
@@ -202,7 +202,7 @@ export async function startEverythingServer() {
   });
   proxy.on('connection', (s) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
   const port = await listen(proxy);
-  const stop = () => new Promise((resolve) => {
+  const stop = () => new Promise((/** @type {(v?: unknown) => void} */ resolve) => {
     if (child.exitCode !== null) return resolve();
     child.once('exit', () => resolve());
     child.kill('SIGKILL');
