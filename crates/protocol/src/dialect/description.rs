@@ -13,8 +13,9 @@
 //! `match` whose arms call each dialect's function directly, a codec function is linked only
 //! where it is called, and inlined there as before.
 //!
-//! The worker, the SDK and the demo (through the SDK's `dialectInfo()`) ask [`Dialect::describe`]
-//! instead of testing which dialect they speak. Every rule is a field that must be given, so a
+//! The worker, the SDK and the demo (through the SDK's `dialectInfo()`) ask the description,
+//! a rule at a time ([`Dialect::requests`], [`Dialect::original`], …; [`Dialect::describe`] says
+//! why not whole), instead of testing which dialect they speak. Every rule is a field that must be given, so a
 //! dialect that forgets one does not compile (see [`Description`]); [`Dialect::ALL`], the
 //! golden loops and the spec-example extraction are built from the list of descriptions.
 //!
