@@ -225,8 +225,15 @@ impl Session {
         }
         // Answers: those for calls that still wait go to the run; the AI SDK sends every
         // earlier answer again, which the run refuses and nobody needs to hear about.
-        let Some(run_id) = self.active_run_id() else {
-            return Response::error("no run of this chat is waiting for an answer", 409);
+        let run_id = match self.active_run_id() {
+            Ok(Some(run_id)) => run_id,
+            Ok(None) => {
+                return Response::error("no run of this chat is waiting for an answer", 409)
+            }
+            Err(e) => {
+                let msg = format!("could not read the session's active run: {e}");
+                return Response::error(msg, 503);
+            }
         };
         // The stream is open before the answers go in, so it carries what they cause.
         let (stream, response) = Stream::new(dialect, session, &run_id, tools)?;
@@ -302,12 +309,25 @@ impl Session {
 
     /// The running turn replayed from its start, then live; 204 when none runs.
     async fn http_replay(&self, dialect: &HttpDialect, session: &str) -> Result<Response> {
-        let Some(run_id) = self.active_run_id() else {
-            return Ok(Response::empty()?.with_status(204));
+        // A page waits for this answer: storage that cannot say is a 503, not "no run".
+        let run_id = match self.active_run_id() {
+            Ok(Some(run_id)) => run_id,
+            Ok(None) => return Ok(Response::empty()?.with_status(204)),
+            Err(e) => {
+                let msg = format!("could not read the session's active run: {e}");
+                return Response::error(msg, 503);
+            }
         };
         let (mut stream, response) = Stream::new(dialect, session, &run_id, Vec::new())?;
         let store = self.store();
-        for json in self.run_events(&store, &run_id) {
+        let events = match self.logged_events(&store, &run_id) {
+            Ok(events) => events,
+            Err(e) => {
+                let msg = format!("could not read the event log of run {run_id}: {e}");
+                return Response::error(msg, 503);
+            }
+        };
+        for json in events {
             if let Some(ev) = decode_logged(&run_id, &json) {
                 stream.event(&ev);
             }
@@ -326,11 +346,11 @@ impl Session {
     }
 
     /// The run still on, loaded from its checkpoint if need be.
-    fn active_run_id(&self) -> Option<String> {
-        if !self.load_active_run() {
-            return None;
+    fn active_run_id(&self) -> Result<Option<String>> {
+        if !self.load_active()? {
+            return Ok(None);
         }
-        self.run.borrow().as_ref().map(|r| r.run_id().to_string())
+        Ok(self.run.borrow().as_ref().map(|r| r.run_id().to_string()))
     }
 
     /// Drives the run from the alarm, at once (see the module docs).

@@ -12,8 +12,8 @@ use weft_protocol::dialect::loom_app::{
 };
 use worker::WebSocket;
 
-use super::socket::SocketInfo;
 use super::commands::{unreadable, ACTIVE_RUN};
+use super::socket::SocketInfo;
 use super::{error_event, Session};
 
 impl Session {
@@ -64,7 +64,11 @@ impl Session {
                     .map(|profile| AgentSummary {
                         name: &profile.name,
                         description: &profile.description,
-                        source: if profile.is_builtin() { "builtin" } else { "project" },
+                        source: if profile.is_builtin() {
+                            "builtin"
+                        } else {
+                            "project"
+                        },
                     })
                     .collect();
                 AppReply::AgentList { id: &id, agents }.to_frame()
@@ -118,7 +122,9 @@ impl Session {
             AppRequest::CancelRun { run_id } => {
                 let active = match self.is_active(run_id) {
                     Ok(active) => active,
-                    Err(e) => return self.reply(ws, info, unreadable(ACTIVE_RUN, &e, Some(id.clone()))),
+                    Err(e) => {
+                        return self.reply(ws, info, unreadable(ACTIVE_RUN, &e, Some(id.clone())))
+                    }
                 };
                 if !active {
                     // The newer loom server's words.

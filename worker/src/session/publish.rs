@@ -163,15 +163,6 @@ impl Session {
         (!unlogged.events.is_empty()).then(|| now - unlogged.since)
     }
 
-    /// [`Session::logged_events`] where a failed read is logged, with the session and the run,
-    /// and only what waits to be logged is given: the client finds the gap and resumes.
-    pub(super) fn run_events(&self, store: &Store, run_id: &str) -> Vec<String> {
-        self.logged_events(store, run_id).unwrap_or_else(|e| {
-            self.log_unreadable(&format!("the event log of run {run_id}"), &e);
-            self.unlogged_events(run_id)
-        })
-    }
-
     /// A run's events as its clients were sent them: the log, then what waits to be logged.
     pub(super) fn logged_events(&self, store: &Store, run_id: &str) -> worker::Result<Vec<String>> {
         let mut events = store.events(run_id)?;
