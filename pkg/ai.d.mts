@@ -1,6 +1,6 @@
 // Types of weft-sdk/ai. The AI SDK is a peer dependency: its types are named, not copied.
-import type { ChatTransport, UIMessage, UIMessageChunk } from "ai";
-import type { Client, RunEvent, ToolDefinition, Transcript, Agent } from "./weft_sdk.js";
+import type { ChatTransport, UIMessage, UIMessageChunk } from 'ai';
+import type { Client, RunEvent, ToolDefinition, Transcript, Agent } from './weft_sdk.js';
 
 /** Canonical weft events (`run.onEvent`'s) to AI SDK UI message chunks, for one stream: the
  * same chunks weft's server sends on `POST /api/chat`. */
@@ -24,8 +24,7 @@ export interface WeftChatTransportOptions {
 }
 
 /** The AI SDK's `ChatTransport` over a weft `Client`: the chat id is the weft session. */
-export declare class WeftChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
-  implements ChatTransport<UI_MESSAGE> {
+export declare class WeftChatTransport<UI_MESSAGE extends UIMessage = UIMessage> implements ChatTransport<UI_MESSAGE> {
   constructor(options: WeftChatTransportOptions);
   /** Reconnecting follows the running turn from its start. */
   readonly resumeStreamIsReplay: true;
@@ -33,8 +32,8 @@ export declare class WeftChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
   readonly sendAutomaticallyWhen: (options: { messages: UI_MESSAGE[] }) => boolean;
   /** Stops listening to the client. */
   close(): void;
-  sendMessages: ChatTransport<UI_MESSAGE>["sendMessages"];
-  reconnectToStream: ChatTransport<UI_MESSAGE>["reconnectToStream"];
+  sendMessages: ChatTransport<UI_MESSAGE>['sendMessages'];
+  reconnectToStream: ChatTransport<UI_MESSAGE>['reconnectToStream'];
 }
 
 /** The client's transcript as the AI SDK's initial `messages`. */

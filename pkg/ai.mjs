@@ -76,9 +76,11 @@ export class UIChunkEncoder {
       case 'tool_end':
         if (call == null || this.#denied.has(call)) break;
         this.#closePart(out);
-        out.push(ev.is_error
-          ? { type: 'tool-output-error', toolCallId: call, errorText: ev.result }
-          : { type: 'tool-output-available', toolCallId: call, output: ev.result });
+        out.push(
+          ev.is_error
+            ? { type: 'tool-output-error', toolCallId: call, errorText: ev.result }
+            : { type: 'tool-output-available', toolCallId: call, output: ev.result },
+        );
         break;
       case 'run_end':
         this.#finish(out, 'stop');
@@ -172,17 +174,28 @@ export class WeftChatTransport {
   constructor({ client, agent, tools = [] }) {
     this.#client = client;
     this.#agent = agent;
-    this.#off.push(client.onApproval((req) => new Promise((resolve) => {
-      if (req.callId == null) return resolve({ review: 'no-continue', message: 'this page answers approvals by call id' });
-      this.#waiting.set(req.callId, { kind: 'approval', resolve });
-      req.signal.addEventListener('abort', () => this.#waiting.delete(req.callId));
-      this.#settled();
-    })));
+    this.#off.push(
+      client.onApproval(
+        (req) =>
+          new Promise((resolve) => {
+            if (req.callId == null) return resolve({ review: 'no-continue', message: 'this page answers approvals by call id' });
+            this.#waiting.set(req.callId, { kind: 'approval', resolve });
+            req.signal.addEventListener('abort', () => this.#waiting.delete(req.callId));
+            this.#settled();
+          }),
+      ),
+    );
     for (const tool of tools) {
-      this.#off.push(client.registerTool(tool, (args, callId) => new Promise((resolve, reject) => {
-        this.#waiting.set(callId, { kind: 'tool', resolve, reject });
-        this.#settled();
-      })));
+      this.#off.push(
+        client.registerTool(
+          tool,
+          (args, callId) =>
+            new Promise((resolve, reject) => {
+              this.#waiting.set(callId, { kind: 'tool', resolve, reject });
+              this.#settled();
+            }),
+        ),
+      );
     }
     this.sendAutomaticallyWhen = ({ messages }) => this.#answered(messages.at(-1)).length > 0;
   }
@@ -195,7 +208,10 @@ export class WeftChatTransport {
   async sendMessages({ chatId, messages, abortSignal }) {
     const last = messages.at(-1);
     if (last?.role === 'user') {
-      const message = last.parts.filter((p) => p.type === 'text').map((p) => p.text).join('');
+      const message = last.parts
+        .filter((p) => p.type === 'text')
+        .map((p) => p.text)
+        .join('');
       const run = this.#client.run({ message, agent: this.#agent, threadId: chatId });
       this.#runs.set(chatId, run);
       return this.#stream(run, abortSignal);
@@ -236,9 +252,7 @@ export class WeftChatTransport {
     return message.parts.flatMap((p) => {
       const answer = p.toolCallId != null && this.#waiting.get(p.toolCallId);
       if (!answer) return [];
-      const ready = answer.kind === 'approval'
-        ? p.state === 'approval-responded'
-        : p.state === 'output-available' || p.state === 'output-error';
+      const ready = answer.kind === 'approval' ? p.state === 'approval-responded' : p.state === 'output-available' || p.state === 'output-error';
       return ready ? [[p, answer]] : [];
     });
   }
@@ -276,9 +290,13 @@ export class WeftChatTransport {
           for (const c of chunks) controller.enqueue(c);
           this.#settled();
         });
-        abortSignal?.addEventListener('abort', () => {
-          if (!run.finished) run.cancel();
-        }, { once: true });
+        abortSignal?.addEventListener(
+          'abort',
+          () => {
+            if (!run.finished) run.cancel();
+          },
+          { once: true },
+        );
       },
       cancel: () => off(),
     });

@@ -5,7 +5,7 @@
 // `init()` (the default export) loads the wasm next to this file, found through
 // `new URL("weft_sdk_bg.wasm", import.meta.url)`, which browsers and bundlers (Vite, webpack 5,
 // esbuild) resolve. Call it once before using anything else.
-import init, { RunEvents } from "./weft_sdk.js";
+import init, { RunEvents } from './weft_sdk.js';
 
 if (!(Symbol.asyncIterator in RunEvents.prototype)) {
   Object.defineProperty(RunEvents.prototype, Symbol.asyncIterator, {
@@ -17,5 +17,5 @@ if (!(Symbol.asyncIterator in RunEvents.prototype)) {
   });
 }
 
-export * from "./weft_sdk.js";
+export * from './weft_sdk.js';
 export default init;

@@ -90,9 +90,30 @@ export function parseWasm(buf) {
       let count;
       [count, pos] = leb(buf, pos);
       for (let i = 0; i < count; i++) {
-        for (let k = 0; k < 2; k++) { let l; [l, pos] = leb(buf, pos); pos += l; }
+        for (let k = 0; k < 2; k++) {
+          let l;
+          [l, pos] = leb(buf, pos);
+          pos += l;
+        }
         const kind = buf[pos++];
-        if (kind === 0) { imported++; [, pos] = leb(buf, pos); } else if (kind === 1) { pos += 1; const flags = buf[pos++]; [, pos] = leb(buf, pos); if (flags & 1) [, pos] = leb(buf, pos); } else if (kind === 2) { const flags = buf[pos++]; [, pos] = leb(buf, pos); if (flags & 1) [, pos] = leb(buf, pos); } else if (kind === 3) { pos += 2; } else if (kind === 4) { pos += 1; [, pos] = leb(buf, pos); }
+        if (kind === 0) {
+          imported++;
+          [, pos] = leb(buf, pos);
+        } else if (kind === 1) {
+          pos += 1;
+          const flags = buf[pos++];
+          [, pos] = leb(buf, pos);
+          if (flags & 1) [, pos] = leb(buf, pos);
+        } else if (kind === 2) {
+          const flags = buf[pos++];
+          [, pos] = leb(buf, pos);
+          if (flags & 1) [, pos] = leb(buf, pos);
+        } else if (kind === 3) {
+          pos += 2;
+        } else if (kind === 4) {
+          pos += 1;
+          [, pos] = leb(buf, pos);
+        }
       }
     } else if (id === 10) {
       let count;

@@ -66,7 +66,11 @@ export async function bundleApp() {
 export function sseData(text) {
   const out = [];
   for (const event of text.split(/\r?\n\r?\n/)) {
-    const data = event.split(/\r?\n/).filter((l) => l.startsWith('data:')).map((l) => l.slice(5).replace(/^ /, '')).join('\n');
+    const data = event
+      .split(/\r?\n/)
+      .filter((l) => l.startsWith('data:'))
+      .map((l) => l.slice(5).replace(/^ /, ''))
+      .join('\n');
     if (!data) continue;
     try {
       out.push(data === '[DONE]' ? data : JSON.parse(data));
@@ -88,7 +92,9 @@ export async function serveApp({ bundle, target }) {
   const upstream = new URL(target);
   const exchanges = [];
   const waiters = new Set();
-  const changed = () => { for (const w of [...waiters]) w(); };
+  const changed = () => {
+    for (const w of [...waiters]) w();
+  };
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     if (!url.pathname.startsWith('/api/')) {
@@ -108,7 +114,18 @@ export async function serveApp({ bundle, target }) {
       return res.writeHead(404).end('not found');
     }
     /** @type {Json} one exchange, as the tests read it */
-    const ex = { method: req.method, path: url.pathname + url.search, rawBody: '', body: undefined, status: undefined, headers: undefined, text: '', done: false, clientClosed: false, at: Date.now() };
+    const ex = {
+      method: req.method,
+      path: url.pathname + url.search,
+      rawBody: '',
+      body: undefined,
+      status: undefined,
+      headers: undefined,
+      text: '',
+      done: false,
+      clientClosed: false,
+      at: Date.now(),
+    };
     Object.defineProperty(ex, 'chunks', { enumerable: true, get: () => sseData(ex.text) });
     exchanges.push(ex);
     // Identity bodies, so what is recorded is what was sent (and is passed on byte for byte).
@@ -119,9 +136,20 @@ export async function serveApp({ bundle, target }) {
       changed();
       res.writeHead(upRes.statusCode ?? 502, upRes.headers);
       const decoder = new TextDecoder();
-      upRes.on('data', (d) => { ex.text += decoder.decode(d, { stream: true }); res.write(d); changed(); });
-      upRes.on('end', () => { ex.done = true; res.end(); changed(); });
-      upRes.on('error', () => { res.destroy(); changed(); });
+      upRes.on('data', (d) => {
+        ex.text += decoder.decode(d, { stream: true });
+        res.write(d);
+        changed();
+      });
+      upRes.on('end', () => {
+        ex.done = true;
+        res.end();
+        changed();
+      });
+      upRes.on('error', () => {
+        res.destroy();
+        changed();
+      });
     });
     up.on('error', (e) => {
       ex.error = String(e);
@@ -130,9 +158,16 @@ export async function serveApp({ bundle, target }) {
       changed();
     });
     const bodyDecoder = new TextDecoder();
-    req.on('data', (d) => { ex.rawBody += bodyDecoder.decode(d, { stream: true }); up.write(d); });
+    req.on('data', (d) => {
+      ex.rawBody += bodyDecoder.decode(d, { stream: true });
+      up.write(d);
+    });
     req.on('end', () => {
-      try { ex.body = ex.rawBody ? JSON.parse(ex.rawBody) : undefined; } catch { ex.body = ex.rawBody; }
+      try {
+        ex.body = ex.rawBody ? JSON.parse(ex.rawBody) : undefined;
+      } catch {
+        ex.body = ex.rawBody;
+      }
       up.end();
       changed();
     });
@@ -157,14 +192,25 @@ export async function serveApp({ bundle, target }) {
       return new Promise((resolve, reject) => {
         const check = () => {
           const v = pred();
-          if (v) { waiters.delete(check); clearTimeout(timer); resolve(v); }
+          if (v) {
+            waiters.delete(check);
+            clearTimeout(timer);
+            resolve(v);
+          }
         };
-        const timer = setTimeout(() => { waiters.delete(check); reject(new Error(`timed out after ${ms} ms waiting for ${what}`)); }, ms);
+        const timer = setTimeout(() => {
+          waiters.delete(check);
+          reject(new Error(`timed out after ${ms} ms waiting for ${what}`));
+        }, ms);
         waiters.add(check);
         check();
       });
     },
-    close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve(undefined)); }),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve(undefined));
+      }),
   };
 }
 

@@ -49,7 +49,13 @@ async function bundle(entry, { sdkDir, external = [] }) {
 export const APPS = [
   { name: 'weft-sdk (glue JS + wasm)', entry: 'weft.mjs', key: 'weft', wasm: true },
   { name: '@ai-sdk/react useChat', entry: 'ai-sdk-react.jsx', key: 'ai-sdk-react', react: true },
-  { name: '@ai-sdk/react useChat over weft-sdk/ai `WeftChatTransport` (JS + weft-sdk wasm)', entry: 'weft-ai-react.jsx', key: 'weft-ai-react', react: true, wasm: true },
+  {
+    name: '@ai-sdk/react useChat over weft-sdk/ai `WeftChatTransport` (JS + weft-sdk wasm)',
+    entry: 'weft-ai-react.jsx',
+    key: 'weft-ai-react',
+    react: true,
+    wasm: true,
+  },
   { name: 'Cloudflare Agents useAgentChat (@cloudflare/ai-chat/react + agents/react)', entry: 'cf-agents.jsx', key: 'cf-agents', react: true },
   { name: '@langchain/langgraph-sdk Client', entry: 'langgraph.mjs', key: 'langgraph' },
 ];
@@ -93,7 +99,10 @@ function dirSizes(dir) {
         const buf = readFileSync(p);
         const entry = { file: p.slice(dir.length + 1), ...sizes(buf) };
         // A wasm's sections, with what each weighs compressed on its own.
-        if (p.endsWith('.wasm')) entry.sections = parseWasm(buf).sections.filter((x) => x.size > 1000).map((x) => ({ section: x.name, bytes: x.size }));
+        if (p.endsWith('.wasm'))
+          entry.sections = parseWasm(buf)
+            .sections.filter((x) => x.size > 1000)
+            .map((x) => ({ section: x.name, bytes: x.size }));
         files.push(entry);
       }
     }

@@ -47,15 +47,42 @@ function serve({ sdkDir, namedSdkDir, dataDir, pageJs, namedPageJs }) {
   const server = createServer((req, res) => {
     const url = new URL(req.url, 'http://x');
     const path = decodeURIComponent(url.pathname);
-    if (path === '/') { res.writeHead(200, { 'content-type': 'text/html' }); return res.end(PAGE(url.searchParams.has('named') ? 'named/page.js' : 'page.js')); }
-    if (path === '/page.js') { res.writeHead(200, { 'content-type': TYPES['.js'] }); return res.end(pageJs); }
-    if (path === '/named/page.js' && namedPageJs) { res.writeHead(200, { 'content-type': TYPES['.js'] }); return res.end(namedPageJs); }
-    if (path === '/favicon.ico') { res.writeHead(204); return res.end(); }
+    if (path === '/') {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      return res.end(PAGE(url.searchParams.has('named') ? 'named/page.js' : 'page.js'));
+    }
+    if (path === '/page.js') {
+      res.writeHead(200, { 'content-type': TYPES['.js'] });
+      return res.end(pageJs);
+    }
+    if (path === '/named/page.js' && namedPageJs) {
+      res.writeHead(200, { 'content-type': TYPES['.js'] });
+      return res.end(namedPageJs);
+    }
+    if (path === '/favicon.ico') {
+      res.writeHead(204);
+      return res.end();
+    }
     let base;
     let rel;
-    if (path.startsWith('/sdk/')) { base = sdkDir; rel = path.slice(5); } else if (path.startsWith('/sdk-named/') && namedSdkDir) { base = namedSdkDir; rel = path.slice(11); } else if (path.startsWith('/data/')) { base = dataDir; rel = path.slice(6); } else { res.writeHead(404); return res.end(); }
+    if (path.startsWith('/sdk/')) {
+      base = sdkDir;
+      rel = path.slice(5);
+    } else if (path.startsWith('/sdk-named/') && namedSdkDir) {
+      base = namedSdkDir;
+      rel = path.slice(11);
+    } else if (path.startsWith('/data/')) {
+      base = dataDir;
+      rel = path.slice(6);
+    } else {
+      res.writeHead(404);
+      return res.end();
+    }
     const file = normalize(join(base, rel));
-    if (!file.startsWith(normalize(base))) { res.writeHead(403); return res.end(); }
+    if (!file.startsWith(normalize(base))) {
+      res.writeHead(403);
+      return res.end();
+    }
     try {
       if (!statSync(file).isFile()) throw new Error('not a file');
       res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream', 'cache-control': 'no-store' });
@@ -65,10 +92,18 @@ function serve({ sdkDir, namedSdkDir, dataDir, pageJs, namedPageJs }) {
       res.end();
     }
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({
-    url: `http://127.0.0.1:${server.address().port}`,
-    close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }),
-  })));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () =>
+      resolve({
+        url: `http://127.0.0.1:${server.address().port}`,
+        close: () =>
+          new Promise((r) => {
+            server.closeAllConnections();
+            server.close(() => r());
+          }),
+      }),
+    ),
+  );
 }
 
 async function launch() {
@@ -76,8 +111,16 @@ async function launch() {
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
     headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--js-flags=--expose-gc'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--js-flags=--expose-gc',
+    ],
   });
   const version = context.browser()?.version() ?? (await context.pages()[0]?.evaluate(() => navigator.userAgent));
   return {
@@ -105,7 +148,9 @@ export async function clientBench({ sdkDir, namedSdkDir, dataDir, datasets, dial
   try {
     const page = browser.context.pages()[0] ?? (await browser.context.newPage());
     page.on('pageerror', (e) => errors.push(String(e)));
-    page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+    page.on('console', (m) => {
+      if (m.type() === 'error') errors.push(m.text());
+    });
     await page.goto(`${web.url}/`);
     await page.waitForFunction(() => window.benchReady === true, null, { timeout: 60_000 });
     await page.evaluate(() => window.bench.init());

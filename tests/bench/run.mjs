@@ -29,7 +29,14 @@ import { storageBench } from './storage.mjs';
 const DIALECTS = ['loom', 'agentloop', 'agentchat', 'cueso'];
 
 function parseArgs(argv) {
-  const o = { runs: 5, sections: ['client', 'bundle', 'server', 'native', 'storage', 'mcp'], quick: false, out: join(root, 'BENCHMARKS.md'), json: join(benchDir, '.out/results.json'), reportOnly: false };
+  const o = {
+    runs: 5,
+    sections: ['client', 'bundle', 'server', 'native', 'storage', 'mcp'],
+    quick: false,
+    out: join(root, 'BENCHMARKS.md'),
+    json: join(benchDir, '.out/results.json'),
+    reportOnly: false,
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const v = () => argv[++i];
@@ -48,7 +55,11 @@ function parseArgs(argv) {
 }
 
 function tryRun(cmd, args, opts) {
-  try { return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], ...opts }).trim(); } catch { return null; }
+  try {
+    return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], ...opts }).trim();
+  } catch {
+    return null;
+  }
 }
 
 function pkgVersion(name) {
@@ -74,8 +85,12 @@ function machine() {
     esbuild: pkgVersion('esbuild'),
     playwright: pkgVersion('playwright-core'),
     weft: `${tryRun('git', ['rev-parse', '--short', 'HEAD'], { cwd: root }) ?? '?'}${tryRun('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: root }) ? ' (with uncommitted changes)' : ''}`,
-    peers: Object.fromEntries(['ai', '@ai-sdk/react', '@ai-sdk/openai', 'agents', '@cloudflare/ai-chat', '@langchain/langgraph-sdk', 'react', 'react-dom', 'zod']
-      .map((n) => [n, pkgVersion(n)])),
+    peers: Object.fromEntries(
+      ['ai', '@ai-sdk/react', '@ai-sdk/openai', 'agents', '@cloudflare/ai-chat', '@langchain/langgraph-sdk', 'react', 'react-dom', 'zod'].map((n) => [
+        n,
+        pkgVersion(n),
+      ]),
+    ),
   };
 }
 
@@ -116,14 +131,35 @@ async function main() {
     if (!o.quick && (o.sections.includes('client') || o.sections.includes('native'))) {
       log('building tests/bench/native (release)');
       bin = await nativeBinary({ release: true });
-      cmd(`cargo build --release --locked --manifest-path tests/bench/native/Cargo.toml (CARGO_TARGET_DIR=${targetDir().startsWith(root) ? `./${targetDir().slice(root.length)}` : targetDir()})`);
+      cmd(
+        `cargo build --release --locked --manifest-path tests/bench/native/Cargo.toml (CARGO_TARGET_DIR=${targetDir().startsWith(root) ? `./${targetDir().slice(root.length)}` : targetDir()})`,
+      );
     }
 
     // 1. client stream processing
     if (o.sections.includes('client')) {
       const data = join(work, 'data');
-      const main = [...DIALECTS.flatMap((d) => [`floor:${d}`, `weft-push:${d}`, `weft-pushMany:${d}`]), 'ai-objects', 'ai-sse', 'cf-agents', 'weft-client', 'weft-ai'];
-      const growth = ['floor:loom', 'weft-push:loom', 'weft-pushMany:loom', 'floor:cueso', 'weft-push:cueso', 'weft-pushMany:cueso', 'ai-objects', 'ai-sse', 'cf-agents', 'weft-client', 'weft-ai'];
+      const main = [
+        ...DIALECTS.flatMap((d) => [`floor:${d}`, `weft-push:${d}`, `weft-pushMany:${d}`]),
+        'ai-objects',
+        'ai-sse',
+        'cf-agents',
+        'weft-client',
+        'weft-ai',
+      ];
+      const growth = [
+        'floor:loom',
+        'weft-push:loom',
+        'weft-pushMany:loom',
+        'floor:cueso',
+        'weft-push:cueso',
+        'weft-pushMany:cueso',
+        'ai-objects',
+        'ai-sse',
+        'cf-agents',
+        'weft-client',
+        'weft-ai',
+      ];
       // --only <regex>: measure just the contestants it matches (while working on one of them).
       if (o.only) for (const list of [main, growth]) list.splice(0, list.length, ...list.filter((c) => o.only.test(c)));
       let datasets;
@@ -154,14 +190,18 @@ async function main() {
         profile: o.quick ? null : { dataset: 'full', contestants: ['weft-push:loom', 'weft-pushMany:loom', 'weft-client', 'weft-ai'] },
       });
       results.sections.client = { ...r, meta, datasets: datasets.map(({ name, kind, steps }) => ({ name, kind, steps })) };
-      cmd(`headless Chromium ${r.browser} (playwright-core), page tests/bench/client/page.mjs bundled by esbuild; ${o.runs} runs after one warm-up, order rotated per run`);
+      cmd(
+        `headless Chromium ${r.browser} (playwright-core), page tests/bench/client/page.mjs bundled by esbuild; ${o.runs} runs after one warm-up, order rotated per run`,
+      );
     }
 
     // 2. bundle sizes
     if (o.sections.includes('bundle')) {
       log('bundle: esbuild');
       const b = { apps: await bundleSizes({ sdkDir: sdk.dir }), parts: await bundleParts({ sdkDir: sdk.dir }) };
-      cmd('esbuild --bundle --minify --format=esm --platform=browser --target=es2022 tests/bench/bundle/<app> (React apps: react, react-dom external; also with them); gzip level 9, brotli quality 11');
+      cmd(
+        'esbuild --bundle --minify --format=esm --platform=browser --target=es2022 tests/bench/bundle/<app> (React apps: react, react-dom external; also with them); gzip level 9, brotli quality 11',
+      );
       if (!o.quick) {
         b.weftWasm = wasmProfile(join(sdk.named, 'weft_sdk_bg.wasm'), 15);
         const env = { CARGO_TARGET_DIR: targetDir() };
@@ -174,8 +214,21 @@ async function main() {
         if (existsSync(raw)) {
           const named = join(work, 'worker-named.wasm');
           try {
-            await run(join(root, 'node_modules/.bin/wasm-opt'), ['-Oz', '-g', '--strip-dwarf', '--enable-bulk-memory', '--enable-nontrapping-float-to-int',
-            '--enable-sign-ext', '--enable-reference-types', '--enable-multivalue', '--enable-mutable-globals', '--enable-exception-handling', raw, '-o', named]);
+            await run(join(root, 'node_modules/.bin/wasm-opt'), [
+              '-Oz',
+              '-g',
+              '--strip-dwarf',
+              '--enable-bulk-memory',
+              '--enable-nontrapping-float-to-int',
+              '--enable-sign-ext',
+              '--enable-reference-types',
+              '--enable-multivalue',
+              '--enable-mutable-globals',
+              '--enable-exception-handling',
+              raw,
+              '-o',
+              named,
+            ]);
             b.workerWasm = wasmProfile(named, 15);
           } catch (e) {
             b.workerWasm = { error: String(e.message).slice(0, 300) };
@@ -192,7 +245,9 @@ async function main() {
         : { runs: o.runs, tokens: 2000, concurrency: 50, paceMs: 20, paceTokens: 100, profileSessions: 10 };
       if (o.only) opts.systems = (opts.systems ?? ['weft', 'weft-relayed', 'cf-agents', 'relay', 'direct']).filter((s) => o.only.test(s));
       results.sections.server = { opts, ...(await serverBench(opts)) };
-      cmd(`wrangler dev (worker/ and tests/bench/peers/), scripted LLM in-process: "long reply ${opts.tokens}" with no delay, 1 and ${opts.concurrency} sessions; paced ${opts.paceMs} ms/token × ${opts.paceTokens}`);
+      cmd(
+        `wrangler dev (worker/ and tests/bench/peers/), scripted LLM in-process: "long reply ${opts.tokens}" with no delay, 1 and ${opts.concurrency} sessions; paced ${opts.paceMs} ms/token × ${opts.paceTokens}`,
+      );
     }
 
     // 4. native
@@ -204,7 +259,9 @@ async function main() {
       await providerBodies(providers);
       const r = await run(bin, ['native', '--frames', data, '--providers', providers, '--runs', String(o.runs), '--min-ms', '300']);
       results.sections.native = JSON.parse(r.stdout);
-      cmd(`weft-bench native --runs ${o.runs} --min-ms 300 (frames of the client stream; provider bodies from the scripted LLM, "long reply 20000", and a recorded OpenAI Responses stream)`);
+      cmd(
+        `weft-bench native --runs ${o.runs} --min-ms 300 (frames of the client stream; provider bodies from the scripted LLM, "long reply 20000", and a recorded OpenAI Responses stream)`,
+      );
     }
 
     // 5. storage: rows written per turn and bytes per session (Durable Object SQLite)
@@ -215,7 +272,9 @@ async function main() {
       if (o.only) opts.systems = (opts.systems ?? ['weft', 'cf-agents']).filter((s) => o.only.test(s));
       log('storage: Durable Object SQLite, rows written and bytes');
       results.sections.storage = { opts, ...(await storageBench(opts)) };
-      cmd(`storage: wrangler dev (worker/ with WEFT_STORAGE_STATS=1 and CONTEXT_WINDOW=100000000, then again with EVENT_RETENTION_HOURS=${opts.retentionHours}; tests/bench/peers), scripted LLM in-process: "long reply ${opts.tokens}" paced ${opts.paceMs} ms/piece, ${opts.turns} turns after one${opts.idleMs ? `, one more after ${opts.idleMs / 1000} s idle` : ''}; "long reply ${opts.curveTokens}" unpaced × ${opts.curveTurns} turns in one session`);
+      cmd(
+        `storage: wrangler dev (worker/ with WEFT_STORAGE_STATS=1 and CONTEXT_WINDOW=100000000, then again with EVENT_RETENTION_HOURS=${opts.retentionHours}; tests/bench/peers), scripted LLM in-process: "long reply ${opts.tokens}" paced ${opts.paceMs} ms/piece, ${opts.turns} turns after one${opts.idleMs ? `, one more after ${opts.idleMs / 1000} s idle` : ''}; "long reply ${opts.curveTokens}" unpaced × ${opts.curveTurns} turns in one session`,
+      );
     }
 
     // 6. MCP tools: what a call adds over a built-in tool's, and the first token with and without
@@ -223,7 +282,9 @@ async function main() {
       const opts = { runs: o.runs, calls: 5 };
       log('mcp: MCP tool calls and the first token, with and without MCP servers');
       results.sections.mcp = await mcpBench(opts);
-      cmd(`mcp: wrangler dev (worker/) with MCP_SERVERS (the createMcpHandler fixture of tests/e2e/mcp/servers.mjs, @modelcontextprotocol/server-everything streamableHttp) and without; scripted LLM in-process, no delay; per run one session × ${opts.calls} calls of each tool in rotated order, then "long reply 20" without MCP, in a new session with MCP, and in a session with its catalog stored`);
+      cmd(
+        `mcp: wrangler dev (worker/) with MCP_SERVERS (the createMcpHandler fixture of tests/e2e/mcp/servers.mjs, @modelcontextprotocol/server-everything streamableHttp) and without; scripted LLM in-process, no delay; per run one session × ${opts.calls} calls of each tool in rotated order, then "long reply 20" without MCP, in a new session with MCP, and in a session with its catalog stored`,
+      );
     }
   } finally {
     results.seconds = (performance.now() - t0) / 1000;
@@ -269,9 +330,21 @@ async function providerBodies(dir) {
   const text = 'long reply 20000';
   try {
     const reqs = {
-      'openai.long-reply.sse': [`${llm.url}/v1/chat/completions`, { authorization: 'Bearer x' }, { model: 'gpt-4o-mini', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: text }] }],
-      'anthropic.long-reply.sse': [`${llm.url}/v1/messages`, { 'x-api-key': 'x', 'anthropic-version': '2023-06-01' }, { model: 'claude-haiku-4-5', max_tokens: 64000, stream: true, messages: [{ role: 'user', content: text }] }],
-      'gemini.long-reply.sse': [`${llm.url}/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse`, { 'x-goog-api-key': 'x' }, { contents: [{ role: 'user', parts: [{ text }] }] }],
+      'openai.long-reply.sse': [
+        `${llm.url}/v1/chat/completions`,
+        { authorization: 'Bearer x' },
+        { model: 'gpt-4o-mini', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: text }] },
+      ],
+      'anthropic.long-reply.sse': [
+        `${llm.url}/v1/messages`,
+        { 'x-api-key': 'x', 'anthropic-version': '2023-06-01' },
+        { model: 'claude-haiku-4-5', max_tokens: 64000, stream: true, messages: [{ role: 'user', content: text }] },
+      ],
+      'gemini.long-reply.sse': [
+        `${llm.url}/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse`,
+        { 'x-goog-api-key': 'x' },
+        { contents: [{ role: 'user', parts: [{ text }] }] },
+      ],
     };
     for (const [name, [url, headers, body]] of Object.entries(reqs)) {
       const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });

@@ -51,10 +51,18 @@ export function hookLlm(llm) {
     };
   });
   return {
-    pace(ms) { state.pace = ms; },
-    capture() { state.writes = []; },
+    pace(ms) {
+      state.pace = ms;
+    },
+    capture() {
+      state.writes = [];
+    },
     /** Write times of the content tokens of the responses since capture(), one array each. */
-    take() { const w = state.writes ?? []; state.writes = null; return w; },
+    take() {
+      const w = state.writes ?? [];
+      state.writes = null;
+      return w;
+    },
   };
 }
 
@@ -69,22 +77,43 @@ export async function startWrangler(name, cwd, vars, { onOutput, logLevel = 'war
   const port = await freePort();
   const inspector = await freePort();
   const persist = mkdtempSync(join(tmpdir(), `weft-bench-${name}-`));
-  const args = ['wrangler', 'dev', '--local', '--port', String(port), '--ip', '127.0.0.1', '--inspector-port', String(inspector),
-    '--persist-to', persist, '--log-level', logLevel];
+  const args = [
+    'wrangler',
+    'dev',
+    '--local',
+    '--port',
+    String(port),
+    '--ip',
+    '127.0.0.1',
+    '--inspector-port',
+    String(inspector),
+    '--persist-to',
+    persist,
+    '--log-level',
+    logLevel,
+  ];
   for (const [k, v] of Object.entries(vars)) args.push('--var', `${k}:${v}`);
   // Function names stay in the Worker's wasm here (the upload strips them): the CPU profile
   // attributes time to functions by them. The code is the same.
   const env = { ...toolchainEnv(), WEFT_KEEP_WASM_NAMES: '1' };
   const child = spawn('npx', args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let out = '';
-  const onData = (d) => { out += d; if (out.length > 200_000) out = out.slice(-100_000); onOutput?.(String(d)); };
+  const onData = (d) => {
+    out += d;
+    if (out.length > 200_000) out = out.slice(-100_000);
+    onOutput?.(String(d));
+  };
   child.stdout.on('data', onData);
   child.stderr.on('data', onData);
   const deadline = Date.now() + 900_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`${name}: wrangler dev exited (${child.exitCode}):\n${out.slice(-4000)}`);
     if (Date.now() > deadline) throw new Error(`${name}: wrangler dev not ready:\n${out.slice(-4000)}`);
-    try { if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) break; } catch { /* not yet */ }
+    try {
+      if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) break;
+    } catch {
+      /* not yet */
+    }
     await new Promise((r) => setTimeout(r, 250));
   }
   return {
@@ -93,12 +122,20 @@ export async function startWrangler(name, cwd, vars, { onOutput, logLevel = 'war
     persist,
     inspector,
     log: () => out,
-    stop: () => new Promise((resolve) => {
-      const done = () => { rmSync(persist, { recursive: true, force: true }); resolve(); };
-      if (child.exitCode !== null) return done();
-      child.once('exit', done);
-      try { process.kill(-child.pid, 'SIGKILL'); } catch { done(); }
-    }),
+    stop: () =>
+      new Promise((resolve) => {
+        const done = () => {
+          rmSync(persist, { recursive: true, force: true });
+          resolve();
+        };
+        if (child.exitCode !== null) return done();
+        child.once('exit', done);
+        try {
+          process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          done();
+        }
+      }),
   };
 }
 
@@ -159,21 +196,31 @@ async function session(system, target, id, message, { keepArrivals = false } = {
         });
         const feed = sseTokens(token);
         const dec = new TextDecoder();
-        for await (const piece of resp.body) { r.frames++; feed(dec.decode(piece, { stream: true })); }
+        for await (const piece of resp.body) {
+          r.frames++;
+          feed(dec.decode(piece, { stream: true }));
+        }
         return r;
       },
     };
   }
   const weftLike = system === 'weft' || system === 'weft-relayed';
-  const url = system === 'weft' ? `${target}/?session_id=${id}`
-    : system === 'weft-relayed' ? `${target}/`
-    : system === 'cf-agents' ? `${target}/agents/chat/${id}`
-      : `${target}/relay?session=${id}`;
+  const url =
+    system === 'weft'
+      ? `${target}/?session_id=${id}`
+      : system === 'weft-relayed'
+        ? `${target}/`
+        : system === 'cf-agents'
+          ? `${target}/agents/chat/${id}`
+          : `${target}/relay?session=${id}`;
   const ws = await open(url);
   let finish;
   let fail;
   let timer;
-  const done = new Promise((res, rej) => { finish = res; fail = rej; }).finally(() => clearTimeout(timer));
+  const done = new Promise((res, rej) => {
+    finish = res;
+    fail = rej;
+  }).finally(() => clearTimeout(timer));
   ws.on('close', () => fail(new Error(`${system} ${id}: socket closed mid-run`)));
   ws.on('error', (e) => fail(e));
   const requestId = `req-${id}`;
@@ -212,18 +259,26 @@ async function session(system, target, id, message, { keepArrivals = false } = {
     if (f.done) finish();
   });
   return {
-    close() { ws.removeAllListeners('close'); ws.close(); },
+    close() {
+      ws.removeAllListeners('close');
+      ws.close();
+    },
     async start() {
       r.tSend = now();
       if (system === 'weft') ws.send(JSON.stringify({ type: 'run', message, agent: 'react' }));
       else if (system === 'weft-relayed') ws.send(JSON.stringify({ type: 'run', message, agent: 'react', thread_id: id }));
       else if (system === 'relay') ws.send(JSON.stringify({ message }));
       else {
-        ws.send(JSON.stringify({
-          id: requestId,
-          type: 'cf_agent_use_chat_request',
-          init: { method: 'POST', body: JSON.stringify({ messages: [{ id: `u-${id}`, role: 'user', parts: [{ type: 'text', text: message }] }], trigger: 'submit-message' }) },
-        }));
+        ws.send(
+          JSON.stringify({
+            id: requestId,
+            type: 'cf_agent_use_chat_request',
+            init: {
+              method: 'POST',
+              body: JSON.stringify({ messages: [{ id: `u-${id}`, role: 'user', parts: [{ type: 'text', text: message }] }], trigger: 'submit-message' }),
+            },
+          }),
+        );
       }
       timer = setTimeout(() => fail(new Error(`${system} ${id}: no complete reply within 10 min (${r.tokens} tokens so far)`)), 600_000);
       await done;
@@ -247,9 +302,15 @@ async function weftLogCheck(target, id, runId, expected) {
     const timer = setTimeout(() => resolve(), 15_000);
     ws.on('message', (data) => {
       const f = JSON.parse(data.toString());
-      if (f.type === 'error') { clearTimeout(timer); reject(new Error(data.toString())); }
+      if (f.type === 'error') {
+        clearTimeout(timer);
+        reject(new Error(data.toString()));
+      }
       if (f.type === 'run_stream_event' || f.type === 'run_end') got.push(f);
-      if (f.type === 'run_end') { clearTimeout(timer); resolve(); }
+      if (f.type === 'run_end') {
+        clearTimeout(timer);
+        resolve();
+      }
     });
   });
   ws.send(JSON.stringify({ type: 'resume', run_id: runId, after_event_id: 0 }));
@@ -265,11 +326,17 @@ async function round(system, target, n, message, tag, opts = {}) {
   const results = await Promise.all(sessions.map((s) => s.start()));
   const t1 = now();
   for (const s of sessions) s.close();
-  results.forEach((r, i) => { r.id = ids[i]; });
+  results.forEach((r, i) => {
+    r.id = ids[i];
+  });
   return { results, wall: t1 - t0, t0 };
 }
 
-const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const n = s.length; return n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2; };
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const n = s.length;
+  return n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+};
 
 function summarize(round, expectedTokens) {
   const { results, t0 } = round;
@@ -345,7 +412,9 @@ export async function serverBench(o) {
         }
       }
       out.runs.push(row);
-      log(`server: run ${rep + 1}/${o.runs}: ${systems.map((s) => `${s} 1×${row[s].one.tokensPerS.toFixed(0)} tok/s ttft ${row[s].one.ttftMs.toFixed(1)} ms, ${o.concurrency}×${row[s].many.tokensPerS.toFixed(0)} tok/s ttft ${row[s].many.ttftMs.toFixed(0)} ms, lost ${row[s].one.lostTokens + row[s].many.lostTokens}`).join('; ')}`);
+      log(
+        `server: run ${rep + 1}/${o.runs}: ${systems.map((s) => `${s} 1×${row[s].one.tokensPerS.toFixed(0)} tok/s ttft ${row[s].one.ttftMs.toFixed(1)} ms, ${o.concurrency}×${row[s].many.tokensPerS.toFixed(0)} tok/s ttft ${row[s].many.ttftMs.toFixed(0)} ms, lost ${row[s].one.lostTokens + row[s].many.lostTokens}`).join('; ')}`,
+      );
     }
     out.logCheck = { sessions: logChecked, framesMissing: logMissing };
 
@@ -361,7 +430,12 @@ export async function serverBench(o) {
         const arr = results[0].arrivals;
         const lat = [];
         for (let i = 0; i < Math.min(arr.length, writes.length); i++) lat.push(arr[i] - writes[i]);
-        row[s] = { p50: lat.length ? median(lat) : NaN, p95: lat.length ? [...lat].sort((a, b) => a - b)[Math.floor(lat.length * 0.95)] : NaN, tokens: arr.length, matched: lat.length };
+        row[s] = {
+          p50: lat.length ? median(lat) : NaN,
+          p95: lat.length ? [...lat].sort((a, b) => a - b)[Math.floor(lat.length * 0.95)] : NaN,
+          tokens: arr.length,
+          matched: lat.length,
+        };
       }
       out.paced.push(row);
       log(`server: paced run ${rep + 1}/${o.runs}: ${systems.map((s) => `${s} p50 ${row[s].p50.toFixed(2)} ms`).join(', ')}`);

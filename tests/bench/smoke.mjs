@@ -46,7 +46,8 @@ describe('bench harness (--quick)', () => {
     const c = results.sections.client;
     const r = c.results.tiny;
     const names = Object.keys(r);
-    for (const k of ['floor:loom', 'weft-push:loom', 'weft-pushMany:cueso', 'ai-objects', 'ai-sse', 'cf-agents', 'weft-client', 'weft-ai']) assert.ok(names.includes(k), k);
+    for (const k of ['floor:loom', 'weft-push:loom', 'weft-pushMany:cueso', 'ai-objects', 'ai-sse', 'cf-agents', 'weft-client', 'weft-ai'])
+      assert.ok(names.includes(k), k);
     const texts = new Set();
     for (const k of names) {
       assert.equal(r[k].length, results.runs);

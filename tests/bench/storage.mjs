@@ -53,8 +53,15 @@ function storageLines() {
     wait(run, timeoutMs = 60_000) {
       if (byRun.has(run)) return Promise.resolve(byRun.get(run));
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => { waiting.delete(run); reject(new Error(`no weft-storage line for run ${run} within ${timeoutMs / 1000} s (is WEFT_STORAGE_STATS reaching the Worker?)`)); }, timeoutMs);
-        waiting.set(run, (rec) => { clearTimeout(timer); waiting.delete(run); resolve(rec); });
+        const timer = setTimeout(() => {
+          waiting.delete(run);
+          reject(new Error(`no weft-storage line for run ${run} within ${timeoutMs / 1000} s (is WEFT_STORAGE_STATS reaching the Worker?)`));
+        }, timeoutMs);
+        waiting.set(run, (rec) => {
+          clearTimeout(timer);
+          waiting.delete(run);
+          resolve(rec);
+        });
       });
     },
   };
@@ -83,23 +90,35 @@ async function weftChat(worker, lines, id) {
     }
   });
   let closed = false;
-  ws.on('close', () => { closed = true; current?.fail(new Error(`weft ${id}: socket closed`)); });
+  ws.on('close', () => {
+    closed = true;
+    current?.fail(new Error(`weft ${id}: socket closed`));
+  });
   let n = 0;
   return {
     async turn(message) {
       if (closed) throw new Error(`weft ${id}: socket closed`);
       const runId = `${id}-t${++n}`;
       const t0 = performance.now();
-      const done = new Promise((finish, fail) => { current = { runId, reply: '', frames: 0, finish, fail }; });
+      const done = new Promise((finish, fail) => {
+        current = { runId, reply: '', frames: 0, finish, fail };
+      });
       ws.send(JSON.stringify({ type: 'run', id: runId, message, agent: 'react' }));
       const timer = setTimeout(() => current.fail(new Error(`weft ${id}: run ${runId} not finished within 10 min`)), 600_000);
-      try { await done; } finally { clearTimeout(timer); }
+      try {
+        await done;
+      } finally {
+        clearTimeout(timer);
+      }
       const { reply, frames } = current;
       current = null;
       const rec = await lines.wait(runId);
       return { runId, message, reply, frames, rowsWritten: rec.rowsWritten, bytes: rec.bytes, ms: performance.now() - t0 };
     },
-    close() { ws.removeAllListeners('close'); ws.close(); },
+    close() {
+      ws.removeAllListeners('close');
+      ws.close();
+    },
   };
 }
 
@@ -143,7 +162,10 @@ async function cfChat(worker, name) {
     if (f.done) current.finish();
   });
   let closed = false;
-  ws.on('close', () => { closed = true; current?.fail(new Error(`cf-agents ${name}: socket closed`)); });
+  ws.on('close', () => {
+    closed = true;
+    current?.fail(new Error(`cf-agents ${name}: socket closed`));
+  });
   let messages = [];
   let n = 0;
   return {
@@ -151,25 +173,47 @@ async function cfChat(worker, name) {
       if (closed) throw new Error(`cf-agents ${name}: socket closed`);
       const requestId = `req-${name}-${++n}`;
       const t0 = performance.now();
-      const done = new Promise((finish, fail) => { current = { requestId, reply: '', frames: 0, finish, fail }; });
+      const done = new Promise((finish, fail) => {
+        current = { requestId, reply: '', frames: 0, finish, fail };
+      });
       const user = { id: `u-${name}-${n}`, role: 'user', parts: [{ type: 'text', text: message }] };
-      ws.send(JSON.stringify({
-        id: requestId,
-        type: 'cf_agent_use_chat_request',
-        init: { method: 'POST', body: JSON.stringify({ messages: [...messages, user], trigger: 'submit-message' }) },
-      }));
+      ws.send(
+        JSON.stringify({
+          id: requestId,
+          type: 'cf_agent_use_chat_request',
+          init: { method: 'POST', body: JSON.stringify({ messages: [...messages, user], trigger: 'submit-message' }) },
+        }),
+      );
       const timer = setTimeout(() => current.fail(new Error(`cf-agents ${name}: turn ${n} not finished within 10 min`)), 600_000);
-      try { await done; } finally { clearTimeout(timer); }
+      try {
+        await done;
+      } finally {
+        clearTimeout(timer);
+      }
       const { reply, frames } = current;
       current = null;
       const s = await cfStats(worker, name);
       const r = await fetch(`${worker.http}/agents/chat/${name}/get-messages`);
       if (!r.ok) throw new Error(`cf-agents ${name}: get-messages HTTP ${r.status}`);
       messages = await r.json();
-      return { message, reply, frames, instance: s.instance, rowsWritten: s.rowsWritten, kvRows: s.kvRows, statements: s.statements, byStatement: s.byStatement, bytes: s.bytes, ms: performance.now() - t0 };
+      return {
+        message,
+        reply,
+        frames,
+        instance: s.instance,
+        rowsWritten: s.rowsWritten,
+        kvRows: s.kvRows,
+        statements: s.statements,
+        byStatement: s.byStatement,
+        bytes: s.bytes,
+        ms: performance.now() - t0,
+      };
     },
     stats: () => cfStats(worker, name),
-    close() { ws.removeAllListeners('close'); ws.close(); },
+    close() {
+      ws.removeAllListeners('close');
+      ws.close();
+    },
   };
 }
 
@@ -182,26 +226,56 @@ async function cfChat(worker, name) {
  */
 async function tables(persist, pick) {
   let DatabaseSync;
-  try { ({ DatabaseSync } = await import('node:sqlite')); } catch { return null; }
+  try {
+    ({ DatabaseSync } = await import('node:sqlite'));
+  } catch {
+    return null;
+  }
   const out = [];
-  for (const file of readdirSync(persist, { recursive: true }).map(String).filter((f) => f.endsWith('.sqlite'))) {
+  for (const file of readdirSync(persist, { recursive: true })
+    .map(String)
+    .filter((f) => f.endsWith('.sqlite'))) {
     const db = new DatabaseSync(join(persist, file), { readOnly: true });
     try {
-      const names = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all().map((r) => r.name);
-      try { if (!pick(db)) continue; } catch { continue; }
-      const info = { pageSize: db.prepare('PRAGMA page_size').get().page_size, pages: db.prepare('PRAGMA page_count').get().page_count, freePages: db.prepare('PRAGMA freelist_count').get().freelist_count, tables: [] };
+      const names = db
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
+        .all()
+        .map((r) => r.name);
+      try {
+        if (!pick(db)) continue;
+      } catch {
+        continue;
+      }
+      const info = {
+        pageSize: db.prepare('PRAGMA page_size').get().page_size,
+        pages: db.prepare('PRAGMA page_count').get().page_count,
+        freePages: db.prepare('PRAGMA freelist_count').get().freelist_count,
+        tables: [],
+      };
       for (const t of names) {
         try {
-          const cols = db.prepare(`PRAGMA table_info("${t}")`).all().map((c) => `COALESCE(LENGTH("${c.name}"), 0)`);
+          const cols = db
+            .prepare(`PRAGMA table_info("${t}")`)
+            .all()
+            .map((c) => `COALESCE(LENGTH("${c.name}"), 0)`);
           const r = db.prepare(`SELECT COUNT(*) AS n, ${cols.length ? `SUM(${cols.join(' + ')})` : '0'} AS bytes FROM "${t}"`).get();
           const sql = db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?").get(t)?.sql ?? '';
           info.tables.push({ table: t, rows: r.n, bytes: r.bytes ?? 0, withoutRowid: /WITHOUT\s+ROWID/i.test(sql) });
-        } catch { info.tables.push({ table: t, rows: null, bytes: null }); }
+        } catch {
+          info.tables.push({ table: t, rows: null, bytes: null });
+        }
       }
       try {
         // Pages per table and index, where the SQLite of this Node has the dbstat table.
-        info.pagesBy = db.prepare("SELECT name, COUNT(*) AS pages, SUM(pagetype = 'overflow') AS overflow, SUM(unused) AS unused FROM dbstat GROUP BY name ORDER BY pages DESC").all().map((r) => ({ ...r }));
-      } catch { /* no dbstat */ }
+        info.pagesBy = db
+          .prepare(
+            "SELECT name, COUNT(*) AS pages, SUM(pagetype = 'overflow') AS overflow, SUM(unused) AS unused FROM dbstat GROUP BY name ORDER BY pages DESC",
+          )
+          .all()
+          .map((r) => ({ ...r }));
+      } catch {
+        /* no dbstat */
+      }
       return info;
     } finally {
       db.close();
@@ -217,9 +291,15 @@ const cfFile = (message) => (db) => db.prepare('SELECT 1 FROM cf_agents_session_
 /** weft: the event_log rows of each of `runs` (a Map run → rows), from the database file. */
 async function eventRows(persist, runs) {
   let DatabaseSync;
-  try { ({ DatabaseSync } = await import('node:sqlite')); } catch { return null; }
+  try {
+    ({ DatabaseSync } = await import('node:sqlite'));
+  } catch {
+    return null;
+  }
   const out = new Map();
-  for (const file of readdirSync(persist, { recursive: true }).map(String).filter((f) => f.endsWith('.sqlite'))) {
+  for (const file of readdirSync(persist, { recursive: true })
+    .map(String)
+    .filter((f) => f.endsWith('.sqlite'))) {
     const db = new DatabaseSync(join(persist, file), { readOnly: true });
     try {
       if (!db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'event_log'").get()) continue;
@@ -270,7 +350,9 @@ export async function storageBench(o) {
     also?.(text);
     if (/Reloading local server/.test(text)) {
       reloads[name] = (reloads[name] ?? 0) + 1;
-      out.problems.push(`${name}: wrangler dev reloaded the Worker (a file under it changed) at ${new Date().toISOString().slice(11, 19)} UTC, during ${phase}`);
+      out.problems.push(
+        `${name}: wrangler dev reloaded the Worker (a file under it changed) at ${new Date().toISOString().slice(11, 19)} UTC, during ${phase}`,
+      );
     }
   };
   const start = async (name, cwd, vars, also) => {
@@ -292,7 +374,11 @@ export async function storageBench(o) {
         // Until it answers again, and a little more (a reload may follow another).
         for (const deadline = Date.now() + 900_000; Date.now() < deadline;) {
           await sleep(3000);
-          try { if ((await fetch(`${byName[name].http}/healthz`)).ok) break; } catch { /* rebuilding */ }
+          try {
+            if ((await fetch(`${byName[name].http}/healthz`)).ok) break;
+          } catch {
+            /* rebuilding */
+          }
         }
         await sleep(5000);
       }
@@ -318,52 +404,80 @@ export async function storageBench(o) {
     hook.pace(o.paceMs);
     const msg = `long reply ${o.tokens}`;
     out.pacedTables = {};
-    for (const s of systems) await again(`${s}'s paced turns`, s === 'weft' ? 'weft' : 'peers', async (suffix) => {
-      const id = `st-${tag}-paced-${s}${suffix}`;
-      const c = await chat(s, id);
-      const first = await c.turn(msg);
-      const p = { first: { rowsWritten: first.rowsWritten, bytes: first.bytes, frames: first.frames, chars: chars(first) }, turns: [], afterIdle: null };
-      out.paced[s] = p;
-      let prev = first;
-      let conv = chars(first);
-      const restarted = (t) => (t.instance !== undefined ? t.instance !== prev.instance : t.rowsWritten < prev.rowsWritten);
-      for (let i = 0; i < o.turns; i++) {
-        const t = await c.turn(msg);
-        conv += chars(t);
-        if (restarted(t)) {
-          out.problems.push(`${s}: the object started again between turns ${i + 1} and ${i + 2} (rows written since it started: ${prev.rowsWritten}, then ${t.rowsWritten}); that turn is not counted`);
+    for (const s of systems)
+      await again(`${s}'s paced turns`, s === 'weft' ? 'weft' : 'peers', async (suffix) => {
+        const id = `st-${tag}-paced-${s}${suffix}`;
+        const c = await chat(s, id);
+        const first = await c.turn(msg);
+        const p = { first: { rowsWritten: first.rowsWritten, bytes: first.bytes, frames: first.frames, chars: chars(first) }, turns: [], afterIdle: null };
+        out.paced[s] = p;
+        let prev = first;
+        let conv = chars(first);
+        const restarted = (t) => (t.instance !== undefined ? t.instance !== prev.instance : t.rowsWritten < prev.rowsWritten);
+        for (let i = 0; i < o.turns; i++) {
+          const t = await c.turn(msg);
+          conv += chars(t);
+          if (restarted(t)) {
+            out.problems.push(
+              `${s}: the object started again between turns ${i + 1} and ${i + 2} (rows written since it started: ${prev.rowsWritten}, then ${t.rowsWritten}); that turn is not counted`,
+            );
+            prev = t;
+            continue;
+          }
+          const turn = {
+            run: t.runId,
+            rows: t.rowsWritten - prev.rowsWritten,
+            bytes: t.bytes,
+            bytesAdded: t.bytes - prev.bytes,
+            frames: t.frames,
+            chars: chars(t),
+            ms: t.ms,
+          };
+          if (t.byStatement) {
+            // What the turn wrote, statement by statement (the difference of the two snapshots).
+            const before = new Map(prev.byStatement.map((x) => [x.statement, x]));
+            turn.kvRows = t.kvRows - prev.kvRows;
+            turn.statements = t.statements - prev.statements;
+            turn.byStatement = t.byStatement
+              .map((x) => ({
+                statement: x.statement,
+                calls: x.calls - (before.get(x.statement)?.calls ?? 0),
+                rows: x.rows - (before.get(x.statement)?.rows ?? 0),
+              }))
+              .filter((x) => x.rows > 0)
+              .sort((a, b) => b.rows - a.rows);
+          }
+          p.turns.push(turn);
           prev = t;
-          continue;
+          log(`storage: ${s} paced turn ${i + 1}/${o.turns}: ${turn.rows} rows written (${t.frames} frames, ${(t.ms / 1000).toFixed(1)} s)`);
         }
-        const turn = { run: t.runId, rows: t.rowsWritten - prev.rowsWritten, bytes: t.bytes, bytesAdded: t.bytes - prev.bytes, frames: t.frames, chars: chars(t), ms: t.ms };
-        if (t.byStatement) {
-          // What the turn wrote, statement by statement (the difference of the two snapshots).
-          const before = new Map(prev.byStatement.map((x) => [x.statement, x]));
-          turn.kvRows = t.kvRows - prev.kvRows;
-          turn.statements = t.statements - prev.statements;
-          turn.byStatement = t.byStatement.map((x) => ({ statement: x.statement, calls: x.calls - (before.get(x.statement)?.calls ?? 0), rows: x.rows - (before.get(x.statement)?.rows ?? 0) }))
-            .filter((x) => x.rows > 0).sort((a, b) => b.rows - a.rows);
+        if (o.idleMs) {
+          await sleep(o.idleMs);
+          const t = await c.turn(msg);
+          conv += chars(t);
+          // After a restart the count is the turn's own, from the object's wake-up on.
+          p.afterIdle = {
+            idleMs: o.idleMs,
+            bytes: t.bytes,
+            restarted: restarted(t),
+            rows: restarted(t) ? t.rowsWritten : t.rowsWritten - prev.rowsWritten,
+            byStatement: restarted(t) ? t.byStatement?.filter((x) => x.rows > 0).sort((a, b) => b.rows - a.rows) : undefined,
+          };
+          log(
+            `storage: ${s} turn after ${o.idleMs / 1000} s idle: ${p.afterIdle.rows} rows written (${p.afterIdle.restarted ? 'the object had slept' : 'the object was still awake'})`,
+          );
         }
-        p.turns.push(turn);
-        prev = t;
-        log(`storage: ${s} paced turn ${i + 1}/${o.turns}: ${turn.rows} rows written (${t.frames} frames, ${(t.ms / 1000).toFixed(1)} s)`);
-      }
-      if (o.idleMs) {
-        await sleep(o.idleMs);
-        const t = await c.turn(msg);
-        conv += chars(t);
-        // After a restart the count is the turn's own, from the object's wake-up on.
-        p.afterIdle = { idleMs: o.idleMs, bytes: t.bytes, restarted: restarted(t), rows: restarted(t) ? t.rowsWritten : t.rowsWritten - prev.rowsWritten, byStatement: restarted(t) ? t.byStatement?.filter((x) => x.rows > 0).sort((a, b) => b.rows - a.rows) : undefined };
-        log(`storage: ${s} turn after ${o.idleMs / 1000} s idle: ${p.afterIdle.rows} rows written (${p.afterIdle.restarted ? 'the object had slept' : 'the object was still awake'})`);
-      }
-      c.close();
-      out.pacedTables[s] = s === 'weft' ? await tables(weft.persist, weftFile(`${id}-t1`)) : await tables(peers.persist, cfFile(`u-${id}-1`));
-      p.conversation = conv;
-    });
+        c.close();
+        out.pacedTables[s] = s === 'weft' ? await tables(weft.persist, weftFile(`${id}-t1`)) : await tables(peers.persist, cfFile(`u-${id}-1`));
+        p.conversation = conv;
+      });
     hook.pace(0);
     if (weft) {
       // weft's turn by table, where the database shows it: the event log rows each run left.
-      const t = await eventRows(weft.persist, out.paced.weft.turns.map((x) => x.run));
+      const t = await eventRows(
+        weft.persist,
+        out.paced.weft.turns.map((x) => x.run),
+      );
       if (t) for (const turn of out.paced.weft.turns) turn.eventLogRows = t.get(turn.run) ?? 0;
     }
 
@@ -378,18 +492,22 @@ export async function storageBench(o) {
         text += chars(t);
         points.push({ turn: n, chars: text, rowsWritten: t.rowsWritten, rows: t.rowsWritten - prevRows, bytes: t.bytes });
         prevRows = t.rowsWritten;
-        if (o.checkpoints.includes(n)) log(`storage: ${label} after ${n} turns: ${t.bytes.toLocaleString('en-US')} bytes for ${text.toLocaleString('en-US')} characters of conversation (${(t.bytes / text).toFixed(2)}×)`);
+        if (o.checkpoints.includes(n))
+          log(
+            `storage: ${label} after ${n} turns: ${t.bytes.toLocaleString('en-US')} bytes for ${text.toLocaleString('en-US')} characters of conversation (${(t.bytes / text).toFixed(2)}×)`,
+          );
         if (afterTurn) text += await afterTurn(n, text);
       }
       return points;
     };
-    for (const s of systems) await again(`${s}'s ${o.curveTurns} turns`, s === 'weft' ? 'weft' : 'peers', async (suffix) => {
-      const id = `st-${tag}-curve-${s}${suffix}`;
-      const c = await chat(s, id);
-      out.curve[s] = await curve(s, c, s);
-      c.close();
-      out.tables[s] = s === 'weft' ? await tables(weft.persist, weftFile(`${id}-t1`)) : await tables(peers.persist, cfFile(`u-${id}-1`));
-    });
+    for (const s of systems)
+      await again(`${s}'s ${o.curveTurns} turns`, s === 'weft' ? 'weft' : 'peers', async (suffix) => {
+        const id = `st-${tag}-curve-${s}${suffix}`;
+        const c = await chat(s, id);
+        out.curve[s] = await curve(s, c, s);
+        c.close();
+        out.tables[s] = s === 'weft' ? await tables(weft.persist, weftFile(`${id}-t1`)) : await tables(peers.persist, cfFile(`u-${id}-1`));
+      });
 
     // (3) weft after the retention time: a second weft Worker whose runs' event logs expire in
     // seconds. At each checkpoint: wait past the retention, then one cheap turn (it wakes the
@@ -399,7 +517,9 @@ export async function storageBench(o) {
       workers.splice(workers.indexOf(weft), 1);
       weft = null;
       log(`storage: starting weft with EVENT_RETENTION_HOURS=${o.retentionHours}`);
-      const retained = await start('weft-retention', join(root, 'worker'), { ...weftVars, EVENT_RETENTION_HOURS: String(o.retentionHours) }, (t) => lines.feed(t));
+      const retained = await start('weft-retention', join(root, 'worker'), { ...weftVars, EVENT_RETENTION_HOURS: String(o.retentionHours) }, (t) =>
+        lines.feed(t),
+      );
       const waitMs = Math.round(o.retentionHours * 3_600_000 + 3000);
       await again('the retention session', 'weft-retention', async (suffix) => {
         const id = `st-${tag}-retention${suffix}`;
@@ -410,7 +530,9 @@ export async function storageBench(o) {
           await sleep(waitMs);
           const t = await c.turn('retention check');
           after.push({ turn: n, chars: text + chars(t), rowsWritten: t.rowsWritten, bytes: t.bytes, waitedMs: waitMs });
-          log(`storage: weft after ${n} turns and the retention time: ${t.bytes.toLocaleString('en-US')} bytes for ${(text + chars(t)).toLocaleString('en-US')} characters (${(t.bytes / (text + chars(t))).toFixed(2)}×)`);
+          log(
+            `storage: weft after ${n} turns and the retention time: ${t.bytes.toLocaleString('en-US')} bytes for ${(text + chars(t)).toLocaleString('en-US')} characters (${(t.bytes / (text + chars(t))).toFixed(2)}×)`,
+          );
           return chars(t);
         });
         c.close();

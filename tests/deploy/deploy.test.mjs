@@ -32,7 +32,10 @@ describe('npm run deploy', () => {
   test('the dry-run bundle has the AI and SESSIONS bindings, no local model, and fits the budget', () => {
     const outdir = mkdtempSync(join(tmpdir(), 'weft-deploy-'));
     const run = spawnSync('scripts/deploy', ['--dry-run', '--outdir', outdir], {
-      cwd: root, env: toolchainEnv(), encoding: 'utf8', timeout: 900_000,
+      cwd: root,
+      env: toolchainEnv(),
+      encoding: 'utf8',
+      timeout: 900_000,
     });
     const out = `${run.stdout}\n${run.stderr}`;
     assert.equal(run.status, 0, out.slice(-3000));
@@ -101,9 +104,12 @@ describe('settings', () => {
 describe('a Worker with no model configured', () => {
   const TOKEN = 'deploy-test-token';
   let server;
-  before(async () => {
-    server = await startServer({ noModel: true, vars: { WEFT_AUTH_TOKEN: TOKEN } });
-  }, { timeout: 900_000 });
+  before(
+    async () => {
+      server = await startServer({ noModel: true, vars: { WEFT_AUTH_TOKEN: TOKEN } });
+    },
+    { timeout: 900_000 },
+  );
   after(async () => {
     await server?.stop();
   });
@@ -152,9 +158,12 @@ describe('a Worker with no model configured', () => {
 
 describe('PROVIDER=workers-ai under wrangler dev --local', () => {
   let server;
-  before(async () => {
-    server = await startServer({ vars: { PROVIDER: 'workers-ai' } });
-  }, { timeout: 900_000 });
+  before(
+    async () => {
+      server = await startServer({ vars: { PROVIDER: 'workers-ai' } });
+    },
+    { timeout: 900_000 },
+  );
   after(async () => {
     await server?.stop();
   });
@@ -162,10 +171,15 @@ describe('PROVIDER=workers-ai under wrangler dev --local', () => {
   test('the binding is called, and its local stand-in is a configuration error, not an outage', async () => {
     const status = await (await fetch(`${server.http}/status`)).json();
     assert.deepEqual(status.model, {
-      source: 'binding', provider: 'workers-ai', model: '@cf/meta/llama-3.3-70b-instruct-fp8-fast', problem: null,
+      source: 'binding',
+      provider: 'workers-ai',
+      model: '@cf/meta/llama-3.3-70b-instruct-fp8-fast',
+      problem: null,
     });
     let asked = 0;
-    server.llm.server.on('request', () => { asked += 1; });
+    server.llm.server.on('request', () => {
+      asked += 1;
+    });
     const ws = await Conn.open(`${server.url}/?session_id=local-ai`, ['weft.loom']);
     try {
       ws.send({ type: 'run', id: 'r', message: 'hello', agent: 'react' });

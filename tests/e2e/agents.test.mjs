@@ -37,13 +37,16 @@ const AGENTS = {
 const ENV_FILE = 'SYSTEM_PROMPT="You are Weft.\\nKeep it short."\n';
 
 let server;
-before(async () => {
-  await init();
-  server = await startServer({
-    vars: { AGENTS: JSON.stringify(AGENTS), DEFAULT_AGENT: 'support' },
-    envFile: ENV_FILE,
-  });
-}, { timeout: 900_000 });
+before(
+  async () => {
+    await init();
+    server = await startServer({
+      vars: { AGENTS: JSON.stringify(AGENTS), DEFAULT_AGENT: 'support' },
+      envFile: ENV_FILE,
+    });
+  },
+  { timeout: 900_000 },
+);
 after(async () => {
   await server?.stop();
 });
@@ -72,14 +75,27 @@ describe('agents an operator configured', () => {
     const text = await r.text();
     assert.doesNotMatch(text, /You are Support|You are Weft/);
     const status = JSON.parse(text);
-    assert.deepEqual(status.agents.map((a) => a.name), ['react', 'dup', 'tot', 'got', 'brief', 'claude', 'planner', 'sales', 'support']);
+    assert.deepEqual(
+      status.agents.map((a) => a.name),
+      ['react', 'dup', 'tot', 'got', 'brief', 'claude', 'planner', 'sales', 'support'],
+    );
     assert.equal(status.default_agent, 'support');
     const by = Object.fromEntries(status.agents.map((a) => [a.name, a]));
     assert.deepEqual(by.support, {
-      name: 'support', description: 'Our support desk', agent: 'react', provider: 'openai', model: 'support-model', problem: null,
+      name: 'support',
+      description: 'Our support desk',
+      agent: 'react',
+      provider: 'openai',
+      model: 'support-model',
+      problem: null,
     });
     assert.deepEqual(by.planner, {
-      name: 'planner', description: 'A variant of dup', agent: 'dup', provider: 'openai', model: 'planner-model', problem: null,
+      name: 'planner',
+      description: 'A variant of dup',
+      agent: 'dup',
+      provider: 'openai',
+      model: 'planner-model',
+      problem: null,
     });
     assert.equal(by.react.model, 'scripted');
     assert.match(by.react.description, /^Reason and act/);
@@ -201,13 +217,22 @@ describe('agents an operator configured', () => {
   });
 
   test('POST /api/chat asks for a variant in its body; without one, the default runs', async () => {
-    for (const [agent, persona, model] of [['sales', 'Sales', 'sales-model'], [undefined, 'Support', 'support-model']]) {
+    for (const [agent, persona, model] of [
+      ['sales', 'Sales', 'sales-model'],
+      [undefined, 'Support', 'support-model'],
+    ]) {
       const message = whoAreYou();
       const body = { id: `agents-${randomUUID()}`, messages: [{ id: randomUUID(), role: 'user', parts: [{ type: 'text', text: message }] }], agent };
       const res = await fetch(`${server.http}/api/chat`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
       assert.equal(res.status, 200);
-      const chunks = (await res.text()).split('\n\n').filter((e) => e.startsWith('data: {')).map((e) => JSON.parse(e.slice(6)));
-      const text = chunks.filter((c) => c.type === 'text-delta').map((c) => c.delta).join('');
+      const chunks = (await res.text())
+        .split('\n\n')
+        .filter((e) => e.startsWith('data: {'))
+        .map((e) => JSON.parse(e.slice(6)));
+      const text = chunks
+        .filter((c) => c.type === 'text-delta')
+        .map((c) => c.delta)
+        .join('');
       assert.equal(text, `I am: You are ${persona}.`);
       assert.equal(asked(message)[0].model, model);
     }
@@ -229,18 +254,22 @@ describe('agents an operator configured', () => {
 
 describe('a broken AGENTS setting', () => {
   let broken;
-  before(async () => {
-    // Written as a table of wrangler.toml's [vars] (the Worker gets an object, not text): read
-    // all the same, so its mistake is seen rather than the setting taken for unset.
-    const toml = '[vars]\nAGENTS = { support = { agent = "react", promt = "You are Support." } }\n';
-    broken = await startServer({ toml });
-  }, { timeout: 900_000 });
+  before(
+    async () => {
+      // Written as a table of wrangler.toml's [vars] (the Worker gets an object, not text): read
+      // all the same, so its mistake is seen rather than the setting taken for unset.
+      const toml = '[vars]\nAGENTS = { support = { agent = "react", promt = "You are Support." } }\n';
+      broken = await startServer({ toml });
+    },
+    { timeout: 900_000 },
+  );
   after(async () => {
     await broken?.stop();
   });
 
   test('is said at start-up and in /status, and refuses every run with its reason instead of running without it', async () => {
-    const why = 'AGENTS: agent "support": unknown field `promt`, expected one of `agent`, `description`, `prompt`, `model`, `provider`, `temperature`, `max_iterations`';
+    const why =
+      'AGENTS: agent "support": unknown field `promt`, expected one of `agent`, `description`, `prompt`, `model`, `provider`, `temperature`, `max_iterations`';
     assert.ok(broken.log().includes(`weft: settings: ${why}`), broken.log().slice(-2000));
     const status = await (await fetch(`${broken.http}/status`)).json();
     assert.equal(status.problems.length, 1);

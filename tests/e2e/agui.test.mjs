@@ -21,9 +21,12 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 const TOKEN = 'agui-token';
 let server;
-before(async () => {
-  server = await startServer({ delayMs: 2, vars: { WEFT_AUTH_TOKEN: TOKEN } });
-}, { timeout: 900_000 });
+before(
+  async () => {
+    server = await startServer({ delayMs: 2, vars: { WEFT_AUTH_TOKEN: TOKEN } });
+  },
+  { timeout: 900_000 },
+);
 after(async () => {
   await server?.stop();
 });
@@ -47,20 +50,27 @@ function agent() {
 /** One run: the events it received (each checked against AG-UI's schema) and its result. */
 async function run(a, params = {}) {
   const events = [];
-  const { result, newMessages } = await a.runAgent({ runId: randomUUID(), ...params }, {
-    onEvent({ event }) {
-      const parsed = EventSchema.safeParse(event);
-      assert.ok(parsed.success, `${event.type} fails @ag-ui/core's schema: ${parsed.error}`);
-      events.push(event);
+  const { result, newMessages } = await a.runAgent(
+    { runId: randomUUID(), ...params },
+    {
+      onEvent({ event }) {
+        const parsed = EventSchema.safeParse(event);
+        assert.ok(parsed.success, `${event.type} fails @ag-ui/core's schema: ${parsed.error}`);
+        events.push(event);
+      },
     },
-  });
+  );
   a.seen.push(...events);
   return { events, result, newMessages };
 }
 
 const say = (a, content) => a.addMessage({ id: randomUUID(), role: 'user', content });
 const types = (events) => events.map((e) => e.type);
-const textOf = (events) => events.filter((e) => e.type === 'TEXT_MESSAGE_CONTENT').map((e) => e.delta).join('');
+const textOf = (events) =>
+  events
+    .filter((e) => e.type === 'TEXT_MESSAGE_CONTENT')
+    .map((e) => e.delta)
+    .join('');
 
 describe('POST /agui with @ag-ui/client', () => {
   test('a text run: RUN_STARTED in the thread, the text as one message, RUN_FINISHED; the thread keeps its history', async () => {
@@ -94,18 +104,24 @@ describe('POST /agui with @ag-ui/client', () => {
     const start = events.find((e) => e.type === 'TOOL_CALL_START');
     assert.equal(start?.toolCallName, 'get_time');
     const id = start.toolCallId;
-    const args = events.filter((e) => e.type === 'TOOL_CALL_ARGS' && e.toolCallId === id).map((e) => e.delta).join('');
+    const args = events
+      .filter((e) => e.type === 'TOOL_CALL_ARGS' && e.toolCallId === id)
+      .map((e) => e.delta)
+      .join('');
     assert.deepEqual(JSON.parse(args), { timezone: 'UTC' });
     const k = types(events);
     assert.ok(k.indexOf('TOOL_CALL_END') < k.indexOf('TOOL_CALL_RESULT'));
     const result = events.find((e) => e.type === 'TOOL_CALL_RESULT');
     assert.equal(result.toolCallId, id);
     assert.match(textOf(events), new RegExp(`It is ${result.content.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
-    assert.ok(a.messages.some((m) => m.role === 'tool' && m.toolCallId === id), 'the result is in the agent\'s messages');
+    assert.ok(
+      a.messages.some((m) => m.role === 'tool' && m.toolCallId === id),
+      "the result is in the agent's messages",
+    );
     assert.equal(events.at(-1).outcome.type, 'success');
   });
 
-  test('a frontend tool: its call ends the run; the next input\'s tool message carries on', async () => {
+  test("a frontend tool: its call ends the run; the next input's tool message carries on", async () => {
     const a = agent();
     const tools = [{ name: 'pick_color', description: 'asks the user for a color', parameters: { type: 'object', properties: { hint: { type: 'string' } } } }];
     say(a, 'use pick_color with {"hint":"warm"}');
@@ -135,7 +151,11 @@ describe('POST /agui with @ag-ui/client', () => {
     assert.equal(interrupt.reason, 'tool_call');
     const call = first.events.find((e) => e.type === 'TOOL_CALL_START');
     assert.equal(interrupt.toolCallId, call.toolCallId);
-    assert.deepEqual(a.pendingInterrupts.map((i) => i.id), [interrupt.id], 'the agent holds it as pending');
+    assert.deepEqual(
+      a.pendingInterrupts.map((i) => i.id),
+      [interrupt.id],
+      'the agent holds it as pending',
+    );
     const resume = [{ interruptId: interrupt.id, status: 'resolved', payload: { approved: true } }];
     const second = await run(a, { resume });
     const result = second.events.find((e) => e.type === 'TOOL_CALL_RESULT');
@@ -155,16 +175,18 @@ describe('POST /agui with @ag-ui/client', () => {
     const first = await run(a);
     const [interrupt] = first.events.at(-1).outcome.interrupts;
     const second = await run(a, { resume: [{ interruptId: interrupt.id, status: 'cancelled' }] });
-    assert.ok(!second.events.some((e) => e.type === 'TOOL_CALL_RESULT' && !/denied|declined|reject/i.test(e.content)),
-      'no result of the tool having run');
+    assert.ok(!second.events.some((e) => e.type === 'TOOL_CALL_RESULT' && !/denied|declined|reject/i.test(e.content)), 'no result of the tool having run');
     assert.match(textOf(second.events), /denied/);
     assert.equal(second.events.at(-1).outcome.type, 'success');
   });
 
   test('bad input is refused with a clear error; a thread id follows the session id rules', async () => {
-    const post = (body) => fetch(`${server.http}/agui`, {
-      method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body,
-    });
+    const post = (body) =>
+      fetch(`${server.http}/agui`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json' },
+        body,
+      });
     const noThread = await post(JSON.stringify({ runId: 'r', messages: [] }));
     assert.equal(noThread.status, 400);
     assert.match(await noThread.text(), /threadId/);
@@ -179,12 +201,14 @@ describe('POST /agui with @ag-ui/client', () => {
 });
 
 describe('the golden AG-UI streams', () => {
-  test('every recorded event passes @ag-ui/core\'s schemas', () => {
+  test("every recorded event passes @ag-ui/core's schemas", () => {
     const dir = join(root, 'crates/protocol/tests/fixtures/agui');
     const files = readdirSync(dir).filter((f) => f.endsWith('.jsonl'));
     assert.ok(files.length >= 5);
     for (const f of files) {
-      for (const line of readFileSync(join(dir, f), 'utf8').split('\n').filter((l) => l && l !== '[END]')) {
+      for (const line of readFileSync(join(dir, f), 'utf8')
+        .split('\n')
+        .filter((l) => l && l !== '[END]')) {
         const parsed = EventSchema.safeParse(JSON.parse(line));
         assert.ok(parsed.success, `${f}: ${line}: ${parsed.error}`);
       }

@@ -12,9 +12,12 @@ import { startServer } from './server.mjs';
 
 const TOKEN = 'aisdk-token';
 let server;
-before(async () => {
-  server = await startServer({ delayMs: 2, vars: { WEFT_AUTH_TOKEN: TOKEN } });
-}, { timeout: 900_000 });
+before(
+  async () => {
+    server = await startServer({ delayMs: 2, vars: { WEFT_AUTH_TOKEN: TOKEN } });
+  },
+  { timeout: 900_000 },
+);
 after(async () => {
   await server?.stop();
 });
@@ -36,17 +39,24 @@ async function post(body, headers = auth) {
 
 /** Server-sent events to chunks; `done`: the stream ended with `[DONE]`. */
 function parse(text) {
-  const datas = text.split('\n\n').filter(Boolean).map((e) => {
-    assert.match(e, /^data: /, `an SSE data line: ${e}`);
-    return e.slice(6);
-  });
+  const datas = text
+    .split('\n\n')
+    .filter(Boolean)
+    .map((e) => {
+      assert.match(e, /^data: /, `an SSE data line: ${e}`);
+      return e.slice(6);
+    });
   const done = datas.at(-1) === '[DONE]';
   return { done, chunks: datas.filter((d) => d !== '[DONE]').map((d) => JSON.parse(d)) };
 }
 
 const user = (text) => ({ id: randomUUID(), role: 'user', parts: [{ type: 'text', text }] });
 const kinds = (chunks) => chunks.map((c) => c.type);
-const textOf = (chunks) => chunks.filter((c) => c.type === 'text-delta').map((c) => c.delta).join('');
+const textOf = (chunks) =>
+  chunks
+    .filter((c) => c.type === 'text-delta')
+    .map((c) => c.delta)
+    .join('');
 
 /** The assistant message the page would hold after `chunks`, with its tool parts answered. */
 function assistant(chunks, answer) {
@@ -123,7 +133,7 @@ describe('POST /api/chat', () => {
 
   test('a client-side tool declared with the request: its call ends the turn, its output continues it', async () => {
     const id = chatId();
-    const tools = [{ name: 'shell', description: 'runs a command on the user\'s machine', input_schema: { type: 'object' }, read_only: true }];
+    const tools = [{ name: 'shell', description: "runs a command on the user's machine", input_schema: { type: 'object' }, read_only: true }];
     const first = await post({ id, tools, messages: [user('use shell with {"cmd":"uname"}')] });
     const call = first.chunks.find((c) => c.type === 'tool-input-available');
     assert.equal(call?.toolName, 'shell');
@@ -149,8 +159,17 @@ describe('POST /api/chat', () => {
     assert.equal(badId.status, 400);
     const noToken = await post({ id: chatId(), messages: [user('hi')] }, { 'content-type': 'application/json' });
     assert.equal(noToken.status, 401);
-    const stale = await post({ id: chatId(), messages: [user('hi'), { id: 'a', role: 'assistant', parts: [
-      { type: 'tool-write', toolCallId: 'nope', state: 'approval-responded', input: {}, approval: { id: 'nope', approved: true } }] }] });
+    const stale = await post({
+      id: chatId(),
+      messages: [
+        user('hi'),
+        {
+          id: 'a',
+          role: 'assistant',
+          parts: [{ type: 'tool-write', toolCallId: 'nope', state: 'approval-responded', input: {}, approval: { id: 'nope', approved: true } }],
+        },
+      ],
+    });
     assert.equal(stale.status, 409);
   });
 

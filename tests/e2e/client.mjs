@@ -44,7 +44,11 @@ export class Conn {
     this.closed = null;
     ws.on('message', (data) => {
       let frame;
-      try { frame = JSON.parse(data.toString()); } catch { frame = { unparsable: data.toString() }; }
+      try {
+        frame = JSON.parse(data.toString());
+      } catch {
+        frame = { unparsable: data.toString() };
+      }
       this.frames.push(frame);
       Conn.onFrame?.(frame);
       this.waiters = this.waiters.filter((w) => !w.check());
@@ -56,7 +60,9 @@ export class Conn {
   }
 
   /** @param {string | object} obj a frame, as JSON text or to be written as JSON */
-  send(obj) { this.ws.send(typeof obj === 'string' ? obj : JSON.stringify(obj)); }
+  send(obj) {
+    this.ws.send(typeof obj === 'string' ? obj : JSON.stringify(obj));
+  }
 
   /**
    * Waits for the first frame (from index `from`) matching `pred`; returns it.
@@ -70,8 +76,16 @@ export class Conn {
       const w = {
         check: () => {
           const i = this.frames.findIndex((f, j) => j >= from && pred(f));
-          if (i >= 0) { clearTimeout(w.timer); resolve(this.frames[i]); return true; }
-          if (this.closed) { clearTimeout(w.timer); reject(new Error(`socket closed ${JSON.stringify(this.closed)}`)); return true; }
+          if (i >= 0) {
+            clearTimeout(w.timer);
+            resolve(this.frames[i]);
+            return true;
+          }
+          if (this.closed) {
+            clearTimeout(w.timer);
+            reject(new Error(`socket closed ${JSON.stringify(this.closed)}`));
+            return true;
+          }
           return false;
         },
       };
@@ -91,12 +105,19 @@ export class Conn {
     return new Promise((resolve, reject) => {
       if (this.closed) return resolve(this.closed);
       const t = setTimeout(() => reject(new Error('not closed')), timeout);
-      this.ws.once('close', (code, reason) => { clearTimeout(t); resolve({ code, reason: reason.toString() }); });
+      this.ws.once('close', (code, reason) => {
+        clearTimeout(t);
+        resolve({ code, reason: reason.toString() });
+      });
     });
   }
 
-  close() { this.ws.close(); }
-  kill() { this.ws.terminate(); }
+  close() {
+    this.ws.close();
+  }
+  kill() {
+    this.ws.terminate();
+  }
 }
 
 /**
@@ -106,7 +127,10 @@ export class Conn {
  * @param {(frame: Frame) => unknown} [pick]
  */
 export function eventIds(frames, runId, pick = (f) => f.event_id) {
-  return frames.filter((f) => (f.run_id ?? f.id) === runId || f.event?.run_id === runId).map(pick).filter((x) => x !== undefined);
+  return frames
+    .filter((f) => (f.run_id ?? f.id) === runId || f.event?.run_id === runId)
+    .map(pick)
+    .filter((x) => x !== undefined);
 }
 
 /**

@@ -113,7 +113,13 @@ describe('loom', () => {
     await c.wait((f) => f.type === 'run_end');
     c.send({ type: 'user_messages', id: 'u1', thread_id: sid });
     const history = await c.wait((f) => f.type === 'user_messages');
-    assert.deepEqual(history.messages.map((m) => [m.role, m.content]), [['user', 'hello there'], ['assistant', 'You said: hello there']]);
+    assert.deepEqual(
+      history.messages.map((m) => [m.role, m.content]),
+      [
+        ['user', 'hello there'],
+        ['assistant', 'You said: hello there'],
+      ],
+    );
     assert.equal(history.has_more, false);
     c.send({ type: 'user_messages', id: 'u2', thread_id: sid, limit: 1 });
     const page = await c.wait((f) => f.type === 'user_messages' && f.id === 'u2');
@@ -171,7 +177,9 @@ describe('resume', () => {
     const rest = loomRun(b.frames, 'rr').map((f) => f.event?.event_id ?? f.event_id);
     assertDense([...seen, ...rest]);
     const text = [...loomRun(a.frames, 'rr'), ...loomRun(b.frames, 'rr')]
-      .filter((f) => f.event?.type === 'message_chunk').map((f) => f.event.content).join('');
+      .filter((f) => f.event?.type === 'message_chunk')
+      .map((f) => f.event.content)
+      .join('');
     const end = b.frames.find((f) => f.type === 'run_end');
     assert.equal(text, end?.reply);
     b.close();
@@ -204,7 +212,11 @@ describe('resume', () => {
 });
 
 describe('agentloop', () => {
-  const input = (/** @type {string} */ text, /** @type {string} */ id = randomUUID()) => ({ id, type: 'user_input', payload: { input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text }] }] } });
+  const input = (/** @type {string} */ text, /** @type {string} */ id = randomUUID()) => ({
+    id,
+    type: 'user_input',
+    payload: { input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text }] }] },
+  });
 
   test('user_input streams response_items sharing one id, then loading_state false last', async () => {
     const c = await open('/agentloop', session());
@@ -234,7 +246,11 @@ describe('agentloop', () => {
     c.send({ id: randomUUID(), type: 'approval_response', payload: { review: 'explain' } });
     const from = c.frames.indexOf(ask) + 1;
     const again = await c.wait((f) => f.type === 'approval_request', { from });
-    const explanation = c.frames.slice(from, c.frames.indexOf(again)).filter((f) => f.type === 'response_item').map((f) => f.payload.content?.[0]?.text ?? '').join('');
+    const explanation = c.frames
+      .slice(from, c.frames.indexOf(again))
+      .filter((f) => f.type === 'response_item')
+      .map((f) => f.payload.content?.[0]?.text ?? '')
+      .join('');
     assert.ok(explanation.length > 0, 'the explanation comes before the request is asked again');
     c.send({ id: randomUUID(), type: 'approval_response', payload: { review: 'yes' } });
     await c.wait((f) => f.type === 'loading_state' && f.payload.loading === false);
@@ -266,7 +282,10 @@ describe('agentloop', () => {
     const loom = await open('/', sid);
     loom.send({ type: 'user_messages', id: 'h', thread_id: sid });
     const listed = (await loom.wait((f) => f.type === 'user_messages')).messages;
-    assert.deepEqual(listed.map((m) => m.role), ['user', 'assistant', 'user', 'assistant', 'user', 'assistant']);
+    assert.deepEqual(
+      listed.map((m) => m.role),
+      ['user', 'assistant', 'user', 'assistant', 'user', 'assistant'],
+    );
     assert.equal(listed[0].content, 'long reply 2000');
     assert.equal(listed[1].content.split(' ').length, 2000, 'a reply compacted away in the history, whole in the listing');
     loom.close();
@@ -299,8 +318,10 @@ describe('agentchat', () => {
     const msg = await c.wait((f) => f.type === 'agent_message');
     assert.match(msg.message, /^It is /);
     const types = c.frames.map((f) => f.type);
-    assert.deepEqual(types.filter((t) => ['user_message', 'tool_call', 'tool_result', 'agent_message'].includes(t)),
-      ['user_message', 'tool_call', 'tool_result', 'agent_message']);
+    assert.deepEqual(
+      types.filter((t) => ['user_message', 'tool_call', 'tool_result', 'agent_message'].includes(t)),
+      ['user_message', 'tool_call', 'tool_result', 'agent_message'],
+    );
     const call = c.frames.find((f) => f.type === 'tool_call');
     assert.deepEqual([call?.tool_name, JSON.parse(call?.tool_args)], ['get_time', { timezone: 'UTC' }]);
     assert.equal(c.frames.find((f) => f.type === 'tool_result')?.success, true);
@@ -344,9 +365,20 @@ describe('cueso', () => {
     assert.equal(c.frames[0].session_id, sid);
     const deltas = c.frames.filter((f) => f.type === 'tool_call_delta');
     assert.equal(deltas[0].tool_call.input, null);
-    assert.equal(JSON.parse(deltas.slice(1).map((d) => d.tool_call.input_json).join('')).timezone, 'UTC');
+    assert.equal(
+      JSON.parse(
+        deltas
+          .slice(1)
+          .map((d) => d.tool_call.input_json)
+          .join(''),
+      ).timezone,
+      'UTC',
+    );
     const completes = c.frames.filter((f) => f.type === 'message_complete');
-    assert.deepEqual(completes.map((m) => m.finish_reason), ['tool_use', 'end_turn']);
+    assert.deepEqual(
+      completes.map((m) => m.finish_reason),
+      ['tool_use', 'end_turn'],
+    );
     assert.equal(fin.iteration_count, 2);
     assert.equal(fin.paused, false);
     assert.match(fin.content, /^It is /);
@@ -373,7 +405,10 @@ describe('cueso', () => {
     const announce = await c.wait((f) => f.type === 'tool_call_delta' && f.tool_call.name === 'local_notes');
     assert.equal(announce.tool_call.input, null);
     await c.wait((f) => f.type === 'message_complete');
-    const args = c.frames.filter((f) => f.type === 'tool_call_delta').map((f) => f.tool_call.input_json ?? '').join('');
+    const args = c.frames
+      .filter((f) => f.type === 'tool_call_delta')
+      .map((f) => f.tool_call.input_json ?? '')
+      .join('');
     assert.deepEqual(JSON.parse(args), { topic: 'groceries' });
     c.send({ type: 'tool_result', call_id: 'call_forged', result: 'x', is_error: false });
     assert.equal((await c.wait((f) => f.type === 'error')).code, 'stale');
@@ -410,7 +445,7 @@ async function damageCheckpoint(persist, runId) {
     const db = new DatabaseSync(join(persist, String(file)));
     try {
       const hasRuns = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'runs'").get();
-      if (hasRuns) damaged += Number(db.prepare("UPDATE runs SET checkpoint = '{\"not\": \"a run\"' WHERE run_id = ?").run(runId).changes);
+      if (hasRuns) damaged += Number(db.prepare('UPDATE runs SET checkpoint = \'{"not": "a run"\' WHERE run_id = ?').run(runId).changes);
     } finally {
       db.close();
     }
@@ -427,7 +462,9 @@ async function largestValue(persist) {
   for (const file of readdirSync(persist, { recursive: true }).filter((f) => String(f).endsWith('.sqlite'))) {
     const db = new DatabaseSync(join(persist, String(file)), { readOnly: true });
     try {
-      for (const { name: table } of db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%'").all()) {
+      for (const { name: table } of db
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%'")
+        .all()) {
         for (const { name: column } of db.prepare(`PRAGMA table_info("${table}")`).all()) {
           const { n } = /** @type {{ n: number | null }} */ (db.prepare(`SELECT max(length(CAST("${column}" AS BLOB))) AS n FROM "${table}"`).get());
           if (n !== null && n > largest) [largest, where] = [n, `${table}.${column}`];
@@ -448,7 +485,7 @@ async function moveToLegacyEventTable(persist, runId) {
   for (const file of readdirSync(persist, { recursive: true }).filter((f) => String(f).endsWith('.sqlite'))) {
     const db = new DatabaseSync(join(persist, String(file)));
     try {
-      if (!db.prepare("SELECT 1 FROM event_log WHERE run_id = ? LIMIT 1").get(runId)) continue;
+      if (!db.prepare('SELECT 1 FROM event_log WHERE run_id = ? LIMIT 1').get(runId)) continue;
       db.exec('CREATE TABLE IF NOT EXISTS events (run_id TEXT NOT NULL, event_id INTEGER NOT NULL, json TEXT NOT NULL, PRIMARY KEY (run_id, event_id))');
       moved += Number(db.prepare('INSERT INTO events SELECT run_id, event_id, json FROM event_log WHERE run_id = ?').run(runId).changes);
       db.prepare('DELETE FROM event_log WHERE run_id = ?').run(runId);
@@ -509,7 +546,10 @@ describe('persistence', () => {
     assert.equal(loomRun(a2.frames, 'p1').length, p1Frames);
     a2.send({ type: 'user_messages', id: 'h', thread_id: remembered });
     const history = await a2.wait((f) => f.type === 'user_messages');
-    assert.deepEqual(history.messages.map((m) => m.role), ['user', 'assistant']);
+    assert.deepEqual(
+      history.messages.map((m) => m.role),
+      ['user', 'assistant'],
+    );
     assert.equal(history.messages[0].content, 'write one to one.txt');
     a2.send({ type: 'run', message: 'write three to three.txt', agent: 'react', id: 'p3' });
     await a2.wait((f) => f.type === 'run_end' && f.id === 'p3');
@@ -546,7 +586,10 @@ describe('values past the 2 MB row limit', () => {
     assert.deepEqual(replayed?.event, ask);
     c.send({ type: 'user_messages', id: 'h', thread_id: sid });
     const history = await c.wait((f) => f.type === 'user_messages');
-    assert.deepEqual(history.messages.map((m) => m.role), ['user', 'assistant']);
+    assert.deepEqual(
+      history.messages.map((m) => m.role),
+      ['user', 'assistant'],
+    );
     c.close();
     // workerd's local SQLite takes longer rows than Cloudflare's (2 MB): look at the rows.
     const { largest, where } = await largestValue(server.persist);
@@ -570,6 +613,5 @@ describe('values past the 2 MB row limit', () => {
     c.close();
   });
 });
-
 
 keyNeverLeaked(100);

@@ -33,28 +33,31 @@ function closedPort() {
   });
 }
 
-before(async () => {
-  docs = await startDocsServer({ slowMs: 60_000 });
-  priv = await startDocsServer({ token: TOKEN });
-  every = await startEverythingServer();
-  const servers = [
-    // Not trusted, no `approval`: every call asks, its read-only hints notwithstanding.
-    { name: 'docs', url: docs.url },
-    { name: 'private', url: priv.url, headers: { Authorization: 'Bearer ${secret:PRIVATE_MCP_TOKEN}' }, approval: 'never' },
-    { name: 'nokey', url: priv.url, approval: 'never' },
-    // Trusted: its read-only tools run without asking. Only three of its tools are offered.
-    { name: 'every', url: every.url, trusted: true, tools: ['echo', 'get-sum', 'trigger-long-running-operation'] },
-    { name: 'down', url: `http://127.0.0.1:${await closedPort()}/mcp` },
-    { name: 'broken', url: 'http://127.0.0.1:9/mcp', headers: { 'X-Key': '${secret:NOT_SET_ANYWHERE}' } },
-  ];
-  server = await startServer({
-    vars: {
-      MCP_SERVERS: JSON.stringify(servers),
-      PRIVATE_MCP_TOKEN: TOKEN,
-      MCP_CALL_TIMEOUT_MS: String(TIMEOUT_MS),
-    },
-  });
-}, { timeout: 900_000 });
+before(
+  async () => {
+    docs = await startDocsServer({ slowMs: 60_000 });
+    priv = await startDocsServer({ token: TOKEN });
+    every = await startEverythingServer();
+    const servers = [
+      // Not trusted, no `approval`: every call asks, its read-only hints notwithstanding.
+      { name: 'docs', url: docs.url },
+      { name: 'private', url: priv.url, headers: { Authorization: 'Bearer ${secret:PRIVATE_MCP_TOKEN}' }, approval: 'never' },
+      { name: 'nokey', url: priv.url, approval: 'never' },
+      // Trusted: its read-only tools run without asking. Only three of its tools are offered.
+      { name: 'every', url: every.url, trusted: true, tools: ['echo', 'get-sum', 'trigger-long-running-operation'] },
+      { name: 'down', url: `http://127.0.0.1:${await closedPort()}/mcp` },
+      { name: 'broken', url: 'http://127.0.0.1:9/mcp', headers: { 'X-Key': '${secret:NOT_SET_ANYWHERE}' } },
+    ];
+    server = await startServer({
+      vars: {
+        MCP_SERVERS: JSON.stringify(servers),
+        PRIVATE_MCP_TOKEN: TOKEN,
+        MCP_CALL_TIMEOUT_MS: String(TIMEOUT_MS),
+      },
+    });
+  },
+  { timeout: 900_000 },
+);
 
 after(async () => {
   await server?.stop();
@@ -74,8 +77,10 @@ async function run(c, message, { review = 'yes', id = `run-${randomUUID()}` } = 
   c.send({ type: 'run', message, agent: 'react', id });
   const answered = new Set();
   for (;;) {
-    const f = await c.wait((x) => x.id === id && (x.type === 'run_end' || x.type === 'error' ||
-      (x.event?.type === 'tool_approval' && !answered.has(x.event.call_id))), { from, timeout: 60_000 });
+    const f = await c.wait(
+      (x) => x.id === id && (x.type === 'run_end' || x.type === 'error' || (x.event?.type === 'tool_approval' && !answered.has(x.event.call_id))),
+      { from, timeout: 60_000 },
+    );
     if (f.type === 'run_end' || f.type === 'error') break;
     answered.add(f.event.call_id);
     c.send({ type: 'approval_response', call_id: f.event.call_id, review, custom_deny_message: review === 'yes' ? undefined : 'not this one' });
@@ -116,7 +121,16 @@ describe('MCP servers as tools', () => {
     c.send({ type: 'tools_list', id: 'l' });
     const { tools } = await c.wait((f) => f.type === 'tools_list' && f.id === 'l');
     const by = Object.fromEntries(tools.map((t) => [t.name, t]));
-    for (const name of ['docs_lookup', 'docs_delete_page', 'docs_locked', 'docs_slow', 'private_lookup', 'every_echo', 'every_get-sum', 'every_trigger-long-running-operation']) {
+    for (const name of [
+      'docs_lookup',
+      'docs_delete_page',
+      'docs_locked',
+      'docs_slow',
+      'private_lookup',
+      'every_echo',
+      'every_get-sum',
+      'every_trigger-long-running-operation',
+    ]) {
       assert.ok(by[name], `missing ${name} in ${Object.keys(by)}`);
     }
     const dotted = tools.find((t) => t.name.startsWith('docs_notes_search'));
@@ -141,12 +155,15 @@ describe('MCP servers as tools', () => {
     assert.equal(r.ends.length, 1);
     assert.equal(r.ends[0].is_error, false, r.ends[0].result);
     assert.match(r.ends[0].result, /Long running operation completed/);
-    assert.deepEqual(r.outputs.map((o) => o.content), ['progress 1/2\n', 'progress 2/2\n']);
+    assert.deepEqual(
+      r.outputs.map((o) => o.content),
+      ['progress 1/2\n', 'progress 2/2\n'],
+    );
     assert.match(r.end.reply, /Long running operation completed/);
     c.close();
   });
 
-  test('an untrusted server\'s call asks approval: approved it runs, denied it does not', async () => {
+  test("an untrusted server's call asks approval: approved it runs, denied it does not", async () => {
     const c = await open(`mcp-${randomUUID()}`);
     const yes = await run(c, 'use docs_delete_page with {"page": "intro"}');
     assert.equal(yes.asked.length, 1);
@@ -206,7 +223,10 @@ describe('MCP servers as tools', () => {
     for (let i = 0; i < 100 && !every.log.some((l) => l.method === 'notifications/cancelled'); i++) {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    assert.ok(every.log.some((l) => l.method === 'notifications/cancelled'), JSON.stringify(every.log.slice(-5)));
+    assert.ok(
+      every.log.some((l) => l.method === 'notifications/cancelled'),
+      JSON.stringify(every.log.slice(-5)),
+    );
     c.close();
   });
 
@@ -217,7 +237,10 @@ describe('MCP servers as tools', () => {
     assert.equal(r.ends[0].result, 'token: a word the docs define');
     const calls = priv.log.filter((l) => l.method === 'tools/call');
     assert.ok(calls.length >= 1 && calls.every((l) => l.auth));
-    assert.ok(priv.log.some((l) => !l.auth), 'nokey asked without the header (and got 401)');
+    assert.ok(
+      priv.log.some((l) => !l.auth),
+      'nokey asked without the header (and got 401)',
+    );
     c.close();
   });
 
@@ -277,7 +300,10 @@ describe('MCP servers as tools', () => {
     // A catalog the server marked short-lived may be asked for again after a run, never before.
     // (`nokey` may ask the same server again meanwhile, without the header: not weft's call.)
     const everyAfter = every.log.slice(marks.every).map((l) => l.method);
-    const privAfter = priv.log.slice(marks.priv).filter((l) => l.auth).map((l) => l.method);
+    const privAfter = priv.log
+      .slice(marks.priv)
+      .filter((l) => l.auth)
+      .map((l) => l.method);
     assert.equal(everyAfter[0], 'tools/call', everyAfter.join(','));
     assert.equal(privAfter[0], 'tools/call', privAfter.join(','));
     c.close();

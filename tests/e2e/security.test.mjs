@@ -17,19 +17,22 @@ const SHARED = 'sec-shared-token';
 const SECRET = 'sec-secret-0123456789abcdef';
 
 let server;
-before(async () => {
-  server = await startServer({
-    delayMs: 1,
-    vars: {
-      WEFT_AUTH_TOKEN: SHARED,
-      WEFT_AUTH_SECRET: SECRET,
-      // SOCKETS_PER_SESSION stays at its default, 32.
-      SESSION_FRAMES_PER_MINUTE: '400',
-      SESSION_RUNS_PER_MINUTE: '30',
-      SESSIONS_PER_MINUTE: '20',
-    },
-  });
-}, { timeout: 900_000 });
+before(
+  async () => {
+    server = await startServer({
+      delayMs: 1,
+      vars: {
+        WEFT_AUTH_TOKEN: SHARED,
+        WEFT_AUTH_SECRET: SECRET,
+        // SOCKETS_PER_SESSION stays at its default, 32.
+        SESSION_FRAMES_PER_MINUTE: '400',
+        SESSION_RUNS_PER_MINUTE: '30',
+        SESSIONS_PER_MINUTE: '20',
+      },
+    });
+  },
+  { timeout: 900_000 },
+);
 after(async () => {
   await server?.stop();
 });
@@ -49,14 +52,22 @@ function refusedUpgrade(path, headers = {}) {
   return new Promise((resolve, reject) => {
     const req = request(`${server.http}${path}`, {
       headers: {
-        Connection: 'Upgrade', Upgrade: 'websocket', 'Sec-WebSocket-Version': '13',
-        'Sec-WebSocket-Key': 'dGhlIHNhbXBsZSBub25jZQ==', ...headers,
+        Connection: 'Upgrade',
+        Upgrade: 'websocket',
+        'Sec-WebSocket-Version': '13',
+        'Sec-WebSocket-Key': 'dGhlIHNhbXBsZSBub25jZQ==',
+        ...headers,
       },
     });
-    req.on('upgrade', (_res, socket) => { socket.destroy(); reject(new Error(`${path}: upgraded`)); });
+    req.on('upgrade', (_res, socket) => {
+      socket.destroy();
+      reject(new Error(`${path}: upgraded`));
+    });
     req.on('response', (res) => {
       let body = '';
-      res.on('data', (d) => { body += d; });
+      res.on('data', (d) => {
+        body += d;
+      });
       res.on('end', () => resolve({ status: res.statusCode, body }));
     });
     req.on('error', reject);
@@ -68,10 +79,28 @@ describe('web_fetch', () => {
   test("the server's own /healthz in every spelling of a local host is refused, never fetched", async () => {
     const port = new URL(server.http).port;
     const hosts = [
-      '127.0.0.1', '127.1', '0x7f000001', '2130706433', '0177.0.0.1', '0x7f.1', '127.0.0.1.',
-      '[::1]', '[::ffff:127.0.0.1]', '[::ffff:7f00:1]', '[0:0:0:0:0:0:0:1]', 'localhost',
-      'localhost.', 'LOCALHOST', 'app.localhost', '%31%32%37.0.0.1', '127。0。0。1',
-      '127．0．0．1', '127｡0｡0｡1', 'ｌｏｃａｌｈｏｓｔ', '１２７.０.０.１', 'localhoſt',
+      '127.0.0.1',
+      '127.1',
+      '0x7f000001',
+      '2130706433',
+      '0177.0.0.1',
+      '0x7f.1',
+      '127.0.0.1.',
+      '[::1]',
+      '[::ffff:127.0.0.1]',
+      '[::ffff:7f00:1]',
+      '[0:0:0:0:0:0:0:1]',
+      'localhost',
+      'localhost.',
+      'LOCALHOST',
+      'app.localhost',
+      '%31%32%37.0.0.1',
+      '127。0。0。1',
+      '127．0．0．1',
+      '127｡0｡0｡1',
+      'ｌｏｃａｌｈｏｓｔ',
+      '１２７.０.０.１',
+      'localhoſt',
     ];
     const c = await Conn.open(`${server.url}/?session_id=${session()}&token=${SHARED}`, ['weft.loom']);
     for (const [i, host] of hosts.entries()) {
@@ -262,8 +291,7 @@ describe('limits per session and per client', () => {
 
   test('200 sockets on one session: 32 join, the rest are closed with 1013 and the reason; another session is unaffected', async () => {
     const sid = session('crowd');
-    const conns = await Promise.all(Array.from({ length: 200 }, () =>
-      Conn.open(`${server.url}/?session_id=${sid}&token=${SHARED}`, ['weft.loom'])));
+    const conns = await Promise.all(Array.from({ length: 200 }, () => Conn.open(`${server.url}/?session_id=${sid}&token=${SHARED}`, ['weft.loom'])));
     await new Promise((r) => setTimeout(r, 1500));
     const closed = conns.filter((c) => c.closed);
     assert.equal(conns.length - closed.length, 32, 'sockets that stayed open');
@@ -287,19 +315,22 @@ describe('limits per session and per client', () => {
 
   test('frames per session: four sockets together get SESSION_FRAMES_PER_MINUTE, the rest an error', async () => {
     const sid = session('chatty');
-    const conns = await Promise.all(Array.from({ length: 4 }, () =>
-      Conn.open(`${server.url}/?session_id=${sid}&token=${SHARED}`, ['weft.loom'])));
-    conns.forEach((c, i) => { for (let j = 0; j < 150; j++) c.send({ type: 'ping', id: `p${i}-${j}` }); });
+    const conns = await Promise.all(Array.from({ length: 4 }, () => Conn.open(`${server.url}/?session_id=${sid}&token=${SHARED}`, ['weft.loom'])));
+    conns.forEach((c, i) => {
+      for (let j = 0; j < 150; j++) c.send({ type: 'ping', id: `p${i}-${j}` });
+    });
     const count = (type) => conns.reduce((n, c) => n + c.frames.filter((f) => f.type === type).length, 0);
     const deadline = Date.now() + 90_000;
     while (count('pong') + count('error') < 600 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     // Each socket's own answers, and how it closed if it did: a socket whose frames all went
     // unanswered once failed this test on a loaded machine, and this says which and why.
-    const each = JSON.stringify(conns.map((c) => ({
-      pong: c.frames.filter((f) => f.type === 'pong').length,
-      error: c.frames.filter((f) => f.type === 'error').length,
-      closed: c.closed,
-    })));
+    const each = JSON.stringify(
+      conns.map((c) => ({
+        pong: c.frames.filter((f) => f.type === 'pong').length,
+        error: c.frames.filter((f) => f.type === 'error').length,
+        closed: c.closed,
+      })),
+    );
     assert.equal(count('pong'), 400, each);
     assert.equal(count('error'), 200, each);
     const err = conns.flatMap((c) => c.frames).find((f) => f.type === 'error');
@@ -330,7 +361,10 @@ describe('limits per session and per client', () => {
     const made = [];
     for (let i = 0; i < 20; i++) made.push(await open(`s${i}`));
     await new Promise((r) => setTimeout(r, 300));
-    assert.ok(made.every((c) => !c.closed), 'the first 20 sessions opened');
+    assert.ok(
+      made.every((c) => !c.closed),
+      'the first 20 sessions opened',
+    );
     const refused = await open('s20');
     const closed = await refused.waitClose();
     assert.equal(closed.code, 1013);
@@ -363,12 +397,19 @@ describe('limits per session and per client', () => {
     // depends on timing), the session counts once.
     const crowd = await Promise.all(Array.from({ length: 25 }, () => open('together')));
     await new Promise((r) => setTimeout(r, 300));
-    assert.deepEqual(crowd.filter((c) => c.closed).map((c) => c.closed), [], 'every socket of the crowd stayed open');
+    assert.deepEqual(
+      crowd.filter((c) => c.closed).map((c) => c.closed),
+      [],
+      'every socket of the crowd stayed open',
+    );
     // It used one of the 20: nineteen more new sessions open, and the one after is refused.
     const more = [];
     for (let i = 0; i < 19; i++) more.push(await open(`s${i}`));
     await new Promise((r) => setTimeout(r, 300));
-    assert.ok(more.every((c) => !c.closed), 'nineteen more sessions opened');
+    assert.ok(
+      more.every((c) => !c.closed),
+      'nineteen more sessions opened',
+    );
     const refused = await open('s19');
     assert.match((await refused.waitClose()).reason, /SESSIONS_PER_MINUTE/);
     for (const c of [...crowd, ...more]) c.close();
@@ -387,7 +428,10 @@ describe('weft-sdk with per-user tokens', () => {
 
     let calls = 0;
     const client = new Client({
-      url: server.url, dialect: 'loom', server: 'weft', sessionId: `${user}/sdk`,
+      url: server.url,
+      dialect: 'loom',
+      server: 'weft',
+      sessionId: `${user}/sdk`,
       reconnect: { initialDelayMs: 200, maxDelayMs: 1000 },
       token: async () => {
         calls += 1;

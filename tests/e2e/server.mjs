@@ -78,8 +78,21 @@ export async function startServer(opts = {}) {
 
   async function launch() {
     // `--local`: the AI binding is remote-only, and wrangler refuses to start it offline.
-    const args = ['wrangler', 'dev', '--local', '--port', String(port), '--ip', '127.0.0.1', '--inspector-port', String(inspector),
-      '--persist-to', persist, '--log-level', opts.logLevel ?? 'warn'];
+    const args = [
+      'wrangler',
+      'dev',
+      '--local',
+      '--port',
+      String(port),
+      '--ip',
+      '127.0.0.1',
+      '--inspector-port',
+      String(inspector),
+      '--persist-to',
+      persist,
+      '--log-level',
+      opts.logLevel ?? 'warn',
+    ];
     if (config) args.push('--config', config);
     if (opts.envFile !== undefined) {
       const file = join(persist, 'settings.env');
@@ -89,7 +102,10 @@ export async function startServer(opts = {}) {
     for (const [k, v] of Object.entries(vars)) args.push('--var', `${k}:${v}`);
     child = spawn('npx', args, { cwd: join(root, 'worker'), env: toolchainEnv(), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     log = '';
-    const onData = (d) => { log += d.toString(); if (log.length > 200_000) log = log.slice(-100_000); };
+    const onData = (d) => {
+      log += d.toString();
+      if (log.length > 200_000) log = log.slice(-100_000);
+    };
     child.stdout.on('data', onData);
     child.stderr.on('data', onData);
     const deadline = Date.now() + (opts.readyTimeoutMs ?? 600_000);
@@ -98,7 +114,9 @@ export async function startServer(opts = {}) {
       try {
         const r = await fetch(`http://127.0.0.1:${port}/healthz`);
         if (r.ok) return;
-      } catch { /* not up yet */ }
+      } catch {
+        /* not up yet */
+      }
       await new Promise((r) => setTimeout(r, 250));
     }
     throw new Error(`wrangler dev did not become ready:\n${log.slice(-4000)}`);
@@ -108,7 +126,11 @@ export async function startServer(opts = {}) {
     return new Promise((resolve) => {
       if (!child || child.exitCode !== null) return resolve(undefined);
       child.once('exit', () => resolve(undefined));
-      try { process.kill(-child.pid, 'SIGKILL'); } catch { resolve(undefined); }
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        resolve(undefined);
+      }
     });
   }
 
@@ -130,12 +152,18 @@ export async function startServer(opts = {}) {
     http: `http://127.0.0.1:${port}`,
     llm,
     /** Sets the delay between streamed chunks (ms) of the following model requests; null: the default. */
-    pace(ms) { pace = ms; },
+    pace(ms) {
+      pace = ms;
+    },
     log: () => log,
     /** Where the Durable Objects' SQLite files are, for tests that inspect or damage them. */
     persist,
     /** Kills wrangler and starts it again on the same storage; `between` runs while it is down. */
-    async restart(between) { await kill(); await between?.(); await launch(); },
+    async restart(between) {
+      await kill();
+      await between?.();
+      await launch();
+    },
     async stop() {
       await kill();
       await llm.close();

@@ -7,9 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, test } from 'node:test';
 
 import { Conn } from './client.mjs';
-import {
-  ALLOWED, KEY, TOKEN, assertDense, keyNeverLeaked, loomRun, open, server, session, useServer,
-} from './suite.mjs';
+import { ALLOWED, KEY, TOKEN, assertDense, keyNeverLeaked, loomRun, open, server, session, useServer } from './suite.mjs';
 
 useServer();
 
@@ -39,8 +37,10 @@ describe('a session named in a message (relayed to its Durable Object)', () => {
     const d = await Conn.open(`${server.url}/?token=${TOKEN}`, ['weft.loom']);
     d.send({ type: 'user_messages', id: 'h', thread_id: sid });
     const page = await d.wait((f) => f.type === 'user_messages');
-    assert.deepEqual(page.messages.filter((m) => m.role === 'user').map((m) => m.content),
-      ['write hi to relayed.txt', 'long reply 300']);
+    assert.deepEqual(
+      page.messages.filter((m) => m.role === 'user').map((m) => m.content),
+      ['write hi to relayed.txt', 'long reply 300'],
+    );
     d.send({ type: 'resume', run_id: 'r-approve', after_event_id: 3 });
     await d.wait((f) => f.type === 'run_end' && f.id === 'r-approve');
     const replayed = loomRun(d.frames, 'r-approve');
@@ -120,7 +120,10 @@ describe('security and limits', () => {
     // Whoever knows the id may use it, as with ?session_id= (specs/README).
     b.send({ type: 'user_messages', id: 'known', thread_id: mine });
     const known = await b.wait((f) => f.type === 'user_messages' && f.id === 'known');
-    assert.deepEqual(known.messages.map((m) => m.content), ['a secret plan', 'You said: a secret plan']);
+    assert.deepEqual(
+      known.messages.map((m) => m.content),
+      ['a secret plan', 'You said: a secret plan'],
+    );
     a.close();
     b.close();
   });
@@ -273,7 +276,10 @@ describe('loom extras', () => {
       const end = await b.wait((f) => f.type === 'run_end');
       const all = [...seen, ...loomRun(b.frames, `k${killAt}`)];
       assertDense(all.map((f) => f.event?.event_id ?? f.event_id));
-      const text = all.filter((f) => f.event?.type === 'message_chunk').map((f) => f.event.content).join('');
+      const text = all
+        .filter((f) => f.event?.type === 'message_chunk')
+        .map((f) => f.event.content)
+        .join('');
       assert.equal(text, end.reply);
       assert.equal(end.reply, Array.from({ length: 80 }, (_, i) => i + 1).join(' '));
       b.close();
@@ -321,46 +327,58 @@ describe('bad input, per dialect', () => {
     ['{"type":"approval_response","call_id":"x","review":"maybe"}', 'invalid_field'],
   ];
   const perDialect = {
-    loom: ['/', [
-      ['{"message":"no type"}', 'missing_type'],
-      ['{"type":"dance"}', 'unknown_type'],
-      ['{"type":"run","message":5,"agent":"react"}', 'invalid_field'],
-      ['{"type":"run","message":"hi"}', 'invalid_field'],
-      ['{"type":"tool_show","id":"1"}', 'invalid_field'],
-      ['{"type":"tool_show","id":"1","name":"read","output":"xml"}', 'invalid_field'],
-      ['{"type":"user_messages","id":"1","thread_id":""}', 'invalid_request'],
-      ['{"type":"approval_response","call_id":"forged","review":"yes"}', 'no_pending_approval'],
-    ]],
-    agentloop: ['/agentloop', [
-      ['{"id":"1","payload":{}}', 'missing_type'],
-      ['{"id":"1","type":"dance"}', 'unknown_type'],
-      ['{"type":"user_input","payload":{"input":[]}}', 'invalid_field'],
-      ['{"id":"1","type":"user_input","payload":{"input":[]}}', 'invalid_request'],
-      ['{"id":"1","type":"user_input","payload":{"input":"hi"}}', 'invalid_field'],
-      ['{"id":"1","type":"user_input"}', 'invalid_field'],
-      ['{"id":"1","type":"approval_response","payload":{"review":"perhaps"}}', 'invalid_field'],
-      ['{"id":"1","type":"approval_response","payload":{"review":"yes","callId":"forged"}}', 'no_pending_approval'],
-    ]],
-    agentchat: ['/ws', [
-      ['{"message":"no type"}', 'missing_type'],
-      ['{"type":"dance"}', 'unknown_type'],
-      ['{"type":"chat","message":""}', 'invalid_request'],
-      ['{"type":"chat","message":"  \\n "}', 'invalid_request'],
-      ['{"type":"chat","message":7}', 'invalid_field'],
-      ['{"type":"chat"}', 'invalid_field'],
-      ['{"type":"chat","message":"hi","session_id":3}', 'invalid_field'],
-      ['{"type":"approval_response","call_id":"forged","review":"yes"}', 'no_pending_approval'],
-    ]],
-    cueso: ['/ws/chat', [
-      ['{"session_id":"x"}', 'invalid_field'],
-      ['{"message":""}', 'invalid_request'],
-      ['{"message":7}', 'invalid_field'],
-      ['{"message":"hi","session_id":7}', 'invalid_field'],
-      ['{"type":"dance"}', 'unknown_type'],
-      ['{"type":7}', 'invalid_field'],
-      ['{"message":"hi","id":""}', 'invalid_request'],
-      ['{"type":"approval_response","call_id":"forged","review":"yes"}', 'no_pending_approval'],
-    ]],
+    loom: [
+      '/',
+      [
+        ['{"message":"no type"}', 'missing_type'],
+        ['{"type":"dance"}', 'unknown_type'],
+        ['{"type":"run","message":5,"agent":"react"}', 'invalid_field'],
+        ['{"type":"run","message":"hi"}', 'invalid_field'],
+        ['{"type":"tool_show","id":"1"}', 'invalid_field'],
+        ['{"type":"tool_show","id":"1","name":"read","output":"xml"}', 'invalid_field'],
+        ['{"type":"user_messages","id":"1","thread_id":""}', 'invalid_request'],
+        ['{"type":"approval_response","call_id":"forged","review":"yes"}', 'no_pending_approval'],
+      ],
+    ],
+    agentloop: [
+      '/agentloop',
+      [
+        ['{"id":"1","payload":{}}', 'missing_type'],
+        ['{"id":"1","type":"dance"}', 'unknown_type'],
+        ['{"type":"user_input","payload":{"input":[]}}', 'invalid_field'],
+        ['{"id":"1","type":"user_input","payload":{"input":[]}}', 'invalid_request'],
+        ['{"id":"1","type":"user_input","payload":{"input":"hi"}}', 'invalid_field'],
+        ['{"id":"1","type":"user_input"}', 'invalid_field'],
+        ['{"id":"1","type":"approval_response","payload":{"review":"perhaps"}}', 'invalid_field'],
+        ['{"id":"1","type":"approval_response","payload":{"review":"yes","callId":"forged"}}', 'no_pending_approval'],
+      ],
+    ],
+    agentchat: [
+      '/ws',
+      [
+        ['{"message":"no type"}', 'missing_type'],
+        ['{"type":"dance"}', 'unknown_type'],
+        ['{"type":"chat","message":""}', 'invalid_request'],
+        ['{"type":"chat","message":"  \\n "}', 'invalid_request'],
+        ['{"type":"chat","message":7}', 'invalid_field'],
+        ['{"type":"chat"}', 'invalid_field'],
+        ['{"type":"chat","message":"hi","session_id":3}', 'invalid_field'],
+        ['{"type":"approval_response","call_id":"forged","review":"yes"}', 'no_pending_approval'],
+      ],
+    ],
+    cueso: [
+      '/ws/chat',
+      [
+        ['{"session_id":"x"}', 'invalid_field'],
+        ['{"message":""}', 'invalid_request'],
+        ['{"message":7}', 'invalid_field'],
+        ['{"message":"hi","session_id":7}', 'invalid_field'],
+        ['{"type":"dance"}', 'unknown_type'],
+        ['{"type":7}', 'invalid_field'],
+        ['{"message":"hi","id":""}', 'invalid_request'],
+        ['{"type":"approval_response","call_id":"forged","review":"yes"}', 'no_pending_approval'],
+      ],
+    ],
   };
   for (const [dialect, [path, cases]] of Object.entries(perDialect)) {
     test(`${dialect}: ${cases.length + common.length + 1} malformed frames, each answered, then a valid run`, async () => {
@@ -379,7 +397,11 @@ describe('bad input, per dialect', () => {
       assert.deepEqual(codes, [...all.map(([, code]) => code), 'invalid_utf8'], JSON.stringify(c.frames.slice(0, all.length + 1)));
       const run = {
         loom: { type: 'run', message: 'still ok?', agent: 'react' },
-        agentloop: { id: randomUUID(), type: 'user_input', payload: { input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'still ok?' }] }] } },
+        agentloop: {
+          id: randomUUID(),
+          type: 'user_input',
+          payload: { input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'still ok?' }] }] },
+        },
         agentchat: { type: 'chat', message: 'still ok?' },
         cueso: { message: 'still ok?' },
       }[dialect];
@@ -391,22 +413,29 @@ describe('bad input, per dialect', () => {
 });
 
 describe('the OpenAI-compatible proxy', () => {
-  const post = (body, headers = {}) => fetch(`${server.http}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}`, ...headers },
-    body: typeof body === 'string' ? body : JSON.stringify(body),
-  });
+  const post = (body, headers = {}) =>
+    fetch(`${server.http}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}`, ...headers },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
 
   test('streams OpenAI chunks ending in [DONE], with usage when asked', async () => {
     const r = await post({ model: 'default', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'hello proxy' }] });
     assert.equal(r.status, 200);
     assert.match(r.headers.get('content-type') ?? '', /text\/event-stream/);
     const text = await r.text();
-    const datas = text.split('\n\n').filter(Boolean).map((b) => b.replace(/^data: /, ''));
+    const datas = text
+      .split('\n\n')
+      .filter(Boolean)
+      .map((b) => b.replace(/^data: /, ''));
     assert.equal(datas[datas.length - 1], '[DONE]');
     const chunks = datas.slice(0, -1).map((d) => JSON.parse(d));
     assert.equal(chunks[0].choices[0].delta.role, 'assistant');
-    const content = chunks.flatMap((c) => c.choices).map((c) => c.delta.content ?? '').join('');
+    const content = chunks
+      .flatMap((c) => c.choices)
+      .map((c) => c.delta.content ?? '')
+      .join('');
     assert.equal(content, 'You said: hello proxy');
     assert.ok(chunks.some((c) => c.choices[0]?.finish_reason === 'stop'));
     assert.ok(chunks[chunks.length - 1].usage.total_tokens > 0);
@@ -416,7 +445,9 @@ describe('the OpenAI-compatible proxy', () => {
   test('tool calls come back as OpenAI tool_calls; non-streamed too', async () => {
     const body = {
       messages: [{ role: 'user', content: 'What time is it?' }],
-      tools: [{ type: 'function', function: { name: 'get_time', description: 'time', parameters: { type: 'object', properties: { timezone: { type: 'string' } } } } }],
+      tools: [
+        { type: 'function', function: { name: 'get_time', description: 'time', parameters: { type: 'object', properties: { timezone: { type: 'string' } } } } },
+      ],
     };
     const r = await post(body);
     assert.equal(r.status, 200);
@@ -487,12 +518,21 @@ describe('agents', () => {
     const { end, events, spans } = await agentRun('dup', 'What time is it?');
     assert.equal(end.type, 'run_end', JSON.stringify(end));
     assert.deepEqual(spans, ['understand', 'plan', 'act', 'observe', 'plan']);
-    const understanding = events.filter((e) => e.type === 'message_chunk' && e.id === 'understand').map((e) => e.content).join('');
+    const understanding = events
+      .filter((e) => e.type === 'message_chunk' && e.id === 'understand')
+      .map((e) => e.content)
+      .join('');
     assert.match(understanding, /^Core goal: What time is it\?\nKey constraints: .+\nRelevant context: nothing before this request\.$/);
-    const plan = events.filter((e) => e.type === 'message_chunk' && e.id === 'plan').map((e) => e.content).join('');
+    const plan = events
+      .filter((e) => e.type === 'message_chunk' && e.id === 'plan')
+      .map((e) => e.content)
+      .join('');
     assert.match(plan, /^Plan: call get_time, then answer from the result\.It is \d{4}-/);
     assert.equal(events.filter((e) => e.type === 'usage').length, 3);
-    assert.deepEqual(events.filter((e) => e.type === 'tool_end').map((e) => e.name), ['get_time']);
+    assert.deepEqual(
+      events.filter((e) => e.type === 'tool_end').map((e) => e.name),
+      ['get_time'],
+    );
     assert.match(end.reply, /^It is \d{4}-\d\d-\d\dT/);
     assert.equal(events[0].agent, 'dup');
   });
@@ -507,7 +547,10 @@ describe('agents', () => {
       ['Answer from the tool results', 'Check the results with another tool call'],
     ]);
     const evaluations = events.filter((e) => e.type === 'tot_evaluate').map(({ chosen, scores }) => ({ chosen, scores }));
-    assert.deepEqual(evaluations, [{ chosen: 0, scores: [0.9, 0.6, 0.2] }, { chosen: 0, scores: [0.95, 0.3] }]);
+    assert.deepEqual(evaluations, [
+      { chosen: 0, scores: [0.9, 0.6, 0.2] },
+      { chosen: 0, scores: [0.95, 0.3] },
+    ]);
     assert.ok(!events.some((e) => e.type === 'tot_backtrack'));
     assert.match(end.reply, /^It is \d{4}-/);
   });
@@ -531,9 +574,10 @@ describe('agents', () => {
     // The Worker runs independent sub-tasks' model calls concurrently: the scripted model has
     // two responses open at once.
     let most = 0;
-    const sampler = setInterval(() => { most = Math.max(most, server.llm.activeResponses); }, 1);
-    const { end, events, kinds, spans } = await agentRun('got', 'What time is it in UTC; What time is it in Asia/Tokyo')
-      .finally(() => clearInterval(sampler));
+    const sampler = setInterval(() => {
+      most = Math.max(most, server.llm.activeResponses);
+    }, 1);
+    const { end, events, kinds, spans } = await agentRun('got', 'What time is it in UTC; What time is it in Asia/Tokyo').finally(() => clearInterval(sampler));
     assert.equal(end.type, 'run_end', JSON.stringify(end));
     assert.equal(most, 2, 'two model calls were streaming at the same time');
     // One span per model response: two steps for each city (call, answer), one to combine.
@@ -542,12 +586,18 @@ describe('agents', () => {
     assert.deepEqual([plan.node_count, plan.edge_count, plan.node_ids], [3, 2, ['s1', 's2', 'combine']]);
     // Both independent nodes start before either completes; combine starts after both.
     const at = (type, id) => events.findIndex((e) => e.type === type && e.id === id);
-    const order = events.map((e, i) => `${i}:${e.type}:${e.id ?? ''}`).filter((x) => /got_|node_|run_/.test(x)).join(' ');
+    const order = events
+      .map((e, i) => `${i}:${e.type}:${e.id ?? ''}`)
+      .filter((x) => /got_|node_|run_/.test(x))
+      .join(' ');
     assert.ok(at('got_node_start', 's2') < at('got_node_complete', 's1'), order);
     assert.ok(at('got_node_start', 'combine') > Math.max(at('got_node_complete', 's1'), at('got_node_complete', 's2')), order);
     assert.deepEqual(kinds.filter((k) => k === 'got_node_complete').length, 3);
     assertContiguous(events);
-    const zones = events.filter((e) => e.type === 'tool_call').map((e) => e.arguments.timezone).sort();
+    const zones = events
+      .filter((e) => e.type === 'tool_call')
+      .map((e) => e.arguments.timezone)
+      .sort();
     assert.deepEqual(zones, ['Asia/Tokyo', 'UTC']);
     assert.match(end.reply, /^Combined: It is \d{4}-.+ It is \d{4}-/);
     const summary = events.find((e) => e.type === 'got_node_complete' && e.id === 'combine').result_summary;
@@ -561,9 +611,18 @@ describe('agents', () => {
     assert.equal(approval.name, 'apply_patch');
     assert.equal(events.find((e) => e.type === 'approval_resolved').review, 'yes');
     const failed = events.filter((e) => e.type === 'got_node_failed');
-    assert.deepEqual(failed.map((e) => e.id), ['s2']);
+    assert.deepEqual(
+      failed.map((e) => e.id),
+      ['s2'],
+    );
     assert.match(failed[0].error, /500/);
-    assert.deepEqual(events.filter((e) => e.type === 'got_node_complete').map((e) => e.id).sort(), ['combine', 's1']);
+    assert.deepEqual(
+      events
+        .filter((e) => e.type === 'got_node_complete')
+        .map((e) => e.id)
+        .sort(),
+      ['combine', 's1'],
+    );
     assertContiguous(events);
     assert.match(end.reply, /^Combined: Done: I wrote notes\.txt\. s2 failed \(.*500.*\)\.$/);
   });
@@ -573,9 +632,15 @@ describe('agents', () => {
     assert.equal(end.type, 'run_end', JSON.stringify(end));
     const expand = events.find((e) => e.type === 'got_expand');
     assert.deepEqual(expand, { ...expand, node_id: 'task', nodes_added: 2, edges_added: 0 });
-    assert.deepEqual(events.filter((e) => e.type === 'got_node_start').map((e) => e.id), ['task', 'task.p1', 'task.p2']);
+    assert.deepEqual(
+      events.filter((e) => e.type === 'got_node_start').map((e) => e.id),
+      ['task', 'task.p1', 'task.p2'],
+    );
     // The judgement streamed as the node's own text.
-    const judged = events.filter((e) => e.type === 'message_chunk' && e.id === 'task').map((e) => e.content).join('');
+    const judged = events
+      .filter((e) => e.type === 'message_chunk' && e.id === 'task')
+      .map((e) => e.content)
+      .join('');
     assert.equal(JSON.parse(judged).complex, true);
     assert.match(end.reply, /^What time is it in UTC\nIt is \d{4}-.+\n\nwhat time is it in Asia\/Tokyo\nIt is \d{4}-/);
   });
@@ -604,12 +669,19 @@ describe('agents', () => {
     const items = agentloop.frames.filter((f) => f.type === 'response_item' && f.payload.role === 'assistant');
     const order = items.map((f) => f.payload.id).filter((id, i, all) => i === 0 || all[i - 1] !== id);
     assert.equal(new Set(order).size, order.length, 'a message id came back after another message');
-    const completes = loom.frames.filter((f) => f.event?.type === 'llm_complete').map((f) => f.event.content).filter(Boolean);
-    const texts = order.map((id) => items.filter((f) => f.payload.id === id).map((f) => f.payload.content[0].text).join(''));
+    const completes = loom.frames
+      .filter((f) => f.event?.type === 'llm_complete')
+      .map((f) => f.event.content)
+      .filter(Boolean);
+    const texts = order.map((id) =>
+      items
+        .filter((f) => f.payload.id === id)
+        .map((f) => f.payload.content[0].text)
+        .join(''),
+    );
     assert.deepEqual(texts, completes);
     for (const c of [loom, agentloop, cueso]) c.close();
   });
 });
-
 
 keyNeverLeaked(100);

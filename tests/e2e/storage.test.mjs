@@ -12,10 +12,13 @@ import { Conn } from './client.mjs';
 import { startServer } from './server.mjs';
 
 let server;
-before(async () => {
-  // 0.002 h = 7.2 s of retention.
-  server = await startServer({ delayMs: 2, vars: { EVENT_RETENTION_HOURS: '0.002' } });
-}, { timeout: 900_000 });
+before(
+  async () => {
+    // 0.002 h = 7.2 s of retention.
+    server = await startServer({ delayMs: 2, vars: { EVENT_RETENTION_HOURS: '0.002' } });
+  },
+  { timeout: 900_000 },
+);
 after(async () => {
   await server?.stop();
 });
@@ -69,13 +72,24 @@ describe('a restart in the middle of a model stream', () => {
     const at = events.findIndex((e) => e.type === 'events_lost');
     assert.ok(at >= 0, `the restart says what it passed over: ${events.slice(0, 3).map((e) => e.type)}`);
     const logged = events.slice(0, at).map((e) => e.event_id);
-    assert.deepEqual(logged, logged.map((_, i) => after + 1 + i), 'what the log holds past the client, dense');
+    assert.deepEqual(
+      logged,
+      logged.map((_, i) => after + 1 + i),
+      'what the log holds past the client, dense',
+    );
     const lost = events[at];
     assert.ok(lost.from <= after + logged.length + 1 && lost.event_id > after + logged.length, JSON.stringify(lost));
     assert.ok(lost.event_id - lost.from <= 16, `at most 16 ids passed over: ${JSON.stringify(lost)}`);
     const rest = events.slice(at).map((e) => e.event_id);
-    assert.deepEqual(rest, rest.map((_, i) => lost.event_id + i), 'dense after it');
-    assert.ok(events.slice(at + 1).some((e) => e.type === 'llm_complete' && e.finish_reason === 'interrupted'), 'the cut response is closed visibly');
+    assert.deepEqual(
+      rest,
+      rest.map((_, i) => lost.event_id + i),
+      'dense after it',
+    );
+    assert.ok(
+      events.slice(at + 1).some((e) => e.type === 'llm_complete' && e.finish_reason === 'interrupted'),
+      'the cut response is closed visibly',
+    );
     c.close();
   });
 
@@ -93,7 +107,10 @@ describe('a restart in the middle of a model stream', () => {
     const c = await open(sid);
     c.send({ type: 'user_messages', id: 'h', thread_id: sid });
     const history = await c.wait((f) => f.type === 'user_messages');
-    assert.deepEqual(history.messages.map((m) => m.role), ['user', 'assistant']);
+    assert.deepEqual(
+      history.messages.map((m) => m.role),
+      ['user', 'assistant'],
+    );
     c.close();
   });
 });
@@ -120,7 +137,10 @@ describe('the event log, a row per batch', () => {
     const again = await open(sid);
     again.send({ type: 'resume', run_id: 'rows', after_event_id: 0 });
     await again.wait((f) => f.type === 'run_end' && f.id === 'rows');
-    assert.deepEqual(again.frames.filter((f) => f.id === 'rows'), live);
+    assert.deepEqual(
+      again.frames.filter((f) => f.id === 'rows'),
+      live,
+    );
     c.close();
     again.close();
   });
@@ -141,7 +161,7 @@ describe('the history, stored once', () => {
     for (let n = 1; n < 10; n += 1) assert.ok(prompts[n] > prompts[n - 1] + 250, `prompt tokens ${prompts}`);
     const stored = await inSessionOf('t10', (db) => ({
       history: db.prepare('SELECT COUNT(*) AS n, SUM(length(message)) AS bytes FROM history').get(),
-      checkpoints: db.prepare("SELECT run_id, length(checkpoint) AS bytes FROM runs ORDER BY created").all(),
+      checkpoints: db.prepare('SELECT run_id, length(checkpoint) AS bytes FROM runs ORDER BY created').all(),
       state: db.prepare("SELECT length(value) AS bytes FROM meta WHERE key = 'session'").get(),
       listed: db.prepare("SELECT COUNT(*) AS pointing FROM messages WHERE content LIKE char(0) || 'history:%'").get(),
     }));
@@ -178,7 +198,13 @@ describe('the loom checkpoint event, stored as a pointer', () => {
     const live = c.frames.filter((f) => f.id === 'cp4');
     const checkpoint = live.find((f) => f.event?.type === 'checkpoint')?.event;
     assert.equal(checkpoint.state.messages.length, 8, 'the whole conversation, sent live');
-    const logged = await inSessionOf('cp4', (db) => db.prepare('SELECT json FROM event_log WHERE run_id = ?').all('cp4').map((r) => r.json).join('\n'));
+    const logged = await inSessionOf('cp4', (db) =>
+      db
+        .prepare('SELECT json FROM event_log WHERE run_id = ?')
+        .all('cp4')
+        .map((r) => r.json)
+        .join('\n'),
+    );
     // Earlier turns are only in the checkpoint's state: the log of turn 4 does not hold them.
     assert.ok(!logged.includes('turn 1:'), 'no earlier message in the log');
     assert.match(logged, /"messages_rows"/);
@@ -186,7 +212,10 @@ describe('the loom checkpoint event, stored as a pointer', () => {
     const again = await open(sid);
     again.send({ type: 'resume', run_id: 'cp4', after_event_id: 0 });
     await again.wait((f) => f.type === 'run_end' && f.id === 'cp4');
-    assert.deepEqual(again.frames.filter((f) => f.id === 'cp4'), live);
+    assert.deepEqual(
+      again.frames.filter((f) => f.id === 'cp4'),
+      live,
+    );
     c.close();
     again.close();
   });
@@ -213,19 +242,26 @@ describe('EVENT_RETENTION_HOURS', () => {
     assert.match(expired.error, /EVENT_RETENTION_HOURS/);
     c.send({ type: 'user_messages', id: 'h', thread_id: sid });
     const history = await c.wait((f) => f.type === 'user_messages');
-    assert.deepEqual(history.messages.map((m) => m.content), ['count to 3', '1 2 3'], 'the messages stay');
+    assert.deepEqual(
+      history.messages.map((m) => m.content),
+      ['count to 3', '1 2 3'],
+      'the messages stay',
+    );
     const checkpoint = await inSessionOf('old', (db) => db.prepare('SELECT checkpoint FROM runs WHERE run_id = ?').get('old').checkpoint);
-    assert.equal(checkpoint, '', 'the finished run\'s checkpoint went with its log');
+    assert.equal(checkpoint, '', "the finished run's checkpoint went with its log");
     c.close();
   });
 });
 
 describe('SESSION_TTL_DAYS', () => {
   let ttlServer;
-  before(async () => {
-    // 0.0001 days = 8.64 s without use.
-    ttlServer = await startServer({ vars: { SESSION_TTL_DAYS: '0.0001' } });
-  }, { timeout: 900_000 });
+  before(
+    async () => {
+      // 0.0001 days = 8.64 s without use.
+      ttlServer = await startServer({ vars: { SESSION_TTL_DAYS: '0.0001' } });
+    },
+    { timeout: 900_000 },
+  );
   after(async () => {
     await ttlServer?.stop();
   });
@@ -237,7 +273,9 @@ describe('SESSION_TTL_DAYS', () => {
     u.send({ type: 'run', message: 'count to 2', agent: 'react', id: 'kept' });
     await u.wait((f) => f.type === 'run_end' && f.id === 'kept');
     let pings = 0;
-    const pinger = setInterval(() => { if (!u.closed) u.send({ type: 'ping', id: `k${pings++}` }); }, 1000);
+    const pinger = setInterval(() => {
+      if (!u.closed) u.send({ type: 'ping', id: `k${pings++}` });
+    }, 1000);
     const idle = session();
     const c = await Conn.open(`${ttlServer.url}/?session_id=${idle}`, ['weft.loom']);
     c.send({ type: 'run', message: 'count to 3', agent: 'react', id: 'gone' });

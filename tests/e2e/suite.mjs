@@ -20,24 +20,27 @@ export let server;
 
 /** Starts the Worker before this file's tests and stops it after them. */
 export function useServer() {
-  before(async () => {
-    server = await startServer({
-      delayMs: 2,
-      useKey: KEY,
-      vars: {
-        WEFT_AUTH_TOKEN: TOKEN,
-        ALLOWED_ORIGINS: ALLOWED,
-        PAUSE_AFTER: 'calculator',
-        RATE_LIMIT_PER_MINUTE: '300',
-        LLM_IDLE_TIMEOUT_MS: '2000',
-        // Room for the 3 MB client tool result of the storage-limit test.
-        MAX_FRAME_BYTES: String(4 * 1024 * 1024),
-        // Small enough that a session with two long replies compacts automatically; the other
-        // tests' sessions stay far below it.
-        CONTEXT_WINDOW: '8000',
-      },
-    });
-  }, { timeout: 900_000 });
+  before(
+    async () => {
+      server = await startServer({
+        delayMs: 2,
+        useKey: KEY,
+        vars: {
+          WEFT_AUTH_TOKEN: TOKEN,
+          ALLOWED_ORIGINS: ALLOWED,
+          PAUSE_AFTER: 'calculator',
+          RATE_LIMIT_PER_MINUTE: '300',
+          LLM_IDLE_TIMEOUT_MS: '2000',
+          // Room for the 3 MB client tool result of the storage-limit test.
+          MAX_FRAME_BYTES: String(4 * 1024 * 1024),
+          // Small enough that a session with two long replies compacts automatically; the other
+          // tests' sessions stay far below it.
+          CONTEXT_WINDOW: '8000',
+        },
+      });
+    },
+    { timeout: 900_000 },
+  );
   after(async () => {
     await server?.stop();
   });
@@ -47,8 +50,7 @@ export const session = () => `e2e-${randomUUID()}`;
 export const DIALECT_AT = { '/': 'loom', '/agentloop': 'agentloop', '/ws': 'agentchat', '/ws/chat': 'cueso' };
 /** A socket that opts in to weft (this suite tests weft's extensions; the original clients,
  * which do not, have tests/originals/). `protocols` given: exactly those. */
-export const open = (path, sid, protocols = [`weft.${DIALECT_AT[path]}`]) =>
-  Conn.open(`${server.url}${path}?session_id=${sid}&token=${TOKEN}`, protocols);
+export const open = (path, sid, protocols = [`weft.${DIALECT_AT[path]}`]) => Conn.open(`${server.url}${path}?session_id=${sid}&token=${TOKEN}`, protocols);
 /** Every frame any test of this file received, to check that the provider key never leaks. */
 export const everyFrame = [];
 Conn.onFrame = (f) => everyFrame.push(f);
@@ -59,7 +61,11 @@ export function loomRun(frames, runId) {
 }
 
 export function assertDense(ids) {
-  assert.deepEqual(ids, ids.map((_, i) => i + 1), `event ids not dense: ${ids}`);
+  assert.deepEqual(
+    ids,
+    ids.map((_, i) => i + 1),
+    `event ids not dense: ${ids}`,
+  );
 }
 
 /** The last check of a file: the provider key appeared in none of its frames, nor in the

@@ -135,7 +135,9 @@ function tagged(variants, obj, path) {
   if (!('type' in obj)) throw new DecodeError(`${path}: missing field \`type\``);
   const spec = variants[obj.type];
   if (!spec) {
-    const expected = Object.keys(variants).map((k) => `\`${k}\``).join(', ');
+    const expected = Object.keys(variants)
+      .map((k) => `\`${k}\``)
+      .join(', ');
     throw new DecodeError(`${path}: unknown variant \`${obj.type}\`, expected one of ${expected}`);
   }
   fields(spec, obj, `${path}<${obj.type}>`);

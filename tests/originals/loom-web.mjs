@@ -23,8 +23,14 @@ export const requests = {
   /** `services/chat.ts` `sendMessage()`: `working_folder` is undefined without its env var,
    * so JSON.stringify leaves it out. */
   run: (id, message, /** @type {{ agent: string, sessionId: string, model: string, workspaceId?: string }} */ { agent, sessionId, model, workspaceId }) => ({
-    type: 'run', message, agent, thread_id: sessionId, verbose: false, model,
-    ...(workspaceId ? { workspace_id: workspaceId } : {}), id,
+    type: 'run',
+    message,
+    agent,
+    thread_id: sessionId,
+    verbose: false,
+    model,
+    ...(workspaceId ? { workspace_id: workspaceId } : {}),
+    id,
   }),
   /** `connection.ts` `cancelRun()`. */
   cancelRun: (id, runId) => ({ type: 'cancel_run', id, run_id: runId }),

@@ -22,10 +22,13 @@ const DOCUMENTED = {
 };
 const APPROVAL_TIMEOUT_MS = 4000;
 let server;
-before(async () => {
-  // `debug`: workers-rs reports an SQL parameter outside JavaScript's safe integers there.
-  server = await startServer({ vars: { APPROVAL_TIMEOUT_MS: String(APPROVAL_TIMEOUT_MS) }, logLevel: 'debug' });
-}, { timeout: 900_000 });
+before(
+  async () => {
+    // `debug`: workers-rs reports an SQL parameter outside JavaScript's safe integers there.
+    server = await startServer({ vars: { APPROVAL_TIMEOUT_MS: String(APPROVAL_TIMEOUT_MS) }, logLevel: 'debug' });
+  },
+  { timeout: 900_000 },
+);
 after(async () => {
   await server?.stop();
 });
@@ -136,8 +139,13 @@ describe('a loom client with thread_id', () => {
     history.send({ type: 'user_messages', id: 'h1', thread_id: thread });
     const page = await history.wait((f) => f.type === 'user_messages');
     assert.equal(page.thread_id, thread);
-    assert.deepEqual(page.messages.map((m) => [m.role, m.content]),
-      [['user', 'think about the time'], ['assistant', end.reply]]);
+    assert.deepEqual(
+      page.messages.map((m) => [m.role, m.content]),
+      [
+        ['user', 'think about the time'],
+        ['assistant', end.reply],
+      ],
+    );
     assertDocumented('loom', history.frames);
     history.close();
   });
@@ -213,8 +221,14 @@ describe("loom's own client types", () => {
     assert.equal(answer('t3').tool.name, 'read');
     assert.deepEqual([answer('t4').type, answer('t4').error], ['error', 'tool not found: nothing']);
     // The socket follows the thread it named: the four runs are the thread's.
-    assert.deepEqual(answer('u1').messages.map((m) => m.role), ['user', 'assistant', 'user', 'assistant', 'user', 'assistant', 'user', 'assistant']);
-    assert.deepEqual(answer('u2').messages.map((m) => m.role), ['user']);
+    assert.deepEqual(
+      answer('u1').messages.map((m) => m.role),
+      ['user', 'assistant', 'user', 'assistant', 'user', 'assistant', 'user', 'assistant'],
+    );
+    assert.deepEqual(
+      answer('u2').messages.map((m) => m.role),
+      ['user'],
+    );
     // The original: {"type":"error","id":"u3","error":"thread_id is required"}.
     const refused = answer('u3');
     assert.equal(refused?.type, 'error', JSON.stringify(c.frames.slice(-3)));
@@ -243,13 +257,18 @@ describe("loom's current web UI (web/ at the repository's head)", () => {
     assert.equal(models.length, 1, 'the configured model');
     assert.equal(models[0].provider, 'openai');
     const agents = web.expect.agentList(await ask(web.requests.agentList('a1')), 'a1');
-    assert.deepEqual(agents.map((a) => a.name), ['react', 'dup', 'tot', 'got']);
+    assert.deepEqual(
+      agents.map((a) => a.name),
+      ['react', 'dup', 'tot', 'got'],
+    );
     assert.ok(agents.every((a) => a.description.length > 0));
     const [workspace] = web.expect.workspaceList(await ask(web.requests.workspaceList('w1')), 'w1');
-    assert.equal(web.expect.workspaceCreate(await ask(web.requests.workspaceCreate('w2', 'mine')), 'w2'), workspace.id,
-      "a session's one workspace is its own");
+    assert.equal(web.expect.workspaceCreate(await ask(web.requests.workspaceCreate('w2', 'mine')), 'w2'), workspace.id, "a session's one workspace is its own");
     const threads = web.expect.workspaceThreadList(await ask(web.requests.workspaceThreadList('w3', workspace.id)), 'w3');
-    assert.deepEqual(threads.map((t) => t.thread_id), [workspace.id]);
+    assert.deepEqual(
+      threads.map((t) => t.thread_id),
+      [workspace.id],
+    );
     web.expect.resolved(await ask(web.requests.workspaceThreadAdd('w4', workspace.id, workspace.id)), 'w4');
     web.expect.resolved(await ask(web.requests.workspaceThreadRemove('w5', workspace.id, 'other')), 'w5');
     const elsewhere = await ask(web.requests.workspaceThreadList('w6', 'nowhere'));
@@ -266,7 +285,10 @@ describe("loom's current web UI (web/ at the repository's head)", () => {
     assert.equal(web.expect.setModel(await ask(web.requests.setModel('s1', models[0].id, sessionId)), 's1'), true);
     assert.equal(web.expect.setModel(await ask(web.requests.setModel('s2', 'gpt-elsewhere', sessionId)), 's2'), false);
     const history = web.expect.userMessages(await ask(web.requests.userMessages('h1', sessionId, 10)), 'h1');
-    assert.deepEqual(history.map((m) => m.content), ['hello there', reply]);
+    assert.deepEqual(
+      history.map((m) => m.content),
+      ['hello there', reply],
+    );
 
     // cancel_run stops the run: the newer server's acknowledgement, and the run's error.
     const at = c.frames.length;
@@ -284,7 +306,11 @@ describe("loom's current web UI (web/ at the repository's head)", () => {
 
 describe('the agentloop example client', () => {
   /** The example client's `user_input` for `text`, with a fresh id. */
-  const userInput = (text) => ({ id: randomUUID(), type: 'user_input', payload: { input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text }] }] } });
+  const userInput = (text) => ({
+    id: randomUUID(),
+    type: 'user_input',
+    payload: { input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text }] }] },
+  });
 
   /** A fresh socket whose turn for `text` waits at its approval_request. */
   async function asking(text) {
@@ -309,16 +335,25 @@ describe('the agentloop example client', () => {
     const frames = await turn(c, 'think: what time is it?');
     const reasoning = frames.filter((f) => f.payload?.type === 'reasoning');
     assert.equal(reasoning.length, 1, 'one "Reasoning:" block per thought');
-    const text = frames.filter((f) => f.payload?.type === 'message' && f.payload.role === 'assistant')
-      .map((f) => f.payload.content[0].text).join('');
+    const text = frames
+      .filter((f) => f.payload?.type === 'message' && f.payload.role === 'assistant')
+      .map((f) => f.payload.content[0].text)
+      .join('');
     assert.match(text, /It is /);
-    assert.deepEqual(frames.filter((f) => f.payload?.role === 'user'), [], 'the original never echoes the input');
+    assert.deepEqual(
+      frames.filter((f) => f.payload?.role === 'user'),
+      [],
+      'the original never echoes the input',
+    );
     assert.equal(frames.at(-1).type, 'loading_state');
     c.send({ id: 'ctx-1', type: 'get_context_info' });
     c.send({ id: 'ctx-2', type: 'get_context_info' });
     await c.wait((f) => f.type === 'context_info' && c.frames.filter((g) => g.type === 'context_info').length >= 4);
     const ids = c.frames.map((f) => f.id);
-    assert.ok(ids.every((id) => typeof id === 'string' && id.length > 0), 'every frame has an id');
+    assert.ok(
+      ids.every((id) => typeof id === 'string' && id.length > 0),
+      'every frame has an id',
+    );
     assert.equal(new Set(ids).size, ids.length, 'every frame has its own id');
     c.send({ id: 'x', type: 'ping' });
     assert.equal((await c.wait((f) => f.type === 'error')).payload.message, 'Unknown message type: ping');
@@ -337,7 +372,10 @@ describe('the agentloop example client', () => {
     assert.ok(between.length > 0 && between.every((t) => t === 'response_item'), `explanation only, got ${between}`);
     // It ends with a newline, as the original's does: its client clears the line the
     // repeated approval_request finds open.
-    const explanation = c.frames.slice(asked, c.frames.indexOf(again)).map((f) => f.payload.content[0].text).join('');
+    const explanation = c.frames
+      .slice(asked, c.frames.indexOf(again))
+      .map((f) => f.payload.content[0].text)
+      .join('');
     assert.match(explanation, /\S\n$/);
     const answered = c.frames.length;
     c.send(answer('no-exit'));
@@ -356,7 +394,10 @@ describe('the agentloop example client', () => {
     const err = await c.wait((f) => f.type === 'error');
     assert.equal(err.payload.message, 'Cannot compact empty transcript');
     await new Promise((r) => setTimeout(r, 300));
-    assert.deepEqual(c.frames.map((f) => f.type), ['error']);
+    assert.deepEqual(
+      c.frames.map((f) => f.type),
+      ['error'],
+    );
     c.close();
   });
 

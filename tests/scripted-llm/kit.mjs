@@ -31,7 +31,10 @@ export function parseSse(text) {
     const data = [];
     let comment = false;
     for (const line of block.split(/\r?\n/)) {
-      if (line.startsWith(':')) { comment = true; continue; }
+      if (line.startsWith(':')) {
+        comment = true;
+        continue;
+      }
       const i = line.indexOf(':');
       const field = i < 0 ? line : line.slice(0, i);
       let value = i < 0 ? '' : line.slice(i + 1);
@@ -46,7 +49,11 @@ export function parseSse(text) {
 }
 
 /** JSONL fixtures (vercel/ai *.chunks.txt): one chunk per line. */
-export const parseJsonl = (text) => text.split('\n').filter((l) => l.trim()).map((l) => ({ event: null, data: l }));
+export const parseJsonl = (text) =>
+  text
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => ({ event: null, data: l }));
 
 export const tryJson = (s) => {
   try {
@@ -60,7 +67,10 @@ export const OPAQUE = new Set(['args', 'input']);
 /** Key paths in order, with value kinds; the contents of tool arguments are not compared. */
 export function shape(v) {
   if (Array.isArray(v)) return v.length ? `[${[...new Set(v.map(shape))].join('|')}]` : '[]';
-  if (v && typeof v === 'object') return `{${Object.keys(v).map((k) => `${k}:${OPAQUE.has(k) ? 'object' : shape(v[k])}`).join(',')}}`;
+  if (v && typeof v === 'object')
+    return `{${Object.keys(v)
+      .map((k) => `${k}:${OPAQUE.has(k) ? 'object' : shape(v[k])}`)
+      .join(',')}}`;
   return v === null ? 'null' : typeof v;
 }
 
@@ -99,7 +109,11 @@ export const openai = {
   headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` },
   tools: (names) => names.map((n) => ({ type: 'function', function: { name: n, description: n, parameters: SCHEMAS[n] } })),
   user: (text) => ({ role: 'user', content: text }),
-  calls: (calls) => ({ role: 'assistant', content: null, tool_calls: calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.args) } })) }),
+  calls: (calls) => ({
+    role: 'assistant',
+    content: null,
+    tool_calls: calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.args) } })),
+  }),
   results: (results) => results.map((r) => ({ role: 'tool', tool_call_id: r.id, content: r.content })),
   /** @param {{ messages: Json[], tools?: string[], model?: string, stream?: boolean, extra?: Json }} opts */
   request({ messages, tools, model = 'gpt-4o', stream = true, extra = {} }) {
@@ -114,21 +128,33 @@ export const openai = {
     /** @type {Json} */
     const out = { text: '', reasoning: '', calls: [], finish: null, usage: null, done: false, textDeltas: 0, argFragments: 0, events };
     for (const e of events) {
-      if (e.data === '[DONE]') { out.done = true; continue; }
+      if (e.data === '[DONE]') {
+        out.done = true;
+        continue;
+      }
       const c = tryJson(e.data);
       if (!c) continue;
-      if (c.error) { out.error = c.error; continue; }
+      if (c.error) {
+        out.error = c.error;
+        continue;
+      }
       if (c.usage) out.usage = { prompt: c.usage.prompt_tokens, completion: c.usage.completion_tokens };
       for (const ch of c.choices ?? []) {
         const d = ch.delta ?? {};
-        if (typeof d.content === 'string' && d.content) { out.text += d.content; out.textDeltas += 1; }
+        if (typeof d.content === 'string' && d.content) {
+          out.text += d.content;
+          out.textDeltas += 1;
+        }
         if (typeof d.reasoning_content === 'string') out.reasoning += d.reasoning_content;
         if (typeof d.reasoning === 'string') out.reasoning += d.reasoning;
         for (const tc of d.tool_calls ?? []) {
           const slot = (out.calls[tc.index] ??= { id: null, name: null, json: '' });
           if (tc.id) slot.id = tc.id;
           if (tc.function?.name) slot.name = tc.function.name;
-          if (tc.function?.arguments) { slot.json += tc.function.arguments; out.argFragments += 1; }
+          if (tc.function?.arguments) {
+            slot.json += tc.function.arguments;
+            out.argFragments += 1;
+          }
         }
         if (ch.finish_reason) out.finish = { stop: 'end', tool_calls: 'tool', length: 'length' }[ch.finish_reason];
       }
@@ -160,7 +186,9 @@ export const anthropic = {
   tools: (names) => names.map((n) => ({ name: n, description: n, input_schema: SCHEMAS[n] })),
   user: (text) => ({ role: 'user', content: text }),
   calls: (calls) => ({ role: 'assistant', content: calls.map((c) => ({ type: 'tool_use', id: c.id, name: c.name, input: c.args })) }),
-  results: (results) => [{ role: 'user', content: results.map((r) => ({ type: 'tool_result', tool_use_id: r.id, content: r.content, ...(r.isError ? { is_error: true } : {}) })) }],
+  results: (results) => [
+    { role: 'user', content: results.map((r) => ({ type: 'tool_result', tool_use_id: r.id, content: r.content, ...(r.isError ? { is_error: true } : {}) })) },
+  ],
   /** @param {{ messages: Json[], tools?: string[], model?: string, stream?: boolean, extra?: Json }} opts */
   request({ messages, tools, model = 'claude-haiku-4-5', stream = true, extra = {} }) {
     /** @type {Json} */
@@ -180,10 +208,16 @@ export const anthropic = {
       if (d.type === 'content_block_start') out.blocks[d.index] = { ...d.content_block, json: '' };
       if (d.type === 'content_block_delta') {
         const b = out.blocks[d.index];
-        if (d.delta.type === 'text_delta') { out.text += d.delta.text; out.textDeltas += 1; }
+        if (d.delta.type === 'text_delta') {
+          out.text += d.delta.text;
+          out.textDeltas += 1;
+        }
         if (d.delta.type === 'thinking_delta') out.reasoning += d.delta.thinking;
         if (d.delta.type === 'signature_delta') b.signature = d.delta.signature;
-        if (d.delta.type === 'input_json_delta') { b.json += d.delta.partial_json; if (d.delta.partial_json) out.argFragments += 1; }
+        if (d.delta.type === 'input_json_delta') {
+          b.json += d.delta.partial_json;
+          if (d.delta.partial_json) out.argFragments += 1;
+        }
       }
       if (d.type === 'message_delta') {
         out.finish = { end_turn: 'end', tool_use: 'tool', max_tokens: 'length' }[d.delta.stop_reason];
@@ -198,8 +232,14 @@ export const anthropic = {
   },
   decodeJson(body) {
     return {
-      text: body.content.filter((b) => b.type === 'text').map((b) => b.text).join(''),
-      reasoning: body.content.filter((b) => b.type === 'thinking').map((b) => b.thinking).join(''),
+      text: body.content
+        .filter((b) => b.type === 'text')
+        .map((b) => b.text)
+        .join(''),
+      reasoning: body.content
+        .filter((b) => b.type === 'thinking')
+        .map((b) => b.thinking)
+        .join(''),
       calls: body.content.filter((b) => b.type === 'tool_use').map((b) => ({ id: b.id, name: b.name, args: b.input })),
       finish: { end_turn: 'end', tool_use: 'tool', max_tokens: 'length' }[body.stop_reason],
       usage: { prompt: body.usage.input_tokens, completion: body.usage.output_tokens },
@@ -218,7 +258,9 @@ export const gemini = {
   tools: (names) => [{ functionDeclarations: names.map((n) => ({ name: n, description: n, parameters: SCHEMAS[n] })) }],
   user: (text) => ({ role: 'user', parts: [{ text }] }),
   calls: (calls) => ({ role: 'model', parts: calls.map((c) => ({ functionCall: { name: c.name, args: c.args } })) }),
-  results: (results) => [{ role: 'user', parts: results.map((r) => ({ functionResponse: { name: r.name, response: r.isError ? { error: r.content } : { result: r.content } } })) }],
+  results: (results) => [
+    { role: 'user', parts: results.map((r) => ({ functionResponse: { name: r.name, response: r.isError ? { error: r.content } : { result: r.content } } })) },
+  ],
   /** @param {{ messages: Json[], tools?: string[], model?: string, stream?: boolean, extra?: Json }} opts */
   request({ messages, tools, model = 'gemini-2.5-flash', stream = true, extra = {} }) {
     /** @type {Json} */
@@ -233,11 +275,17 @@ export const gemini = {
     for (const e of events) {
       const d = tryJson(e.data);
       if (!d) continue;
-      if (d.error) { out.error = d.error; continue; }
+      if (d.error) {
+        out.error = d.error;
+        continue;
+      }
       const cand = d.candidates?.[0];
       for (const part of cand?.content?.parts ?? []) {
         if (part.thought) out.reasoning += part.text;
-        else if (typeof part.text === 'string') { out.text += part.text; if (part.text) out.textDeltas += 1; }
+        else if (typeof part.text === 'string') {
+          out.text += part.text;
+          if (part.text) out.textDeltas += 1;
+        }
         if (part.functionCall) out.calls.push({ id: null, name: part.functionCall.name, args: part.functionCall.args });
       }
       if (cand?.finishReason) {
@@ -253,11 +301,20 @@ export const gemini = {
     const parts = body.candidates[0].content.parts;
     const calls = parts.filter((p) => p.functionCall).map((p) => ({ id: null, name: p.functionCall.name, args: p.functionCall.args }));
     return {
-      text: parts.filter((p) => typeof p.text === 'string' && !p.thought).map((p) => p.text).join(''),
-      reasoning: parts.filter((p) => p.thought).map((p) => p.text).join(''),
+      text: parts
+        .filter((p) => typeof p.text === 'string' && !p.thought)
+        .map((p) => p.text)
+        .join(''),
+      reasoning: parts
+        .filter((p) => p.thought)
+        .map((p) => p.text)
+        .join(''),
       calls,
       finish: body.candidates[0].finishReason === 'MAX_TOKENS' ? 'length' : calls.length ? 'tool' : 'end',
-      usage: { prompt: body.usageMetadata.promptTokenCount, completion: body.usageMetadata.candidatesTokenCount + (body.usageMetadata.thoughtsTokenCount ?? 0) },
+      usage: {
+        prompt: body.usageMetadata.promptTokenCount,
+        completion: body.usageMetadata.candidatesTokenCount + (body.usageMetadata.thoughtsTokenCount ?? 0),
+      },
     };
   },
   errorShape(body) {

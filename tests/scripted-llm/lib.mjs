@@ -112,11 +112,16 @@ export function typeName(v) {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'an array';
   switch (typeof v) {
-    case 'string': return 'a string';
-    case 'number': return Number.isInteger(v) ? 'an integer' : 'a decimal';
-    case 'boolean': return 'a boolean';
-    case 'object': return 'an object';
-    default: return typeof v;
+    case 'string':
+      return 'a string';
+    case 'number':
+      return Number.isInteger(v) ? 'an integer' : 'a decimal';
+    case 'boolean':
+      return 'a boolean';
+    case 'object':
+      return 'an object';
+    default:
+      return typeof v;
   }
 }
 

@@ -48,9 +48,19 @@ describe('openai: wire details', () => {
       { role: 'tool', tool_call_id: 'call_a', content: '10:00' },
       { role: 'assistant', content: 'It is 10:00.' },
     ];
-    const r = await turn(openai, { messages: [{ role: 'system', content: 'Summarize the conversation so far for a later turn.' }, ...convo, { role: 'user', content: 'go on' }] });
-    assert.equal(r.text, 'Summary of the conversation so far: The user asked: "what time is it"; "go on". The assistant made 1 tool call (get_time) and gave 1 reply.');
-    const plain = await turn(openai, { messages: [{ role: 'system', content: 'Keep answers compact and use the conversation history.' }, { role: 'user', content: 'hi' }] });
+    const r = await turn(openai, {
+      messages: [{ role: 'system', content: 'Summarize the conversation so far for a later turn.' }, ...convo, { role: 'user', content: 'go on' }],
+    });
+    assert.equal(
+      r.text,
+      'Summary of the conversation so far: The user asked: "what time is it"; "go on". The assistant made 1 tool call (get_time) and gave 1 reply.',
+    );
+    const plain = await turn(openai, {
+      messages: [
+        { role: 'system', content: 'Keep answers compact and use the conversation history.' },
+        { role: 'user', content: 'hi' },
+      ],
+    });
     assert.equal(plain.text, 'You said: hi');
   });
 
@@ -80,12 +90,42 @@ describe('openai: wire details', () => {
     ['empty messages', { model: 'm', messages: [] }, /empty array/],
     ['unknown role', { model: 'm', messages: [{ role: 'robot', content: 'hi' }] }, /Invalid value: 'robot'/],
     ['user without content', { model: 'm', messages: [{ role: 'user' }] }, /messages\[0\]\.content/],
-    ['tool schema not an object schema', { model: 'm', messages: [{ role: 'user', content: 'hi' }], tools: [{ type: 'function', function: { name: 'x', parameters: { type: 'string' } } }] }, /schema must be a JSON Schema of 'type: "object"'/],
-    ['tool name with spaces', { model: 'm', messages: [{ role: 'user', content: 'hi' }], tools: [{ type: 'function', function: { name: 'get time' } }] }, /does not match pattern/],
-    ['tool message without a prior tool call', { model: 'm', messages: [{ role: 'user', content: 'hi' }, { role: 'tool', tool_call_id: 'call_1', content: 'x' }] }, /must be a response to a preceeding message with 'tool_calls'/],
-    ['tool_call_id not in the previous tool calls', { model: 'm', messages: [{ role: 'user', content: 'hi' }, openai.calls([call]), { role: 'tool', tool_call_id: 'call_2', content: 'x' }] }, /'tool_call_id' of 'call_2' not found/],
-    ['tool call without a tool response', { model: 'm', messages: [{ role: 'user', content: 'hi' }, openai.calls([call]), { role: 'user', content: 'again' }] }, /did not have response messages: call_1/],
-    ['stream_options without stream', { model: 'm', messages: [{ role: 'user', content: 'hi' }], stream_options: { include_usage: true } }, /only allowed when 'stream' is enabled/],
+    [
+      'tool schema not an object schema',
+      { model: 'm', messages: [{ role: 'user', content: 'hi' }], tools: [{ type: 'function', function: { name: 'x', parameters: { type: 'string' } } }] },
+      /schema must be a JSON Schema of 'type: "object"'/,
+    ],
+    [
+      'tool name with spaces',
+      { model: 'm', messages: [{ role: 'user', content: 'hi' }], tools: [{ type: 'function', function: { name: 'get time' } }] },
+      /does not match pattern/,
+    ],
+    [
+      'tool message without a prior tool call',
+      {
+        model: 'm',
+        messages: [
+          { role: 'user', content: 'hi' },
+          { role: 'tool', tool_call_id: 'call_1', content: 'x' },
+        ],
+      },
+      /must be a response to a preceeding message with 'tool_calls'/,
+    ],
+    [
+      'tool_call_id not in the previous tool calls',
+      { model: 'm', messages: [{ role: 'user', content: 'hi' }, openai.calls([call]), { role: 'tool', tool_call_id: 'call_2', content: 'x' }] },
+      /'tool_call_id' of 'call_2' not found/,
+    ],
+    [
+      'tool call without a tool response',
+      { model: 'm', messages: [{ role: 'user', content: 'hi' }, openai.calls([call]), { role: 'user', content: 'again' }] },
+      /did not have response messages: call_1/,
+    ],
+    [
+      'stream_options without stream',
+      { model: 'm', messages: [{ role: 'user', content: 'hi' }], stream_options: { include_usage: true } },
+      /only allowed when 'stream' is enabled/,
+    ],
     ['max_tokens below 1', { model: 'm', messages: [{ role: 'user', content: 'hi' }], max_tokens: 0 }, /integer below minimum value/],
     ['invalid JSON', '{"model": "m", "messages": [', /could not parse the JSON body/],
   ];
@@ -113,7 +153,13 @@ describe('openai: wire details', () => {
 
   test('reasoning deltas match openai-compatible/deepseek-tool-call.chunks.txt', async () => {
     const r = await turn(openai, { messages: [openai.user('think: what time is it')], tools: ['get_time'] });
-    const deltas = (events) => new Set(events.map((e) => tryJson(e.data)).filter((c) => c?.choices?.[0] && c.choices[0].finish_reason === null).map((c) => shape(c.choices[0].delta)));
+    const deltas = (events) =>
+      new Set(
+        events
+          .map((e) => tryJson(e.data))
+          .filter((c) => c?.choices?.[0] && c.choices[0].finish_reason === null)
+          .map((c) => shape(c.choices[0].delta)),
+      );
     assert.deepEqual(deltas(r.events), deltas(parseJsonl(await fixture('openai-compatible/deepseek-tool-call.chunks.txt'))));
   });
 });
@@ -143,7 +189,10 @@ describe('anthropic: wire details', () => {
   test('event names equal data types; ping after the first block start; tool input fragments start empty', async () => {
     const r = await turn(anthropic, { messages: [anthropic.user('what time is it')], tools: ['get_time'] });
     assert.ok(!r.mismatch);
-    assert.deepEqual(r.events.slice(0, 3).map((e) => e.event), ['message_start', 'content_block_start', 'ping']);
+    assert.deepEqual(
+      r.events.slice(0, 3).map((e) => e.event),
+      ['message_start', 'content_block_start', 'ping'],
+    );
     assert.equal(r.events[2].data, '{"type": "ping"}');
     const firstDelta = r.events.find((e) => e.event === 'content_block_delta');
     assert.equal(JSON.parse(firstDelta.data).delta.partial_json, '');
@@ -178,11 +227,31 @@ describe('anthropic: wire details', () => {
     ['messages not an array', { model: 'm', max_tokens: 10, messages: { role: 'user' } }, /^messages: Input should be a valid list$/],
     ['a system role inside messages', { model: 'm', max_tokens: 10, messages: [{ role: 'system', content: 'be nice' }, u('hi')] }, /Unexpected role "system"/],
     ['empty content', { model: 'm', max_tokens: 10, messages: [u('')] }, /must have non-empty content/],
-    ['tool input_schema not an object', { model: 'm', max_tokens: 10, messages: [u('hi')], tools: [{ name: 'x', input_schema: { type: 'string' } }] }, /input_schema\.type: Input should be 'object'/],
+    [
+      'tool input_schema not an object',
+      { model: 'm', max_tokens: 10, messages: [u('hi')], tools: [{ name: 'x', input_schema: { type: 'string' } }] },
+      /input_schema\.type: Input should be 'object'/,
+    ],
     ['tool without input_schema', { model: 'm', max_tokens: 10, messages: [u('hi')], tools: [{ name: 'x' }] }, /input_schema: Field required/],
-    ['tool_result without a matching tool_use', { model: 'm', max_tokens: 10, messages: [u('hi'), { role: 'assistant', content: [use] }, u([{ type: 'tool_result', tool_use_id: 'toolu_2', content: 'x' }])] }, /unexpected `tool_use_id` found in `tool_result` blocks: toolu_2/],
-    ['tool_use without a tool_result after it', { model: 'm', max_tokens: 10, messages: [u('hi'), { role: 'assistant', content: [use] }, u('again')] }, /`tool_use` ids were found without `tool_result` blocks immediately after: toolu_1/],
-    ['thinking budget >= max_tokens', { model: 'm', max_tokens: 1024, thinking: { type: 'enabled', budget_tokens: 2048 }, messages: [u('hi')] }, /must be greater than `thinking.budget_tokens`/],
+    [
+      'tool_result without a matching tool_use',
+      {
+        model: 'm',
+        max_tokens: 10,
+        messages: [u('hi'), { role: 'assistant', content: [use] }, u([{ type: 'tool_result', tool_use_id: 'toolu_2', content: 'x' }])],
+      },
+      /unexpected `tool_use_id` found in `tool_result` blocks: toolu_2/,
+    ],
+    [
+      'tool_use without a tool_result after it',
+      { model: 'm', max_tokens: 10, messages: [u('hi'), { role: 'assistant', content: [use] }, u('again')] },
+      /`tool_use` ids were found without `tool_result` blocks immediately after: toolu_1/,
+    ],
+    [
+      'thinking budget >= max_tokens',
+      { model: 'm', max_tokens: 1024, thinking: { type: 'enabled', budget_tokens: 2048 }, messages: [u('hi')] },
+      /must be greater than `thinking.budget_tokens`/,
+    ],
     ['invalid JSON', '{"model":', /error parsing the body/],
   ];
   for (const [what, body, message] of cases) {
@@ -237,7 +306,11 @@ describe('gemini: wire details', () => {
   });
 
   test('key via ?key= query is accepted; without alt=sse the stream is a JSON array', async () => {
-    const res = await send(`/v1beta/models/gemini-2.5-flash:streamGenerateContent?key=${KEY}`, { contents: [gemini.user('count to 3')] }, { 'content-type': 'application/json' });
+    const res = await send(
+      `/v1beta/models/gemini-2.5-flash:streamGenerateContent?key=${KEY}`,
+      { contents: [gemini.user('count to 3')] },
+      { 'content-type': 'application/json' },
+    );
     assert.equal(res.status, 200);
     const arr = JSON.parse(await res.text());
     assert.equal(arr.map((c) => c.candidates[0].content.parts[0].text).join(''), '1 2 3');
@@ -258,9 +331,27 @@ describe('gemini: wire details', () => {
     ['empty parts', { contents: [{ role: 'user', parts: [] }] }, /parts must not be empty/],
     ['an empty part', { contents: [{ role: 'user', parts: [{}] }] }, /required oneof field 'data'/],
     ['a bad function name', { contents: [gemini.user('hi')], tools: [{ functionDeclarations: [{ name: '1bad name' }] }] }, /Invalid function name/],
-    ['non-object parameters schema', { contents: [gemini.user('hi')], tools: [{ functionDeclarations: [{ name: 'x', parameters: { type: 'STRING' } }] }] }, /must be of type OBJECT/],
-    ['function response without a function call', { contents: [gemini.user('hi'), { role: 'user', parts: [{ functionResponse: { name: 'get_time', response: { result: 'x' } } }] }] }, /function response turn comes immediately after a function call turn/],
-    ['function response for another function', { contents: [gemini.user('hi'), gemini.calls([{ name: 'get_time', args: {} }]), { role: 'user', parts: [{ functionResponse: { name: 'calculator', response: { result: 'x' } } }] }] }, /does not match any function call/],
+    [
+      'non-object parameters schema',
+      { contents: [gemini.user('hi')], tools: [{ functionDeclarations: [{ name: 'x', parameters: { type: 'STRING' } }] }] },
+      /must be of type OBJECT/,
+    ],
+    [
+      'function response without a function call',
+      { contents: [gemini.user('hi'), { role: 'user', parts: [{ functionResponse: { name: 'get_time', response: { result: 'x' } } }] }] },
+      /function response turn comes immediately after a function call turn/,
+    ],
+    [
+      'function response for another function',
+      {
+        contents: [
+          gemini.user('hi'),
+          gemini.calls([{ name: 'get_time', args: {} }]),
+          { role: 'user', parts: [{ functionResponse: { name: 'calculator', response: { result: 'x' } } }] },
+        ],
+      },
+      /does not match any function call/,
+    ],
     ['invalid JSON', '{"contents": [', /Invalid JSON payload/],
   ];
   for (const [what, body, message] of cases) {

@@ -22,16 +22,42 @@
 // `startScriptedLlm`, which puts them in front of these.
 
 /** Phonetic alphabet for `long reply N` (every word at most 8 characters: one token each). */
-const WORDS = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'golf', 'hotel', 'india', 'juliet',
-  'kilo', 'lima', 'mike', 'november', 'oscar', 'papa', 'quebec', 'romeo', 'sierra', 'tango', 'uniform',
-  'victor', 'whiskey', 'xray', 'yankee', 'zulu'];
+const WORDS = [
+  'alpha',
+  'bravo',
+  'charlie',
+  'delta',
+  'echo',
+  'foxtrot',
+  'golf',
+  'hotel',
+  'india',
+  'juliet',
+  'kilo',
+  'lima',
+  'mike',
+  'november',
+  'oscar',
+  'papa',
+  'quebec',
+  'romeo',
+  'sierra',
+  'tango',
+  'uniform',
+  'victor',
+  'whiskey',
+  'xray',
+  'yankee',
+  'zulu',
+];
 
 export const MAX_WORDS = 100000;
 
 /** A user asking for a summary / compaction. */
 const SUMMARY_ASK = /\bsummari[sz]e\b|\bcompact\s+(?:the|this|our)\s+(?:conversation|history|context|chat)\b/i;
 /** A system prompt asking to summarise the conversation (kept narrow: ordinary prompts must not match). */
-const SUMMARY_SYSTEM = /\b(?:summari[sz]e|summari[sz]ing|summary of)\b[^.\n]{0,60}\b(?:conversation|history|chat|transcript|discussion|messages)\b|\bcompaction\b/i;
+const SUMMARY_SYSTEM =
+  /\b(?:summari[sz]e|summari[sz]ing|summary of)\b[^.\n]{0,60}\b(?:conversation|history|chat|transcript|discussion|messages)\b|\bcompaction\b/i;
 
 const DENIAL = /\b(denied|deny|denies|rejected|declined|refused|not approved|disallowed|no connected client can approve|nobody answered the approval)\b/i;
 
@@ -50,7 +76,8 @@ export const rules = [
     name: 'dup-understand',
     match: (ctx) => ctx.system.includes(DUP_UNDERSTAND),
     respond: (ctx) => ({
-      text: `Core goal: ${clip(ctx.lastUser, 120)}\nKey constraints: keep the answer short; use the tools where they help.\n` +
+      text:
+        `Core goal: ${clip(ctx.lastUser, 120)}\nKey constraints: keep the answer short; use the tools where they help.\n` +
         `Relevant context: ${ctx.lastUserIndex > 0 ? 'the earlier turns of this conversation' : 'nothing before this request'}.`,
     }),
   },
@@ -99,7 +126,10 @@ export const rules = [
     name: 'tot-act',
     match: (ctx) => ctx.system.includes(TOT_ACT),
     respond: (ctx) => {
-      const step = ctx.system.slice(ctx.system.indexOf(TOT_ACT) + TOT_ACT.length).split('\n')[0].trim();
+      const step = ctx.system
+        .slice(ctx.system.indexOf(TOT_ACT) + TOT_ACT.length)
+        .split('\n')[0]
+        .trim();
       const tools = step.match(/^Use the tools to answer: ([\s\S]+)$/);
       if (tools) return ctx.nextWith({ lastUser: tools[1] });
       if (/^Answer directly/.test(step)) return { text: answerWithoutTools(userRequest(ctx)) };
@@ -116,9 +146,19 @@ export const rules = [
     respond: (ctx) => {
       const request = userRequest(ctx);
       if (/\bbad plan\b/i.test(request) && !ctx.system.includes('previous plan was rejected')) {
-        return { text: JSON.stringify({ nodes: [{ id: 'a', task: 'first', deps: ['b'] }, { id: 'b', task: 'second', deps: ['a'] }] }) };
+        return {
+          text: JSON.stringify({
+            nodes: [
+              { id: 'a', task: 'first', deps: ['b'] },
+              { id: 'b', task: 'second', deps: ['a'] },
+            ],
+          }),
+        };
       }
-      const parts = request.split(/\s*;\s*/).map((x) => x.trim()).filter(Boolean);
+      const parts = request
+        .split(/\s*;\s*/)
+        .map((x) => x.trim())
+        .filter(Boolean);
       if (parts.length <= 1) return { text: JSON.stringify({ nodes: [{ id: 'task', task: request, deps: [] }] }) };
       const nodes = parts.map((task, i) => ({ id: `s${i + 1}`, task, deps: [] }));
       nodes.push({ id: 'combine', task: 'Combine the results into one answer', deps: nodes.map((n) => n.id) });
@@ -131,7 +171,10 @@ export const rules = [
     match: (ctx) => ctx.system.includes(GOT_JUDGE),
     respond: (ctx) => {
       const { task } = subTask(ctx.lastUser);
-      const parts = task.split(/\s+and\s+/i).map((x) => x.trim()).filter(Boolean);
+      const parts = task
+        .split(/\s+and\s+/i)
+        .map((x) => x.trim())
+        .filter(Boolean);
       if (parts.length < 2) return { text: JSON.stringify({ complex: false }) };
       return { text: JSON.stringify({ complex: true, nodes: parts.map((p, i) => ({ id: `p${i + 1}`, task: p, deps: [] })) }) };
     },
@@ -263,7 +306,11 @@ export const rules = [
     respond: (ctx, m) => {
       if (!ctx.hasTool(m[1])) return null;
       let args = {};
-      try { args = m[2] ? JSON.parse(m[2]) : {}; } catch { return null; }
+      try {
+        args = m[2] ? JSON.parse(m[2]) : {};
+      } catch {
+        return null;
+      }
       return { toolCalls: [{ name: m[1], args }] };
     },
   },
@@ -285,7 +332,10 @@ export function buildContext(conv) {
   const messages = conv.messages;
   let lastUserIndex = -1;
   for (let i = messages.length - 1; i >= 0; i--) {
-    if (messages[i].role === 'user') { lastUserIndex = i; break; }
+    if (messages[i].role === 'user') {
+      lastUserIndex = i;
+      break;
+    }
   }
   const calls = [];
   for (const m of messages) if (m.role === 'assistant') calls.push(...(m.calls ?? []));
@@ -440,8 +490,14 @@ export function evaluate(expr) {
     return Number(m[0]);
   };
   const atom = () => {
-    if (peek() === '-') { i++; return -atom(); }
-    if (peek() === '+') { i++; return atom(); }
+    if (peek() === '-') {
+      i++;
+      return -atom();
+    }
+    if (peek() === '+') {
+      i++;
+      return atom();
+    }
     if (peek() === '(') {
       i++;
       const v = sum();
@@ -453,7 +509,10 @@ export function evaluate(expr) {
   };
   const power = () => {
     const base = atom();
-    if (peek() === '^') { i++; return base ** power(); }
+    if (peek() === '^') {
+      i++;
+      return base ** power();
+    }
     return base;
   };
   const product = () => {
@@ -494,7 +553,7 @@ function describeResult(r) {
   const name = r.name ?? r.call?.name ?? 'tool';
   const args = r.call?.args ?? {};
   if (name === 'apply_patch' || name === 'write') {
-    const path = name === 'write' ? args.path ?? 'the file' : patchPath(args.patch);
+    const path = name === 'write' ? (args.path ?? 'the file') : patchPath(args.patch);
     if (DENIAL.test(content)) return `Understood: writing ${path} was denied, so I left it unchanged.`;
     if (r.isError) return sentence(`Writing ${path} failed: ${content}`);
     return `Done: I wrote ${path}.`;
@@ -545,7 +604,7 @@ function explain(text) {
   }
   command = command.trim().replace(/[?.]+$/, '');
   const firstLine = command.split('\n')[0].trim();
-  const program = (firstLine.match(/^\*\*\* Begin Patch/) ? 'apply_patch' : firstLine.split(/\s+/)[0] ?? '').replace(/^.*\//, '');
+  const program = (firstLine.match(/^\*\*\* Begin Patch/) ? 'apply_patch' : (firstLine.split(/\s+/)[0] ?? '')).replace(/^.*\//, '');
   const known = COMMANDS[program];
   const shown = clip(firstLine, 60);
   if (!known) {
@@ -553,7 +612,9 @@ function explain(text) {
   }
   const [what, mutates] = known;
   const writes = mutates || /(^|[^>])>>?[^>]/.test(firstLine);
-  return `The command \`${shown}\` ${what}. ` + (writes ? 'It changes files, so approve it only if that is what you want.' : 'It only reads and changes nothing.');
+  return (
+    `The command \`${shown}\` ${what}. ` + (writes ? 'It changes files, so approve it only if that is what you want.' : 'It only reads and changes nothing.')
+  );
 }
 
 function summarize(ctx) {
@@ -567,7 +628,10 @@ function summarize(ctx) {
     }
     if (m.role === 'assistant') {
       if (m.text && m.text.trim()) replies += 1;
-      for (const c of m.calls ?? []) { calls += 1; names.add(c.name); }
+      for (const c of m.calls ?? []) {
+        calls += 1;
+        names.add(c.name);
+      }
     }
   });
   const recent = asks.slice(-10);
@@ -579,7 +643,10 @@ function summarize(ctx) {
 /** Writes `content` to `path` with apply_patch if offered, else write, else says it can't. */
 function writeCall(ctx, content, path) {
   if (ctx.hasTool('apply_patch')) {
-    const body = content.split('\n').map((line) => `+${line}`).join('\n');
+    const body = content
+      .split('\n')
+      .map((line) => `+${line}`)
+      .join('\n');
     return { toolCalls: [{ name: 'apply_patch', args: { patch: `*** Begin Patch\n*** Add File: ${path}\n${body}\n*** End Patch` } }] };
   }
   if (ctx.hasTool('write')) return { toolCalls: [{ name: 'write', args: { path, content } }] };

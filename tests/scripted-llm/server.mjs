@@ -29,7 +29,10 @@ const MAX_DELAY = 60000;
 /** The fault selected by the `x-scripted-fault` header (wins) or by the model name. */
 export function faultFor(model, header) {
   if (typeof header === 'string' && header.trim()) {
-    const h = header.trim().toLowerCase().replace(/^fault-/, '');
+    const h = header
+      .trim()
+      .toLowerCase()
+      .replace(/^fault-/, '');
     if (FAULTS.includes(h)) return h;
   }
   const m = typeof model === 'string' ? model.match(FAULT_IN_MODEL) : null;
@@ -47,7 +50,8 @@ function route(method, pathname) {
 const CORS = {
   'access-control-allow-origin': '*',
   'access-control-allow-methods': 'GET, POST, OPTIONS',
-  'access-control-allow-headers': 'authorization, content-type, x-api-key, anthropic-version, anthropic-beta, anthropic-dangerous-direct-browser-access, x-goog-api-key, x-scripted-fault, x-scripted-delay-ms, x-scripted-reasoning-field',
+  'access-control-allow-headers':
+    'authorization, content-type, x-api-key, anthropic-version, anthropic-beta, anthropic-dangerous-direct-browser-access, x-goog-api-key, x-scripted-fault, x-scripted-delay-ms, x-scripted-reasoning-field',
   'access-control-expose-headers': 'retry-after, x-request-id, request-id, x-scripted-rule',
 };
 
@@ -370,7 +374,13 @@ export async function startScriptedLlm({ port = 0, host = '127.0.0.1', delayMs =
   const server = http.createServer((req, res) => {
     handle(req, res, opts, state).catch((err) => {
       process.stderr.write(`[scripted-llm] internal error: ${err?.stack ?? err}\n`);
-      if (!res.headersSent) sendText(res, 500, 'application/json', JSON.stringify({ error: { message: String(err?.message ?? err), type: 'server_error', param: null, code: null } }));
+      if (!res.headersSent)
+        sendText(
+          res,
+          500,
+          'application/json',
+          JSON.stringify({ error: { message: String(err?.message ?? err), type: 'server_error', param: null, code: null } }),
+        );
       else res.destroy();
     });
   });
@@ -451,12 +461,27 @@ function parseCli(argv, env) {
       return v;
     };
     switch (key) {
-      case '--port': case '-p': o.port = value(); break;
-      case '--host': o.host = value(); break;
-      case '--delay-ms': case '--delay': o.delayMs = value(); break;
-      case '--verbose': case '-v': o.log = true; break;
-      case '--help': case '-h': o.help = true; break;
-      default: throw new Error(`unknown argument: ${arg}`);
+      case '--port':
+      case '-p':
+        o.port = value();
+        break;
+      case '--host':
+        o.host = value();
+        break;
+      case '--delay-ms':
+      case '--delay':
+        o.delayMs = value();
+        break;
+      case '--verbose':
+      case '-v':
+        o.log = true;
+        break;
+      case '--help':
+      case '-h':
+        o.help = true;
+        break;
+      default:
+        throw new Error(`unknown argument: ${arg}`);
     }
   }
   const port = Number(o.port);

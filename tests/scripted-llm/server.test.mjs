@@ -13,7 +13,6 @@ import { useScriptedLlm, llm, tryJson, shape, readAll, openai, anthropic, gemini
 
 useScriptedLlm();
 
-
 test('GET /healthz answers ok', async () => {
   const res = await fetch(`${llm.url}/healthz`, { signal: AbortSignal.timeout(5000) });
   assert.equal(res.status, 200);
@@ -79,9 +78,15 @@ for (const P of PROVIDERS) {
       assert.equal(r1.calls[0].name, 'apply_patch');
       assert.equal(r1.calls[0].args.patch, '*** Begin Patch\n*** Add File: notes.txt\n+hello world\n*** End Patch');
       const calls = withIds(r1.calls);
-      const ok = await turn(P, { messages: [q, P.calls(calls), ...P.results([{ id: calls[0].id, name: 'apply_patch', content: 'Success. Updated the following files:\nA notes.txt' }])], tools });
+      const ok = await turn(P, {
+        messages: [q, P.calls(calls), ...P.results([{ id: calls[0].id, name: 'apply_patch', content: 'Success. Updated the following files:\nA notes.txt' }])],
+        tools,
+      });
       assert.equal(ok.text, 'Done: I wrote notes.txt.');
-      const denied = await turn(P, { messages: [q, P.calls(calls), ...P.results([{ id: calls[0].id, name: 'apply_patch', content: 'The user denied this tool call.', isError: true }])], tools });
+      const denied = await turn(P, {
+        messages: [q, P.calls(calls), ...P.results([{ id: calls[0].id, name: 'apply_patch', content: 'The user denied this tool call.', isError: true }])],
+        tools,
+      });
       assert.equal(denied.text, 'Understood: writing notes.txt was denied, so I left it unchanged.');
     });
 
@@ -114,7 +119,10 @@ for (const P of PROVIDERS) {
       const q = P.user('Get the time and calculate 6*7 in parallel');
       const r1 = await turn(P, { messages: [q], tools });
       assert.equal(r1.finish, 'tool');
-      assert.deepEqual(r1.calls.map((c) => c.name), ['get_time', 'calculator']);
+      assert.deepEqual(
+        r1.calls.map((c) => c.name),
+        ['get_time', 'calculator'],
+      );
       assert.deepEqual(r1.calls[1].args, { expression: '6*7' });
       if (P !== gemini) assert.notEqual(r1.calls[0].id, r1.calls[1].id);
       if (P === openai) {
@@ -128,7 +136,14 @@ for (const P of PROVIDERS) {
       }
       const calls = withIds(r1.calls);
       const r2 = await turn(P, {
-        messages: [q, P.calls(calls), ...P.results([{ id: calls[0].id, name: 'get_time', content: '12:00 UTC' }, { id: calls[1].id, name: 'calculator', content: '42' }])],
+        messages: [
+          q,
+          P.calls(calls),
+          ...P.results([
+            { id: calls[0].id, name: 'get_time', content: '12:00 UTC' },
+            { id: calls[1].id, name: 'calculator', content: '42' },
+          ]),
+        ],
         tools,
       });
       assert.equal(r2.text, 'It is 12:00 UTC. 6*7 = 42.');
@@ -164,9 +179,17 @@ for (const P of PROVIDERS) {
     test('summarise prompts get a deterministic summary', async () => {
       const msgs = [P.user('what is the capital of France'), P.calls([]), P.user('Please summarize the conversation')];
       // an assistant turn with text instead of calls, per provider
-      msgs[1] = P === openai ? { role: 'assistant', content: 'Paris.' } : P === anthropic ? { role: 'assistant', content: 'Paris.' } : { role: 'model', parts: [{ text: 'Paris.' }] };
+      msgs[1] =
+        P === openai
+          ? { role: 'assistant', content: 'Paris.' }
+          : P === anthropic
+            ? { role: 'assistant', content: 'Paris.' }
+            : { role: 'model', parts: [{ text: 'Paris.' }] };
       const r = await turn(P, { messages: msgs });
-      assert.equal(r.text, 'Summary of the conversation so far: The user asked: "what is the capital of France". The assistant made no tool calls and gave 1 reply.');
+      assert.equal(
+        r.text,
+        'Summary of the conversation so far: The user asked: "what is the capital of France". The assistant made no tool calls and gave 1 reply.',
+      );
       assert.equal(r.rule, 'summarize');
     });
 
@@ -269,7 +292,13 @@ for (const P of PROVIDERS) {
         const reader = res.body.getReader();
         const first = await reader.read();
         assert.ok(!first.done && first.value.length > 0);
-        const more = await Promise.race([reader.read().then(() => 'data', () => 'error'), new Promise((r) => setTimeout(r, 300, 'silence'))]);
+        const more = await Promise.race([
+          reader.read().then(
+            () => 'data',
+            () => 'error',
+          ),
+          new Promise((r) => setTimeout(r, 300, 'silence')),
+        ]);
         assert.equal(more, 'silence');
         assert.ok(llm.activeResponses >= 1);
         ac.abort();
@@ -285,8 +314,6 @@ for (const P of PROVIDERS) {
 }
 
 // ---- OpenAI specifics --------------------------------------------------------------------
-
-
 
 describe('server', () => {
   test('unknown paths get a 404', async () => {
@@ -385,7 +412,10 @@ for (const P of PROVIDERS) {
   test(`${P.name}: "use <tool> with {json}" calls any offered tool, and not an unoffered one`, async () => {
     const out = await turn(P, { messages: [P.user('use read with {"path":"a.txt"}')], tools: ['read'] });
     assert.equal(out.rule, 'use-tool');
-    assert.deepEqual(out.calls.map((c) => [c.name, c.args]), [['read', { path: 'a.txt' }]]);
+    assert.deepEqual(
+      out.calls.map((c) => [c.name, c.args]),
+      [['read', { path: 'a.txt' }]],
+    );
     const echo = await turn(P, { messages: [P.user('use read')], tools: ['get_time'] });
     assert.equal(echo.rule, 'echo');
   });
@@ -398,7 +428,10 @@ for (const P of PROVIDERS) {
       tools: ['get_time'],
     });
     assert.equal(again.rule, 'loop');
-    assert.deepEqual(again.calls.map((c) => c.name), ['get_time']);
+    assert.deepEqual(
+      again.calls.map((c) => c.name),
+      ['get_time'],
+    );
   });
 
   test(`${P.name}: "who are you" answers with the system prompt's first line`, async () => {
@@ -413,7 +446,13 @@ for (const P of PROVIDERS) {
     const failed = await turn(P, { messages: [P.user('tell me a story fault-429')] });
     assert.equal(failed.status, 429);
     assert.equal(failed.res.headers.get('retry-after'), '2');
-    const fine = await turn(P, { messages: [P.user('tell me a story fault-429'), { role: P.name === 'gemini' ? 'model' : 'assistant', ...(P.name === 'gemini' ? { parts: [{ text: 'no' }] } : { content: 'no' }) }, P.user('and now?')] });
+    const fine = await turn(P, {
+      messages: [
+        P.user('tell me a story fault-429'),
+        { role: P.name === 'gemini' ? 'model' : 'assistant', ...(P.name === 'gemini' ? { parts: [{ text: 'no' }] } : { content: 'no' }) },
+        P.user('and now?'),
+      ],
+    });
     assert.equal(fine.status, 200);
     assert.equal(fine.text, 'You said: and now?');
   });

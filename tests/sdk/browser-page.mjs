@@ -1,6 +1,6 @@
 // Loaded by the test page of browser.test.mjs: the SDK as a web app imports it, plus small
 // helpers the tests call through `page.evaluate` (everything they return is plain JSON).
-import init, { Client, Reassembler } from "/pkg/index.mjs";
+import init, { Client, Reassembler } from '/pkg/index.mjs';
 
 await init();
 
@@ -19,11 +19,9 @@ globalThis.WebSocket = class TappedWebSocket extends NativeWebSocket {
     const log = { url: String(url), offered: [protocols ?? []].flat(), protocol: null, sent: [], lost: [], received: [], closed: null };
     logs.set(this, log);
     wire.push(log);
-    this.addEventListener("open", () => (log.protocol = this.protocol));
-    this.addEventListener("message", (e) =>
-      log.received.push(typeof e.data === "string" ? e.data : new TextDecoder().decode(e.data)),
-    );
-    this.addEventListener("close", (e) => (log.closed = e.code));
+    this.addEventListener('open', () => (log.protocol = this.protocol));
+    this.addEventListener('message', (e) => log.received.push(typeof e.data === 'string' ? e.data : new TextDecoder().decode(e.data)));
+    this.addEventListener('close', (e) => (log.closed = e.code));
   }
 
   send(data) {
@@ -43,7 +41,7 @@ function loseNext(match) {
   lose = match;
 }
 
-const config = { url: "", token: "" };
+const config = { url: '', token: '' };
 const clients = new Map();
 
 /**
@@ -72,12 +70,12 @@ function closeAll() {
 
 /** What the page shows (and the screenshot keeps): one line per run. */
 function show(label, outcome, resolved) {
-  const li = document.createElement("li");
-  li.className = resolved ? "resolved" : "rejected";
-  const b = document.createElement("b");
+  const li = document.createElement('li');
+  li.className = resolved ? 'resolved' : 'rejected';
+  const b = document.createElement('b');
   b.textContent = label;
   li.append(b, ` → ${outcome}`);
-  document.getElementById("log")?.append(li);
+  document.getElementById('log')?.append(li);
 }
 
 /** A thrown value as JSON: whether it is an `Error`, its name, code and message. */
@@ -120,8 +118,8 @@ async function follow(run, { timeoutMs = 20_000, onDelta, label = run.runId } = 
   } catch (e) {
     out.error = error(e);
   }
-  out.iterated = await within(iterate, 2_000, "events() after the run ended");
-  out.text = deltas.join("");
+  out.iterated = await within(iterate, 2_000, 'events() after the run ended');
+  out.text = deltas.join('');
   out.finished = run.finished;
   show(label, out.error ? `${out.error.code}: ${out.error.message}` : JSON.stringify(out.result.reply), !out.error);
   return out;

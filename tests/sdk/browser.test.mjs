@@ -59,21 +59,24 @@ let browser;
 let page;
 const pageErrors = [];
 
-before(async () => {
-  server = await startServer({ delayMs: 5, vars: { WEFT_AUTH_TOKEN: TOKEN } });
-  net = await relay({ host: '127.0.0.1', port: Number(new URL(server.http).port) });
-  web = await serveStatic({ '/': PAGE, '/page.mjs': new URL('./browser-page.mjs', import.meta.url), '/favicon.ico': '' });
-  browser = await launchChromium();
-  page = browser.context.pages()[0] ?? (await browser.context.newPage());
-  page.on('pageerror', (e) => pageErrors.push(String(e)));
-  await page.exposeFunction('cutNetwork', () => net.cut());
-  await page.goto(`${web.url}/`);
-  await page.waitForFunction(() => window.weftReady === true, null, { timeout: 30_000 });
-  await page.evaluate(({ url, token }) => Object.assign(window.weft.config, { url, token }), {
-    url: `ws://127.0.0.1:${net.port}`,
-    token: TOKEN,
-  });
-}, { timeout: 900_000 });
+before(
+  async () => {
+    server = await startServer({ delayMs: 5, vars: { WEFT_AUTH_TOKEN: TOKEN } });
+    net = await relay({ host: '127.0.0.1', port: Number(new URL(server.http).port) });
+    web = await serveStatic({ '/': PAGE, '/page.mjs': new URL('./browser-page.mjs', import.meta.url), '/favicon.ico': '' });
+    browser = await launchChromium();
+    page = browser.context.pages()[0] ?? (await browser.context.newPage());
+    page.on('pageerror', (e) => pageErrors.push(String(e)));
+    await page.exposeFunction('cutNetwork', () => net.cut());
+    await page.goto(`${web.url}/`);
+    await page.waitForFunction(() => window.weftReady === true, null, { timeout: 30_000 });
+    await page.evaluate(({ url, token }) => Object.assign(window.weft.config, { url, token }), {
+      url: `ws://127.0.0.1:${net.port}`,
+      token: TOKEN,
+    });
+  },
+  { timeout: 900_000 },
+);
 
 after(async () => {
   if (page) {
@@ -104,8 +107,15 @@ function frameIds(received, runId) {
 function assertWhole(out) {
   const ids = out.events.map((e) => e.event_id);
   assert.deepEqual(ids, range(ids.length), 'event ids are dense, from 1');
-  assert.ok(out.events.every((e) => e.run_id === out.runId), 'every event names the run');
-  assert.deepEqual(out.iterated.map((e) => e.event_id), ids, 'for await saw every event once, in order');
+  assert.ok(
+    out.events.every((e) => e.run_id === out.runId),
+    'every event names the run',
+  );
+  assert.deepEqual(
+    out.iterated.map((e) => e.event_id),
+    ids,
+    'for await saw every event once, in order',
+  );
   assert.equal(out.events[0].type, 'run_start');
   assert.equal(out.finished, true);
 }
@@ -113,24 +123,27 @@ function assertWhole(out) {
 for (const dialect of DIALECTS) {
   describe(dialect, () => {
     test('a run streams text: onText deltas make the reply, events() ends with the run; auth, heartbeats', async () => {
-      const out = await page.evaluate(async ({ dialect }) => {
-        const sessionId = crypto.randomUUID();
-        const c = weft.client(dialect, { sessionId, heartbeatIntervalMs: 50 });
-        const states = [];
-        c.onStatus((s) => states.push(s.state));
-        await c.connect();
-        const out = await weft.go(c, 'count to 40');
-        const r = new weft.Reassembler(dialect);
-        r.pushMany(weft.wire[0].received);
-        return {
-          ...out,
-          sessionId,
-          states,
-          transcript: c.transcript(),
-          reassembled: r.transcript(),
-          wire: weft.wire.map(({ url, offered, protocol, sent }) => ({ url, offered, protocol, sent: sent.map((s) => JSON.parse(s)) })),
-        };
-      }, { dialect });
+      const out = await page.evaluate(
+        async ({ dialect }) => {
+          const sessionId = crypto.randomUUID();
+          const c = weft.client(dialect, { sessionId, heartbeatIntervalMs: 50 });
+          const states = [];
+          c.onStatus((s) => states.push(s.state));
+          await c.connect();
+          const out = await weft.go(c, 'count to 40');
+          const r = new weft.Reassembler(dialect);
+          r.pushMany(weft.wire[0].received);
+          return {
+            ...out,
+            sessionId,
+            states,
+            transcript: c.transcript(),
+            reassembled: r.transcript(),
+            wire: weft.wire.map(({ url, offered, protocol, sent }) => ({ url, offered, protocol, sent: sent.map((s) => JSON.parse(s)) })),
+          };
+        },
+        { dialect },
+      );
       assert.equal(out.error, undefined);
       const reply = countTo(40);
       assert.equal(out.result.reply, reply);
@@ -151,7 +164,10 @@ for (const dialect of DIALECTS) {
         { role: 'user', text: 'count to 40', run_id: out.runId, complete: true },
         { role: 'assistant', text: reply, run_id: out.runId, complete: true },
       ]);
-      assert.deepEqual(out.transcript.runs.map((r) => [r.run_id, r.status, r.reply]), [[out.runId, 'completed', reply]]);
+      assert.deepEqual(
+        out.transcript.runs.map((r) => [r.run_id, r.status, r.reply]),
+        [[out.runId, 'completed', reply]],
+      );
       assert.deepEqual(out.reassembled, out.transcript, 'a Reassembler fed the raw frames agrees with the client');
       // One socket, the dialect's endpoint, the token as a subprotocol and never in the URL.
       assert.equal(out.wire.length, 1);
@@ -165,32 +181,40 @@ for (const dialect of DIALECTS) {
     });
 
     test('a tool call streams its arguments; the transcript has the parsed call and its result', async () => {
-      const out = await page.evaluate(async ({ dialect }) => {
-        const c = weft.client(dialect);
-        await c.connect();
-        return { ...(await weft.go(c, 'calculate 6*7')), transcript: c.transcript() };
-      }, { dialect });
+      const out = await page.evaluate(
+        async ({ dialect }) => {
+          const c = weft.client(dialect);
+          await c.connect();
+          return { ...(await weft.go(c, 'calculate 6*7')), transcript: c.transcript() };
+        },
+        { dialect },
+      );
       assert.equal(out.error, undefined);
       assert.equal(out.result.reply, '6*7 = 42.');
       assert.equal(out.text, '6*7 = 42.');
       assertWhole(out);
       const [call] = out.transcript.tool_calls;
       assert.match(call.call_id, /^call_\w+$/);
-      assert.deepEqual(out.transcript.tool_calls, [{
-        call_id: call.call_id,
-        name: 'calculator',
-        arguments_text: '{"expression":"6*7"}',
-        arguments: { expression: '6*7' },
-        status: 'done',
-        result: '42',
-        is_error: false,
-        run_id: out.runId,
-      }]);
-      assert.deepEqual(out.transcript.messages.map((m) => [m.role, m.text, m.tool_call_ids ?? []]), [
-        ['user', 'calculate 6*7', []],
-        ['assistant', '', [call.call_id]],
-        ['assistant', '6*7 = 42.', []],
+      assert.deepEqual(out.transcript.tool_calls, [
+        {
+          call_id: call.call_id,
+          name: 'calculator',
+          arguments_text: '{"expression":"6*7"}',
+          arguments: { expression: '6*7' },
+          status: 'done',
+          result: '42',
+          is_error: false,
+          run_id: out.runId,
+        },
       ]);
+      assert.deepEqual(
+        out.transcript.messages.map((m) => [m.role, m.text, m.tool_call_ids ?? []]),
+        [
+          ['user', 'calculate 6*7', []],
+          ['assistant', '', [call.call_id]],
+          ['assistant', '6*7 = 42.', []],
+        ],
+      );
       const chunks = out.events.filter((e) => e.type === 'tool_call_chunk');
       if (STREAMS_ARGS[dialect]) {
         assert.ok(chunks.length >= 3, `${chunks.length} argument chunks`);
@@ -208,22 +232,26 @@ for (const dialect of DIALECTS) {
     });
 
     /** Runs `write hello to notes.txt`, answering the approvals with `answers` in turn. */
-    const approve = (answers, more = []) => page.evaluate(async ({ dialect, answers, more }) => {
-      const c = weft.client(dialect);
-      const asked = [];
-      const log = [];
-      c.onApproval(async ({ signal, ...req }) => {
-        asked.push({ ...req, signal: signal instanceof AbortSignal && !signal.aborted });
-        log.push({ ask: req.callId });
-        return answers[asked.length - 1];
-      });
-      await c.connect();
-      const out = await weft.go(c, 'write hello to notes.txt', { onDelta: (d) => log.push(d) });
-      const later = [];
-      for (const message of more) later.push(await weft.go(c, message));
-      const sent = weft.wire.flatMap((s) => s.sent.map((f) => JSON.parse(f)));
-      return { ...out, asked, log, later, sent, transcript: c.transcript() };
-    }, { dialect, answers, more });
+    const approve = (answers, more = []) =>
+      page.evaluate(
+        async ({ dialect, answers, more }) => {
+          const c = weft.client(dialect);
+          const asked = [];
+          const log = [];
+          c.onApproval(async ({ signal, ...req }) => {
+            asked.push({ ...req, signal: signal instanceof AbortSignal && !signal.aborted });
+            log.push({ ask: req.callId });
+            return answers[asked.length - 1];
+          });
+          await c.connect();
+          const out = await weft.go(c, 'write hello to notes.txt', { onDelta: (d) => log.push(d) });
+          const later = [];
+          for (const message of more) later.push(await weft.go(c, message));
+          const sent = weft.wire.flatMap((s) => s.sent.map((f) => JSON.parse(f)));
+          return { ...out, asked, log, later, sent, transcript: c.transcript() };
+        },
+        { dialect, answers, more },
+      );
 
     /** The approval response a client of `dialect` sends, as the server receives it. */
     const approvalFrame = (callId, review, message) =>
@@ -253,8 +281,7 @@ for (const dialect of DIALECTS) {
       assertWhole(out);
       assert.deepEqual(out.sent.filter((f) => f.type === 'approval_response').map(stripIds), [approvalFrame(callId, 'yes')]);
       const [call] = out.transcript.tool_calls;
-      assert.deepEqual([call.status, call.review, call.result, call.is_error],
-        ['done', 'yes', 'Success. Updated the following files:\nA notes.txt', false]);
+      assert.deepEqual([call.status, call.review, call.result, call.is_error], ['done', 'yes', 'Success. Updated the following files:\nA notes.txt', false]);
       const resolved = out.events.find((e) => e.type === 'approval_resolved');
       assert.deepEqual([resolved.call_id, resolved.review], [callId, 'yes']);
     });
@@ -267,8 +294,10 @@ for (const dialect of DIALECTS) {
       assertWhole(out);
       assert.deepEqual(out.sent.filter((f) => f.type === 'approval_response').map(stripIds), [approvalFrame(callId, 'no-continue', 'not now')]);
       const [call] = out.transcript.tool_calls;
-      assert.deepEqual([call.status, call.review, call.review_message, call.result, call.is_error],
-        ['denied', 'no-continue', 'not now', 'denied by the user: not now', true]);
+      assert.deepEqual(
+        [call.status, call.review, call.review_message, call.result, call.is_error],
+        ['denied', 'no-continue', 'not now', 'denied by the user: not now', true],
+      );
     });
 
     test('approval: no-exit refuses and ends the run without another model call', async () => {
@@ -280,7 +309,10 @@ for (const dialect of DIALECTS) {
       assertWhole(out);
       const at = out.events.findIndex((e) => e.type === 'approval_resolved');
       assert.equal(out.events[at].review, 'no-exit');
-      assert.deepEqual(out.events.slice(at + 1).filter((e) => ['message_chunk', 'llm_complete', 'tool_start'].includes(e.type)), []);
+      assert.deepEqual(
+        out.events.slice(at + 1).filter((e) => ['message_chunk', 'llm_complete', 'tool_start'].includes(e.type)),
+        [],
+      );
       assert.equal(out.events.at(-1).type, 'run_end');
       const [call] = out.transcript.tool_calls;
       assert.deepEqual([call.status, call.review, call.result, call.is_error], ['denied', 'no-exit', 'denied by the user', true]);
@@ -293,11 +325,18 @@ for (const dialect of DIALECTS) {
       const [second] = out.later;
       assert.equal(second.error, undefined);
       assert.equal(second.result.reply, 'Done: I wrote notes2.txt.');
-      assert.deepEqual(second.events.filter((e) => e.type === 'tool_approval'), [], 'the second run was not asked');
-      assert.deepEqual(out.transcript.tool_calls.map((t) => [t.arguments.patch, t.status, t.review]), [
-        [PATCH('notes.txt', 'hello'), 'done', 'always'],
-        [PATCH('notes2.txt', 'bye'), 'done', undefined],
-      ]);
+      assert.deepEqual(
+        second.events.filter((e) => e.type === 'tool_approval'),
+        [],
+        'the second run was not asked',
+      );
+      assert.deepEqual(
+        out.transcript.tool_calls.map((t) => [t.arguments.patch, t.status, t.review]),
+        [
+          [PATCH('notes.txt', 'hello'), 'done', 'always'],
+          [PATCH('notes2.txt', 'bye'), 'done', undefined],
+        ],
+      );
     });
 
     test('approval: explain streams the explanation, then the callback is asked again', async () => {
@@ -309,64 +348,66 @@ for (const dialect of DIALECTS) {
       assert.equal(out.log.slice(asks[1] + 1).join(''), 'Done: I wrote notes.txt.');
       assert.equal(out.result.reply, 'Done: I wrote notes.txt.');
       assertWhole(out);
-      assert.deepEqual(out.sent.filter((f) => f.type === 'approval_response').map(stripIds), [
-        approvalFrame(callId, 'explain'),
-        approvalFrame(callId, 'yes'),
-      ]);
+      assert.deepEqual(out.sent.filter((f) => f.type === 'approval_response').map(stripIds), [approvalFrame(callId, 'explain'), approvalFrame(callId, 'yes')]);
       const [call] = out.transcript.tool_calls;
       assert.deepEqual([call.status, call.review], ['done', 'yes']);
     });
 
     test('follow(): a second client follows a run it did not start, from its start; an approval answered elsewhere is withdrawn', async () => {
-      const out = await page.evaluate(async ({ dialect }) => {
-        const sessionId = crypto.randomUUID();
-        const a = weft.client(dialect, { sessionId });
-        let aAsked;
-        let bAsked;
-        const askedA = new Promise((resolve) => (aAsked = resolve));
-        const askedB = new Promise((resolve) => (bAsked = resolve));
-        // A answers once B, which follows the run, has been asked too.
-        a.onApproval(async (req) => {
-          aAsked(req.callId);
-          await askedB;
-          return { review: 'yes' };
-        });
-        await a.connect();
-        const runA = a.run({ message: 'write hello to notes.txt' });
-        const followedA = weft.follow(runA, { label: `${dialect} · A starts` });
-        const callId = await weft.within(askedA, 10_000, 'A asked');
+      const out = await page.evaluate(
+        async ({ dialect }) => {
+          const sessionId = crypto.randomUUID();
+          const a = weft.client(dialect, { sessionId });
+          let aAsked;
+          let bAsked;
+          const askedA = new Promise((resolve) => (aAsked = resolve));
+          const askedB = new Promise((resolve) => (bAsked = resolve));
+          // A answers once B, which follows the run, has been asked too.
+          a.onApproval(async (req) => {
+            aAsked(req.callId);
+            await askedB;
+            return { review: 'yes' };
+          });
+          await a.connect();
+          const runA = a.run({ message: 'write hello to notes.txt' });
+          const followedA = weft.follow(runA, { label: `${dialect} · A starts` });
+          const callId = await weft.within(askedA, 10_000, 'A asked');
 
-        const b = weft.client(dialect, { sessionId });
-        const bLog = [];
-        b.onApproval((req) => {
-          bLog.push({ callId: req.callId, aborted: req.signal.aborted });
-          bAsked();
-          return new Promise((resolve) => req.signal.addEventListener('abort', () => {
-            bLog.push('withdrawn');
-            resolve({ review: 'no-exit' });
-          }));
-        });
-        await b.connect();
-        const before = dialect === 'loom' ? await b.userMessages(sessionId) : null;
-        const outB = await weft.follow(b.follow(runA.runId), { label: `${dialect} · B follows` });
-        const outA = await followedA;
-        const afterwards = dialect === 'loom' ? await b.userMessages(sessionId) : null;
-        const unknown = await b.follow('no-such-run').result.then(() => null, weft.error);
-        await new Promise((resolve) => setTimeout(resolve, 100));
-        return {
-          callId,
-          outA,
-          outB,
-          bLog,
-          active: before?.activeRunId,
-          after: afterwards && 'activeRunId' in afterwards,
-          history: before?.messages.map((m) => [m.role, m.content]),
-          unknown,
-          sentB: weft.wire[1].sent.map((f) => JSON.parse(f)),
-          transcriptA: a.transcript(),
-          transcriptB: b.transcript(),
-        };
-      }, { dialect });
+          const b = weft.client(dialect, { sessionId });
+          const bLog = [];
+          b.onApproval((req) => {
+            bLog.push({ callId: req.callId, aborted: req.signal.aborted });
+            bAsked();
+            return new Promise((resolve) =>
+              req.signal.addEventListener('abort', () => {
+                bLog.push('withdrawn');
+                resolve({ review: 'no-exit' });
+              }),
+            );
+          });
+          await b.connect();
+          const before = dialect === 'loom' ? await b.userMessages(sessionId) : null;
+          const outB = await weft.follow(b.follow(runA.runId), { label: `${dialect} · B follows` });
+          const outA = await followedA;
+          const afterwards = dialect === 'loom' ? await b.userMessages(sessionId) : null;
+          const unknown = await b.follow('no-such-run').result.then(() => null, weft.error);
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          return {
+            callId,
+            outA,
+            outB,
+            bLog,
+            active: before?.activeRunId,
+            after: afterwards && 'activeRunId' in afterwards,
+            history: before?.messages.map((m) => [m.role, m.content]),
+            unknown,
+            sentB: weft.wire[1].sent.map((f) => JSON.parse(f)),
+            transcriptA: a.transcript(),
+            transcriptB: b.transcript(),
+          };
+        },
+        { dialect },
+      );
       const { outA, outB } = out;
       assert.equal(outA.error, undefined);
       assert.equal(outA.result.reply, 'Done: I wrote notes.txt.');
@@ -379,11 +420,17 @@ for (const dialect of DIALECTS) {
       // B was asked by the replay, then A's answer withdrew the request; B's late answer
       // never went out.
       assert.deepEqual(out.bLog, [{ callId: out.callId, aborted: false }, 'withdrawn']);
-      assert.deepEqual(out.sentB.filter((f) => f.type === 'approval_response'), []);
-      assert.deepEqual(out.sentB.filter((f) => f.type === 'resume'), [
-        { type: 'resume', run_id: outA.runId, after_event_id: 0 },
-        { type: 'resume', run_id: 'no-such-run', after_event_id: 0 },
-      ]);
+      assert.deepEqual(
+        out.sentB.filter((f) => f.type === 'approval_response'),
+        [],
+      );
+      assert.deepEqual(
+        out.sentB.filter((f) => f.type === 'resume'),
+        [
+          { type: 'resume', run_id: outA.runId, after_event_id: 0 },
+          { type: 'resume', run_id: 'no-such-run', after_event_id: 0 },
+        ],
+      );
       assert.equal(out.unknown?.code, 'unknown_run');
       if (dialect === 'loom') {
         assert.equal(out.active, outA.runId, 'userMessages() names the run streaming now');
@@ -393,71 +440,103 @@ for (const dialect of DIALECTS) {
     });
 
     test('a client-side tool: registerTool runs it in the page, its value reaches the model', async () => {
-      const out = await page.evaluate(async ({ dialect }) => {
-        const c = weft.client(dialect);
-        const calls = [];
-        const asked = [];
-        c.registerTool(
-          { name: 'local_notes', description: 'Notes kept on this device', inputSchema: { type: 'object', properties: { topic: { type: 'string' } } }, readOnly: true },
-          async (args) => {
-            calls.push(args);
-            return `milk and eggs for ${args.topic}`;
-          },
-        );
-        c.onApproval((req) => {
-          asked.push(req);
-          return { review: 'no-exit' };
-        });
-        await c.connect();
-        const out = await weft.go(c, 'use local_notes with {"topic":"groceries"}');
-        const sent = weft.wire.flatMap((s) => s.sent.map((f) => JSON.parse(f)));
-        return { ...out, calls, asked, sent, transcript: c.transcript() };
-      }, { dialect });
+      const out = await page.evaluate(
+        async ({ dialect }) => {
+          const c = weft.client(dialect);
+          const calls = [];
+          const asked = [];
+          c.registerTool(
+            {
+              name: 'local_notes',
+              description: 'Notes kept on this device',
+              inputSchema: { type: 'object', properties: { topic: { type: 'string' } } },
+              readOnly: true,
+            },
+            async (args) => {
+              calls.push(args);
+              return `milk and eggs for ${args.topic}`;
+            },
+          );
+          c.onApproval((req) => {
+            asked.push(req);
+            return { review: 'no-exit' };
+          });
+          await c.connect();
+          const out = await weft.go(c, 'use local_notes with {"topic":"groceries"}');
+          const sent = weft.wire.flatMap((s) => s.sent.map((f) => JSON.parse(f)));
+          return { ...out, calls, asked, sent, transcript: c.transcript() };
+        },
+        { dialect },
+      );
       assert.equal(out.error, undefined);
       assert.equal(out.result.reply, 'The local_notes tool returned: milk and eggs for groceries.');
       assert.deepEqual(out.calls, [{ topic: 'groceries' }], 'the handler ran once, with the parsed arguments');
       assert.deepEqual(out.asked, [], 'a read-only tool is not approved first');
       assertWhole(out);
       const [call] = out.transcript.tool_calls;
-      assert.deepEqual([call.name, call.arguments, call.status, call.result, call.is_error],
-        ['local_notes', { topic: 'groceries' }, 'done', 'milk and eggs for groceries', false]);
-      assert.deepEqual(out.sent.filter((f) => f.type === 'client_tools'), [{
-        type: 'client_tools',
-        tools: [{ name: 'local_notes', description: 'Notes kept on this device', input_schema: { type: 'object', properties: { topic: { type: 'string' } } }, read_only: true }],
-        ...(DECLARES_APPROVER[dialect] ? { approvals: true } : {}),
-      }]);
-      assert.deepEqual(out.sent.filter((f) => f.type === 'tool_result'), [
-        { type: 'tool_result', call_id: call.call_id, result: 'milk and eggs for groceries', is_error: false },
-      ]);
+      assert.deepEqual(
+        [call.name, call.arguments, call.status, call.result, call.is_error],
+        ['local_notes', { topic: 'groceries' }, 'done', 'milk and eggs for groceries', false],
+      );
+      assert.deepEqual(
+        out.sent.filter((f) => f.type === 'client_tools'),
+        [
+          {
+            type: 'client_tools',
+            tools: [
+              {
+                name: 'local_notes',
+                description: 'Notes kept on this device',
+                input_schema: { type: 'object', properties: { topic: { type: 'string' } } },
+                read_only: true,
+              },
+            ],
+            ...(DECLARES_APPROVER[dialect] ? { approvals: true } : {}),
+          },
+        ],
+      );
+      assert.deepEqual(
+        out.sent.filter((f) => f.type === 'tool_result'),
+        [{ type: 'tool_result', call_id: call.call_id, result: 'milk and eggs for groceries', is_error: false }],
+      );
     });
 
     test('a client-side tool that needs approval runs after it; a throwing one reports the error', async () => {
-      const out = await page.evaluate(async ({ dialect }) => {
-        const c = weft.client(dialect);
-        const log = [];
-        c.registerTool({ name: 'clear_cache', description: 'Clears the page cache' }, (args) => {
-          log.push(['run', args]);
-          return { cleared: 3 };
-        });
-        c.registerTool({ name: 'broken', readOnly: true }, () => {
-          throw new Error('disk on fire');
-        });
-        c.onApproval((req) => {
-          log.push(['ask', req.name, req.arguments]);
-          return { review: 'yes' };
-        });
-        await c.connect();
-        const cleared = await weft.go(c, 'use clear_cache with {"all":true}');
-        const broken = await weft.go(c, 'use broken');
-        return { cleared, broken, log, transcript: c.transcript() };
-      }, { dialect });
+      const out = await page.evaluate(
+        async ({ dialect }) => {
+          const c = weft.client(dialect);
+          const log = [];
+          c.registerTool({ name: 'clear_cache', description: 'Clears the page cache' }, (args) => {
+            log.push(['run', args]);
+            return { cleared: 3 };
+          });
+          c.registerTool({ name: 'broken', readOnly: true }, () => {
+            throw new Error('disk on fire');
+          });
+          c.onApproval((req) => {
+            log.push(['ask', req.name, req.arguments]);
+            return { review: 'yes' };
+          });
+          await c.connect();
+          const cleared = await weft.go(c, 'use clear_cache with {"all":true}');
+          const broken = await weft.go(c, 'use broken');
+          return { cleared, broken, log, transcript: c.transcript() };
+        },
+        { dialect },
+      );
       assert.equal(out.cleared.result.reply, 'The clear_cache tool returned: {"cleared":3}.');
-      assert.deepEqual(out.log, [['ask', 'clear_cache', { all: true }], ['run', { all: true }]]);
-      assert.equal(out.broken.result.reply, 'The broken tool returned: Error: disk on fire.');
-      assert.deepEqual(out.transcript.tool_calls.map((t) => [t.name, t.status, t.review, t.result, t.is_error]), [
-        ['clear_cache', 'done', 'yes', '{"cleared":3}', false],
-        ['broken', 'error', undefined, 'disk on fire', true],
+      assert.deepEqual(out.log, [
+        ['ask', 'clear_cache', { all: true }],
+        ['run', { all: true }],
       ]);
+      assert.equal(out.broken.result.reply, 'The broken tool returned: Error: disk on fire.');
+      assert.deepEqual(
+        out.transcript.tool_calls.map((t) => [t.name, t.status, t.review, t.result, t.is_error]),
+        [
+          ['clear_cache', 'done', 'yes', '{"cleared":3}', false],
+          ['broken', 'error', undefined, 'disk on fire', true],
+        ],
+      );
     });
 
     test('the network cut mid-run: the client reconnects and resumes, nothing lost or doubled', async (t) => {
@@ -465,44 +544,47 @@ for (const dialect of DIALECTS) {
       // uncut run and the cut one have the same events and the cut lands mid-run.
       server.pace(10);
       t.after(() => server.pace(null));
-      const out = await page.evaluate(async ({ dialect, streams }) => {
-        // The same run uncut, in its own session, to compare with.
-        const clean = weft.client(dialect);
-        await clean.connect();
-        const whole = await weft.go(clean, 'count to 100');
-        clean.close();
-        weft.wire.length = 0;
+      const out = await page.evaluate(
+        async ({ dialect, streams }) => {
+          // The same run uncut, in its own session, to compare with.
+          const clean = weft.client(dialect);
+          await clean.connect();
+          const whole = await weft.go(clean, 'count to 100');
+          clean.close();
+          weft.wire.length = 0;
 
-        const c = weft.client(dialect);
-        const states = [];
-        c.onStatus((s) => states.push(s.state));
-        await c.connect();
-        const run = c.run({ message: 'count to 100' });
-        let cut = null;
-        const cutNow = (seen) => {
-          if (cut) return;
-          cut = { seen };
-          window.cutNetwork().then((n) => (cut.connections = n));
-        };
-        // agentchat sends the reply whole at the end: cut as soon as the run started.
-        if (!streams) run.onEvent((ev) => ev.type === 'run_start' && cutNow(0));
-        const out = await weft.follow(run, {
-          label: `${dialect} · count to 100 (network cut)`,
-          onDelta: (d, all) => streams && all.length === 10 && cutNow(10),
-        });
-        const all = new weft.Reassembler(dialect);
-        all.pushMany(weft.wire.flatMap((s) => s.received));
-        return {
-          ...out,
-          cleanTypes: whole.events.map((e) => e.type),
-          cut,
-          states,
-          lastEventId: c.lastEventId(run.runId),
-          transcript: c.transcript(),
-          reassembled: all.transcript(),
-          wire: weft.wire.map(({ closed, sent, received }) => ({ closed, sent: sent.map((f) => JSON.parse(f)), received })),
-        };
-      }, { dialect, streams: STREAMS_TEXT[dialect] });
+          const c = weft.client(dialect);
+          const states = [];
+          c.onStatus((s) => states.push(s.state));
+          await c.connect();
+          const run = c.run({ message: 'count to 100' });
+          let cut = null;
+          const cutNow = (seen) => {
+            if (cut) return;
+            cut = { seen };
+            window.cutNetwork().then((n) => (cut.connections = n));
+          };
+          // agentchat sends the reply whole at the end: cut as soon as the run started.
+          if (!streams) run.onEvent((ev) => ev.type === 'run_start' && cutNow(0));
+          const out = await weft.follow(run, {
+            label: `${dialect} · count to 100 (network cut)`,
+            onDelta: (d, all) => streams && all.length === 10 && cutNow(10),
+          });
+          const all = new weft.Reassembler(dialect);
+          all.pushMany(weft.wire.flatMap((s) => s.received));
+          return {
+            ...out,
+            cleanTypes: whole.events.map((e) => e.type),
+            cut,
+            states,
+            lastEventId: c.lastEventId(run.runId),
+            transcript: c.transcript(),
+            reassembled: all.transcript(),
+            wire: weft.wire.map(({ closed, sent, received }) => ({ closed, sent: sent.map((f) => JSON.parse(f)), received })),
+          };
+        },
+        { dialect, streams: STREAMS_TEXT[dialect] },
+      );
       assert.equal(out.error, undefined);
       assert.deepEqual(out.cut, { seen: STREAMS_TEXT[dialect] ? 10 : 0, connections: 1 }, 'cut once, mid-run');
       assert.deepEqual(out.states, ['connecting', 'open', 'reconnecting', 'open']);
@@ -513,7 +595,10 @@ for (const dialect of DIALECTS) {
       const before = frameIds(out.wire[0].received, out.runId);
       const resumedFrom = before.at(-1);
       assert.deepEqual(before, range(resumedFrom));
-      assert.deepEqual(out.wire[1].sent.filter((f) => f.type === 'resume'), [{ type: 'resume', run_id: out.runId, after_event_id: resumedFrom }]);
+      assert.deepEqual(
+        out.wire[1].sent.filter((f) => f.type === 'resume'),
+        [{ type: 'resume', run_id: out.runId, after_event_id: resumedFrom }],
+      );
       const afterIds = frameIds(out.wire[1].received, out.runId);
       assert.equal(afterIds[0], resumedFrom + 1);
       // The app saw the uncut run: the same events in the same order, each once.
@@ -526,51 +611,64 @@ for (const dialect of DIALECTS) {
       assert.equal(out.text, out.result.reply, 'onText across the cut concatenates to the reply');
       // A delta per message_chunk event; agentchat's reply comes whole, as one.
       assert.equal(out.deltas.length, STREAMS_TEXT[dialect] ? out.events.filter((e) => e.type === 'message_chunk').length : 1);
-      assert.deepEqual(out.transcript.messages.map((m) => m.text), ['count to 100', countTo(100)]);
+      assert.deepEqual(
+        out.transcript.messages.map((m) => m.text),
+        ['count to 100', countTo(100)],
+      );
       assert.deepEqual(out.reassembled, out.transcript);
     });
 
     test('a run sent into a network that died unnoticed is sent again after the reconnect, and runs once', async () => {
-      const out = await page.evaluate(async ({ dialect }) => {
-        const c = weft.client(dialect);
-        await c.connect();
-        weft.loseNext((f) => f.includes('count to 3'));
-        const run = c.run({ message: 'count to 3' });
-        const following = weft.follow(run, { label: `${dialect} · count to 3 (its frame lost)` });
-        await window.cutNetwork();
-        const out = await following;
-        const json = (frames) => frames.map((f) => JSON.parse(f));
-        return { ...out, sockets: weft.wire.map((s) => ({ sent: json(s.sent), lost: json(s.lost) })), transcript: c.transcript() };
-      }, { dialect });
+      const out = await page.evaluate(
+        async ({ dialect }) => {
+          const c = weft.client(dialect);
+          await c.connect();
+          weft.loseNext((f) => f.includes('count to 3'));
+          const run = c.run({ message: 'count to 3' });
+          const following = weft.follow(run, { label: `${dialect} · count to 3 (its frame lost)` });
+          await window.cutNetwork();
+          const out = await following;
+          const json = (frames) => frames.map((f) => JSON.parse(f));
+          return { ...out, sockets: weft.wire.map((s) => ({ sent: json(s.sent), lost: json(s.lost) })), transcript: c.transcript() };
+        },
+        { dialect },
+      );
       assert.equal(out.error, undefined);
       assert.equal(out.result.reply, countTo(3));
       assert.equal(out.sockets.length, 2);
       const [first, second] = out.sockets;
       assert.equal(first.lost.length, 1, 'the run frame was lost on the first socket');
       // The server did not know the run it was asked to resume: its frame went again, as it was.
-      assert.deepEqual(second.sent.filter((f) => f.type === 'resume' || JSON.stringify(f).includes('count to 3')), [
-        { type: 'resume', run_id: out.runId, after_event_id: 0 },
-        first.lost[0],
-      ]);
+      assert.deepEqual(
+        second.sent.filter((f) => f.type === 'resume' || JSON.stringify(f).includes('count to 3')),
+        [{ type: 'resume', run_id: out.runId, after_event_id: 0 }, first.lost[0]],
+      );
       assertWhole(out);
-      assert.deepEqual(out.transcript.messages.map((m) => m.text), ['count to 3', countTo(3)], 'the run ran once');
+      assert.deepEqual(
+        out.transcript.messages.map((m) => m.text),
+        ['count to 3', countTo(3)],
+        'the run ran once',
+      );
     });
 
     test('an approval answered while the network is down reaches the server after the reconnect', async () => {
-      const out = await page.evaluate(async ({ dialect }) => {
-        const c = weft.client(dialect);
-        const states = [];
-        c.onStatus((s) => states.push(s.state));
-        const asked = [];
-        c.onApproval(async (req) => {
-          asked.push(req.callId);
-          await window.cutNetwork();
-          return { review: 'yes' };
-        });
-        await c.connect();
-        const out = await weft.go(c, 'write hello to notes.txt');
-        return { ...out, asked, states, sockets: weft.wire.map((s) => s.sent.map((f) => JSON.parse(f))), transcript: c.transcript() };
-      }, { dialect });
+      const out = await page.evaluate(
+        async ({ dialect }) => {
+          const c = weft.client(dialect);
+          const states = [];
+          c.onStatus((s) => states.push(s.state));
+          const asked = [];
+          c.onApproval(async (req) => {
+            asked.push(req.callId);
+            await window.cutNetwork();
+            return { review: 'yes' };
+          });
+          await c.connect();
+          const out = await weft.go(c, 'write hello to notes.txt');
+          return { ...out, asked, states, sockets: weft.wire.map((s) => s.sent.map((f) => JSON.parse(f))), transcript: c.transcript() };
+        },
+        { dialect },
+      );
       assert.equal(out.error, undefined);
       assert.equal(out.result.reply, 'Done: I wrote notes.txt.');
       assert.equal(out.asked.length, 1, 'asked once, not again after the resume');
@@ -583,19 +681,22 @@ for (const dialect of DIALECTS) {
     });
 
     test('cancel: the result rejects with a WeftError coded cancelled; the session takes the next run', async () => {
-      const out = await page.evaluate(async ({ dialect, streams }) => {
-        const c = weft.client(dialect);
-        await c.connect();
-        const run = c.run({ message: 'count to 400' });
-        // agentchat streams no text: cancel once the run has started.
-        if (!streams) run.onEvent((ev) => ev.type === 'run_start' && run.cancel());
-        const out = await weft.follow(run, {
-          label: `${dialect} · count to 400 (cancelled)`,
-          onDelta: (d, all) => streams && all.length === 3 && run.cancel(),
-        });
-        const next = await weft.go(c, 'hello again');
-        return { ...out, next: next.result, transcript: c.transcript() };
-      }, { dialect, streams: STREAMS_TEXT[dialect] });
+      const out = await page.evaluate(
+        async ({ dialect, streams }) => {
+          const c = weft.client(dialect);
+          await c.connect();
+          const run = c.run({ message: 'count to 400' });
+          // agentchat streams no text: cancel once the run has started.
+          if (!streams) run.onEvent((ev) => ev.type === 'run_start' && run.cancel());
+          const out = await weft.follow(run, {
+            label: `${dialect} · count to 400 (cancelled)`,
+            onDelta: (d, all) => streams && all.length === 3 && run.cancel(),
+          });
+          const next = await weft.go(c, 'hello again');
+          return { ...out, next: next.result, transcript: c.transcript() };
+        },
+        { dialect, streams: STREAMS_TEXT[dialect] },
+      );
       assert.deepEqual(out.error, { isError: true, name: 'WeftError', code: 'cancelled', message: 'cancelled' });
       assert.equal(out.result, undefined);
       assertWhole(out);
@@ -610,34 +711,37 @@ for (const dialect of DIALECTS) {
     });
 
     test('errors are WeftErrors with a code: a refused run, a provider fault, a wrong token, methods the dialect lacks; ping() answers', async () => {
-      const out = await page.evaluate(async ({ dialect }) => {
-        const c = weft.client(dialect);
-        await c.connect();
-        const first = c.run({ message: 'count to 30' });
-        const second = c.run({ message: 'me too' });
-        const [streaming, refused] = await Promise.all([
-          weft.follow(first, { label: `${dialect} · count to 30` }),
-          weft.follow(second, { label: `${dialect} · me too (while another run streams)` }),
-        ]);
-        const fault = await weft.go(c, 'hi fault-500');
-        /** @type {Record<string, unknown>} */
-        const requests = {};
-        for (const [name, call] of /** @type {[string, () => Promise<unknown>][]} */ ([
-          ['toolsList', () => c.toolsList()],
-          ['toolShow', () => c.toolShow('read', 'json')],
-          ['userMessages', () => c.userMessages('t')],
-        ])) {
-          try {
-            requests[name] = { value: await call() };
-          } catch (e) {
-            requests[name] = { error: weft.error(e) };
+      const out = await page.evaluate(
+        async ({ dialect }) => {
+          const c = weft.client(dialect);
+          await c.connect();
+          const first = c.run({ message: 'count to 30' });
+          const second = c.run({ message: 'me too' });
+          const [streaming, refused] = await Promise.all([
+            weft.follow(first, { label: `${dialect} · count to 30` }),
+            weft.follow(second, { label: `${dialect} · me too (while another run streams)` }),
+          ]);
+          const fault = await weft.go(c, 'hi fault-500');
+          /** @type {Record<string, unknown>} */
+          const requests = {};
+          for (const [name, call] of /** @type {[string, () => Promise<unknown>][]} */ ([
+            ['toolsList', () => c.toolsList()],
+            ['toolShow', () => c.toolShow('read', 'json')],
+            ['userMessages', () => c.userMessages('t')],
+          ])) {
+            try {
+              requests[name] = { value: await call() };
+            } catch (e) {
+              requests[name] = { error: weft.error(e) };
+            }
           }
-        }
-        const rtt = await c.ping();
-        const wrong = weft.client(dialect, { token: 'not-the-token', reconnect: false });
-        const refusedConnect = await wrong.connect().then(() => 'connected', weft.error);
-        return { streaming, refused, fault, requests, rtt, refusedConnect, runs: c.transcript().runs };
-      }, { dialect });
+          const rtt = await c.ping();
+          const wrong = weft.client(dialect, { token: 'not-the-token', reconnect: false });
+          const refusedConnect = await wrong.connect().then(() => 'connected', weft.error);
+          return { streaming, refused, fault, requests, rtt, refusedConnect, runs: c.transcript().runs };
+        },
+        { dialect },
+      );
       assert.equal(out.streaming.result.reply, countTo(30), 'the streaming run is not disturbed');
       assert.deepEqual(out.refused.error, {
         isError: true,
@@ -651,12 +755,21 @@ for (const dialect of DIALECTS) {
       assert.deepEqual([last.type, last.code, last.message], ['error', 'provider', FAULT_500]);
       assert.equal(out.fault.iterated.at(-1).type, 'error');
       assertWhole(out.fault);
-      assert.deepEqual(out.runs.map((r) => [r.status, r.error ?? null]), [['completed', null], ['failed', FAULT_500]]);
+      assert.deepEqual(
+        out.runs.map((r) => [r.status, r.error ?? null]),
+        [
+          ['completed', null],
+          ['failed', FAULT_500],
+        ],
+      );
       assert.equal(typeof out.rtt, 'number');
       assert.ok(out.rtt >= 0 && out.rtt < 5000, `ping ${out.rtt}`);
       assert.equal(out.refusedConnect.code, 'connect_failed');
       assert.equal(out.refusedConnect.name, 'WeftError');
-      assert.match(out.refusedConnect.message, /^could not connect to ws:\/\/127\.0\.0\.1:\d+\/.* \(close code 1006: the WebSocket handshake failed\); check the URL, that the server is running, and the token$/);
+      assert.match(
+        out.refusedConnect.message,
+        /^could not connect to ws:\/\/127\.0\.0\.1:\d+\/.* \(close code 1006: the WebSocket handshake failed\); check the URL, that the server is running, and the token$/,
+      );
       if (dialect === 'loom') {
         assert.equal(out.requests.toolsList.value.length, 7);
         assert.equal(out.requests.toolShow.value.name, 'read');
@@ -680,7 +793,11 @@ describe('loom requests', () => {
     const out = await page.evaluate(async () => {
       const c = weft.client('loom');
       await c.connect();
-      const settle = (p) => p.then((value) => ({ value }), (e) => ({ error: weft.error(e) }));
+      const settle = (p) =>
+        p.then(
+          (value) => ({ value }),
+          (e) => ({ error: weft.error(e) }),
+        );
       return {
         list: await c.toolsList(),
         json: await c.toolShow('read', 'json'),
@@ -690,15 +807,18 @@ describe('loom requests', () => {
         badFormat: await settle(c.toolShow('read', 'xml')),
       };
     });
-    assert.deepEqual(out.list.map((t) => [t.name, t.readOnly === true, t.inputSchema.type]), [
-      ['apply_patch', false, 'object'],
-      ['calculator', true, 'object'],
-      ['get_time', true, 'object'],
-      ['ls', true, 'object'],
-      ['read', true, 'object'],
-      ['web_fetch', true, 'object'],
-      ['write', false, 'object'],
-    ]);
+    assert.deepEqual(
+      out.list.map((t) => [t.name, t.readOnly === true, t.inputSchema.type]),
+      [
+        ['apply_patch', false, 'object'],
+        ['calculator', true, 'object'],
+        ['get_time', true, 'object'],
+        ['ls', true, 'object'],
+        ['read', true, 'object'],
+        ['web_fetch', true, 'object'],
+        ['write', false, 'object'],
+      ],
+    );
     assert.ok(out.list.every((t) => typeof t.description === 'string' && t.description.length > 20));
     assert.deepEqual([out.json.name, out.json.read_only, out.json.input_schema.required], ['read', true, ['path']]);
     assert.equal(out.json.description, out.list.find((t) => t.name === 'read').description);
@@ -732,7 +852,16 @@ describe('loom requests', () => {
     ]);
     assert.equal(out.all.hasMore, false);
     assert.deepEqual([pairs(out.newest), out.newest.hasMore], [[['assistant', '1 2 3']], true]);
-    assert.deepEqual([pairs(out.older), out.older.hasMore], [[['user', 'hello there'], ['assistant', 'You said: hello there']], false]);
+    assert.deepEqual(
+      [pairs(out.older), out.older.hasMore],
+      [
+        [
+          ['user', 'hello there'],
+          ['assistant', 'You said: hello there'],
+        ],
+        false,
+      ],
+    );
     assert.equal(out.empty.code, 'invalid_argument');
   });
 });
@@ -746,7 +875,11 @@ describe('agentloop requests', () => {
       const seen = [];
       loom.onEvent((e) => e.type === 'context_compacted' && seen.push(e));
       await Promise.all([al.connect(), loom.connect()]);
-      const settle = (p) => p.then((value) => ({ value }), (e) => ({ error: weft.error(e) }));
+      const settle = (p) =>
+        p.then(
+          (value) => ({ value }),
+          (e) => ({ error: weft.error(e) }),
+        );
       const empty = await settle(al.compact());
       await weft.go(loom, 'What time is it?');
       const before = await al.contextInfo();
@@ -766,11 +899,21 @@ describe('agentloop requests', () => {
     assert.equal(out.busy.error.code, 'busy');
     // Compacting an empty transcript answers the error alone (specs/README), and the busy
     // refusal fails no run: the two runs are loom's, both completed.
-    assert.deepEqual(out.runs, [['completed', null], ['completed', null]], 'the refusals failed no run');
+    assert.deepEqual(
+      out.runs,
+      [
+        ['completed', null],
+        ['completed', null],
+      ],
+      'the refusals failed no run',
+    );
     assert.ok(out.compacted.newTokenCount < out.compacted.oldTokenCount, JSON.stringify(out.compacted));
     assert.equal(out.after.transcriptLength, 1);
     assert.equal(out.after.tokenCount, out.compacted.newTokenCount);
-    assert.deepEqual(out.seen.map((e) => [e.old_token_count, e.new_token_count]), [[out.compacted.oldTokenCount, out.compacted.newTokenCount]]);
+    assert.deepEqual(
+      out.seen.map((e) => [e.old_token_count, e.new_token_count]),
+      [[out.compacted.oldTokenCount, out.compacted.newTokenCount]],
+    );
     assert.equal(out.onLoom.error.code, 'unsupported');
     assert.match(out.onLoom.error.message, /contextInfo\(\) is not available on the loom dialect; only the agentloop dialect serves it/);
   });

@@ -52,7 +52,11 @@ export async function serveStatic(routes) {
   await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
   return {
     url: `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (server.address()).port}`,
-    close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve(undefined)); }),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve(undefined));
+      }),
   };
 }
 
@@ -82,8 +86,12 @@ export async function relay(target) {
   await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
   return {
     port: /** @type {import('node:net').AddressInfo} */ (server.address()).port,
-    get connections() { return connections; },
-    get open() { return live.size; },
+    get connections() {
+      return connections;
+    },
+    get open() {
+      return live.size;
+    },
     /** Cuts every live connection; returns how many there were. */
     cut() {
       const n = live.size;
@@ -94,10 +102,14 @@ export async function relay(target) {
       live.clear();
       return n;
     },
-    close: () => new Promise((resolve) => {
-      for (const { down, up } of live) { down.destroy(); up.destroy(); }
-      server.close(() => resolve(undefined));
-    }),
+    close: () =>
+      new Promise((resolve) => {
+        for (const { down, up } of live) {
+          down.destroy();
+          up.destroy();
+        }
+        server.close(() => resolve(undefined));
+      }),
   };
 }
 

@@ -115,7 +115,7 @@ export const MUTATION_NAMES = Object.keys(MUTATIONS);
  * limited to one in 50: they are 1 MiB each).
  */
 export function corpus(dialect, count, seed = 1) {
-  const r = rng(seed ^ dialect.length * 7919);
+  const r = rng(seed ^ (dialect.length * 7919));
   const out = [];
   const ops = MUTATION_NAMES.filter((n) => n !== 'oversized');
   for (let i = 0; i < count; i++) {

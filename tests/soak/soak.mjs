@@ -32,7 +32,13 @@ const aisdkBody = (id) => JSON.stringify({ id, trigger: 'submit-message', messag
 function workerdRss() {
   try {
     const out = execFileSync('ps', ['-C', 'workerd', '-o', 'rss='], { encoding: 'utf8' });
-    return out.split('\n').map((l) => Number(l.trim())).filter((n) => n > 0).reduce((a, b) => a + b, 0) / 1024;
+    return (
+      out
+        .split('\n')
+        .map((l) => Number(l.trim()))
+        .filter((n) => n > 0)
+        .reduce((a, b) => a + b, 0) / 1024
+    );
   } catch {
     return NaN;
   }
@@ -42,12 +48,14 @@ function workerdRss() {
 async function pool(count, width, task) {
   const results = new Array(count);
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(width, count) }, async () => {
-    while (next < count) {
-      const i = next++;
-      results[i] = await task(i);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(width, count) }, async () => {
+      while (next < count) {
+        const i = next++;
+        results[i] = await task(i);
+      }
+    }),
+  );
   return results;
 }
 
@@ -62,7 +70,10 @@ function checkRun(frames, runId) {
   const ids = fs.map(eventIdOf);
   const dense = ids.every((id, i) => id === i + 1);
   const end = fs.find((f) => f.type === 'run_end');
-  const text = fs.filter((f) => f.event?.type === 'message_chunk').map((f) => f.event.content).join('');
+  const text = fs
+    .filter((f) => f.event?.type === 'message_chunk')
+    .map((f) => f.event.content)
+    .join('');
   return { frames: fs.length, dense, duplicates: ids.length - new Set(ids).size, ended: !!end, textMatches: !!end && text === end.reply, reply: end?.reply };
 }
 
@@ -87,8 +98,7 @@ export async function soak(sizes, { log = console.log } = {}) {
   Conn.onFrame = (f) => everyFrame.push(f);
   // The soak drives weft's own features (approvals, resume), so its sockets opt in to weft.
   const dialectAt = { '/': 'loom', '/agentloop': 'agentloop', '/ws': 'agentchat', '/ws/chat': 'cueso' };
-  const open = (path, sid, opts) =>
-    Conn.open(`${server.url}${path}?session_id=${sid}&token=${TOKEN}`, [`weft.${dialectAt[path]}`], opts);
+  const open = (path, sid, opts) => Conn.open(`${server.url}${path}?session_id=${sid}&token=${TOKEN}`, [`weft.${dialectAt[path]}`], opts);
   const rows = [];
   const record = (area, what, tried, held, detail) => {
     rows.push({ area, what, tried, held, ok: held === tried, detail });
@@ -109,8 +119,13 @@ export async function soak(sizes, { log = console.log } = {}) {
     });
     const loadSecs = (Date.now() - loadStart) / 1000;
     const loadFrames = loads.filter((n) => n > 0).reduce((a, b) => a + b, 0);
-    record('load', `${sizes.sessions} concurrent sessions streaming ${sizes.tokens} tokens, each reassembled exactly (ids contiguous, no duplicate, no gap)`,
-      sizes.sessions, loads.filter((n) => n > 0).length, `${Math.round(loadFrames / loadSecs)} frames/s over ${loadSecs.toFixed(1)} s`);
+    record(
+      'load',
+      `${sizes.sessions} concurrent sessions streaming ${sizes.tokens} tokens, each reassembled exactly (ids contiguous, no duplicate, no gap)`,
+      sizes.sessions,
+      loads.filter((n) => n > 0).length,
+      `${Math.round(loadFrames / loadSecs)} frames/s over ${loadSecs.toFixed(1)} s`,
+    );
     const approvals = await pool(sizes.approvalSessions, sizes.approvalSessions, async (i) => {
       const c = await open('/', `soak-approve-${i}-${randomUUID()}`);
       c.send({ type: 'run', message: `write soak ${i} to soak-${i}.txt`, agent: 'react', id: `ap-${i}` });
@@ -216,18 +231,31 @@ export async function soak(sizes, { log = console.log } = {}) {
       const answered = c.frames.slice(0, frames.length).filter((f) => f.type === 'error' && typeof f.code === 'string').length;
       const valid = {
         loom: { type: 'run', message: 'still serving?', agent: 'react' },
-        agentloop: { id: randomUUID(), type: 'user_input', payload: { input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'still serving?' }] }] } },
+        agentloop: {
+          id: randomUUID(),
+          type: 'user_input',
+          payload: { input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'still serving?' }] }] },
+        },
         agentchat: { type: 'chat', message: 'still serving?' },
         cueso: { message: 'still serving?' },
       }[dialect];
       c.send(valid);
-      const serving = await c.wait((f) => ['run_end', 'final', 'agent_message'].includes(f.type) || (f.type === 'loading_state' && f.payload?.loading === false), { timeout: 60_000 })
-        .then(() => true, () => false);
+      const serving = await c
+        .wait((f) => ['run_end', 'final', 'agent_message'].includes(f.type) || (f.type === 'loading_state' && f.payload?.loading === false), {
+          timeout: 60_000,
+        })
+        .then(
+          () => true,
+          () => false,
+        );
       record('bad input', `${dialect}: ${frames.length} malformed frames (${MUTATION_NAMES.join(', ')}), each answered with an error`, frames.length, answered);
       record('bad input', `${dialect}: the socket still serves a valid run afterwards`, 1, serving ? 1 : 0);
       c.close();
     }
-    const health = await fetch(`${server.http}/healthz`).then((r) => r.ok, () => false);
+    const health = await fetch(`${server.http}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    );
     const crashes = (server.log().match(/panicked|Uncaught|RuntimeError: unreachable/g) ?? []).length;
     record('bad input', 'worker alive afterwards, no panic or uncaught error in its log', 1, health && crashes === 0 ? 1 : 0, `${crashes} crash lines`);
 
@@ -255,8 +283,13 @@ export async function soak(sizes, { log = console.log } = {}) {
     }
     await sleep(300);
     const stillWaiting = !v.frames.some((f) => f.event?.type === 'approval_resolved' || f.event?.type === 'tool_start');
-    record('security', 'another session cannot resume, approve, cancel, answer tools of or read a live session (without its id)', probes.length, refused + 0,
-      stillWaiting ? 'the victim run still waits: nothing ran' : 'THE VICTIM RUN MOVED');
+    record(
+      'security',
+      'another session cannot resume, approve, cancel, answer tools of or read a live session (without its id)',
+      probes.length,
+      refused + 0,
+      stillWaiting ? 'the victim run still waits: nothing ran' : 'THE VICTIM RUN MOVED',
+    );
     record('security', 'a forged approval in another session ran nothing', 1, stillWaiting ? 1 : 0);
     const traversal = ['../x', '/etc/passwd', 'a/../../b', 'a\u0000b', 'C:\\\\x'];
     let confined = 0;
@@ -270,8 +303,14 @@ export async function soak(sizes, { log = console.log } = {}) {
     }
     record('security', 'workspace path traversal (../, absolute, NUL, drive letters) refused', traversal.length, confined);
     const unauth = await Promise.all([
-      Conn.open(`${server.url}/?session_id=x`).then(() => false, (e) => /401/.test(e.message)),
-      Conn.open(`${server.url}/ws/chat?session_id=x&token=wrong`).then(() => false, (e) => /401/.test(e.message)),
+      Conn.open(`${server.url}/?session_id=x`).then(
+        () => false,
+        (e) => /401/.test(e.message),
+      ),
+      Conn.open(`${server.url}/ws/chat?session_id=x&token=wrong`).then(
+        () => false,
+        (e) => /401/.test(e.message),
+      ),
       fetch(`${server.http}/v1/chat/completions`, { method: 'POST', body: '{}' }).then((r) => r.status === 401),
       fetch(`${server.http}/api/chat`, { method: 'POST', body: aisdkBody('soak-unauth') }).then((r) => r.status === 401),
       fetch(`${server.http}/api/chat/soak-unauth/stream`).then((r) => r.status === 401),
@@ -295,21 +334,44 @@ export async function soak(sizes, { log = console.log } = {}) {
     const evil = await Conn.open(`${server.url}/ws/chat?session_id=o&token=${TOKEN}`, undefined, { headers: { Origin: 'http://evil.example' } });
     const closed = await evil.waitClose();
     const proxyOrigin = await fetch(`${server.http}/v1/chat/completions`, {
-      method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, origin: 'http://evil.example', 'content-type': 'application/json' }, body: '{"messages":[{"role":"user","content":"x"}]}',
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, origin: 'http://evil.example', 'content-type': 'application/json' },
+      body: '{"messages":[{"role":"user","content":"x"}]}',
     }).then((r) => r.status);
     const chatOrigin = await fetch(`${server.http}/api/chat`, {
-      method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, origin: 'http://evil.example', 'content-type': 'application/json' }, body: aisdkBody('soak-origin'),
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, origin: 'http://evil.example', 'content-type': 'application/json' },
+      body: aisdkBody('soak-origin'),
     }).then((r) => r.status);
-    record('security', 'origin enforced on every endpoint (WebSocket closed 4003, proxy and AI SDK chat 403)', 3,
-      (closed.code === 4003 ? 1 : 0) + (proxyOrigin === 403 ? 1 : 0) + (chatOrigin === 403 ? 1 : 0));
+    record(
+      'security',
+      'origin enforced on every endpoint (WebSocket closed 4003, proxy and AI SDK chat 403)',
+      3,
+      (closed.code === 4003 ? 1 : 0) + (proxyOrigin === 403 ? 1 : 0) + (chatOrigin === 403 ? 1 : 0),
+    );
     const flooder = await open('/ws', `soak-flood-${randomUUID()}`);
     const calm = await open('/ws', `soak-calm-${randomUUID()}`);
     const floodCount = sizes.badPerDialect + 400;
     for (let i = 0; i < floodCount; i++) flooder.send({ type: 'ping', id: `f${i}` });
-    const limited = await flooder.wait((f) => f.code === 'rate_limited', { timeout: 60_000 }).then(() => true, () => false);
+    const limited = await flooder
+      .wait((f) => f.code === 'rate_limited', { timeout: 60_000 })
+      .then(
+        () => true,
+        () => false,
+      );
     calm.send({ type: 'chat', message: 'unbothered?' });
-    const calmOk = await calm.wait((f) => f.type === 'agent_message', { timeout: 30_000 }).then((f) => f.message === 'You said: unbothered?', () => false);
-    record('security', `a flood of ${floodCount} frames from one socket is rate-limited; another session is unaffected`, 2, (limited ? 1 : 0) + (calmOk ? 1 : 0));
+    const calmOk = await calm
+      .wait((f) => f.type === 'agent_message', { timeout: 30_000 })
+      .then(
+        (f) => f.message === 'You said: unbothered?',
+        () => false,
+      );
+    record(
+      'security',
+      `a flood of ${floodCount} frames from one socket is rate-limited; another session is unaffected`,
+      2,
+      (limited ? 1 : 0) + (calmOk ? 1 : 0),
+    );
     flooder.close();
     calm.close();
     await securityOfIssue23(server, open, sizes, record);
@@ -318,7 +380,14 @@ export async function soak(sizes, { log = console.log } = {}) {
     v.close();
     attacker.close();
     const memAfter = workerdRss();
-    rows.push({ area: 'figures', what: 'worker (workerd) memory before the load / after everything', tried: 0, held: 0, ok: true, detail: `${memBefore.toFixed(0)} MiB / ${memAfter.toFixed(0)} MiB` });
+    rows.push({
+      area: 'figures',
+      what: 'worker (workerd) memory before the load / after everything',
+      tried: 0,
+      held: 0,
+      ok: true,
+      detail: `${memBefore.toFixed(0)} MiB / ${memAfter.toFixed(0)} MiB`,
+    });
   } finally {
     Conn.onFrame = undefined;
     await server.stop();
@@ -352,8 +421,18 @@ async function securityOfIssue23(server, open, sizes, record) {
     }
     c.close();
   });
-  record('security', `web_fetch refuses ${sample.length} of the ${local.length} corpus URLs whose host Node reads as local (full-width, ideographic, percent-encoded, octal/hex IPv4, embedded IPv4 in IPv6, …), through a real fetch`,
-    sample.length, refused, leaked.length ? `not refused: ${leaked.slice(0, 3).map((u) => JSON.stringify(u)).join(', ')}` : '');
+  record(
+    'security',
+    `web_fetch refuses ${sample.length} of the ${local.length} corpus URLs whose host Node reads as local (full-width, ideographic, percent-encoded, octal/hex IPv4, embedded IPv4 in IPv6, …), through a real fetch`,
+    sample.length,
+    refused,
+    leaked.length
+      ? `not refused: ${leaked
+          .slice(0, 3)
+          .map((u) => JSON.stringify(u))
+          .join(', ')}`
+      : '',
+  );
 
   const exp = Math.floor(Date.now() / 1000) + 3600;
   const victimId = `soak-victim2-${randomUUID()}`;
@@ -363,7 +442,12 @@ async function securityOfIssue23(server, open, sizes, record) {
   const user = `soak-user-${randomUUID()}`;
   const token = mintToken({ sub: user, exp, sessions: [`${user}/*`] }, SECRET);
   const held = [];
-  held.push(await Conn.open(`${server.url}/?session_id=${victimId}&token=${token}`, ['weft.loom']).then(() => false, (e) => /HTTP 403/.test(e.message)));
+  held.push(
+    await Conn.open(`${server.url}/?session_id=${victimId}&token=${token}`, ['weft.loom']).then(
+      () => false,
+      (e) => /HTTP 403/.test(e.message),
+    ),
+  );
   const c = await Conn.open(`${server.url}/?session_id=${encodeURIComponent(`${user}/a`)}&token=${token}`, ['weft.loom']);
   for (const [frame, ok] of /** @type {[Json, (reply: Json) => boolean][]} */ ([
     [{ type: 'run', id: 'steal', agent: 'react', message: 'hi', thread_id: victimId }, (f) => f.code === 'forbidden'],
@@ -380,8 +464,13 @@ async function securityOfIssue23(server, open, sizes, record) {
   }
   await sleep(300);
   const untouched = !v.frames.some((f) => f.event?.type === 'approval_resolved' || f.event?.type === 'tool_start');
-  record('security', 'a per-user token scoped to its own sessions cannot open, run in, read, resume, approve, cancel or answer tools of another', held.length + 1,
-    held.filter(Boolean).length + (untouched ? 1 : 0), untouched ? 'the victim run still waits' : 'THE VICTIM RUN MOVED');
+  record(
+    'security',
+    'a per-user token scoped to its own sessions cannot open, run in, read, resume, approve, cancel or answer tools of another',
+    held.length + 1,
+    held.filter(Boolean).length + (untouched ? 1 : 0),
+    untouched ? 'the victim run still waits' : 'THE VICTIM RUN MOVED',
+  );
   c.close();
   v.send({ type: 'approval_response', call_id: ask.call_id, review: 'no-exit' });
   await v.wait((f) => f.type === 'run_end' && f.id === 'victim2-run');
@@ -396,11 +485,25 @@ async function securityOfIssue23(server, open, sizes, record) {
     mintToken({ sub: user, exp, sessions: ['*'] }, 'a guessed secret'),
     mintToken({ sub: user, exp, sessions: ['*'] }, SECRET, { alg: 'none' }),
   ];
-  const refusals = await Promise.all(bad.flatMap((t) => [
-    Conn.open(`${server.url}/?session_id=${encodeURIComponent(`${user}/b`)}&token=${t}`, ['weft.loom']).then(() => false, (e) => /HTTP 401/.test(e.message)),
-    fetch(`${server.http}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${t}`, 'content-type': 'application/json' }, body: '{"messages":[{"role":"user","content":"x"}]}' }).then((r) => r.status === 401),
-  ]));
-  record('security', 'expired, tampered, wrongly signed and unsigned per-user tokens refused (WebSocket before the upgrade, proxy)', refusals.length, refusals.filter(Boolean).length);
+  const refusals = await Promise.all(
+    bad.flatMap((t) => [
+      Conn.open(`${server.url}/?session_id=${encodeURIComponent(`${user}/b`)}&token=${t}`, ['weft.loom']).then(
+        () => false,
+        (e) => /HTTP 401/.test(e.message),
+      ),
+      fetch(`${server.http}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${t}`, 'content-type': 'application/json' },
+        body: '{"messages":[{"role":"user","content":"x"}]}',
+      }).then((r) => r.status === 401),
+    ]),
+  );
+  record(
+    'security',
+    'expired, tampered, wrongly signed and unsigned per-user tokens refused (WebSocket before the upgrade, proxy)',
+    refusals.length,
+    refusals.filter(Boolean).length,
+  );
 
   const crowdId = `soak-crowd-${randomUUID()}`;
   const crowd = await Promise.all(Array.from({ length: 200 }, () => open('/', crowdId).catch(() => null)));
@@ -409,9 +512,19 @@ async function securityOfIssue23(server, open, sizes, record) {
   const capped = crowd.filter((s) => s?.closed?.code === 1013).length;
   const bystander = await open('/ws', `soak-bystander-${randomUUID()}`);
   bystander.send({ type: 'chat', message: 'unbothered?' });
-  const fine = await bystander.wait((f) => f.type === 'agent_message', { timeout: 30_000 }).then((f) => f.message === 'You said: unbothered?', () => false);
-  record('security', '200 sockets on one session: 32 stay, 168 are closed with 1013; another session is unaffected', 3,
-    (stayed === 32 ? 1 : 0) + (capped === 168 ? 1 : 0) + (fine ? 1 : 0), `${stayed} stayed, ${capped} closed with 1013`);
+  const fine = await bystander
+    .wait((f) => f.type === 'agent_message', { timeout: 30_000 })
+    .then(
+      (f) => f.message === 'You said: unbothered?',
+      () => false,
+    );
+  record(
+    'security',
+    '200 sockets on one session: 32 stay, 168 are closed with 1013; another session is unaffected',
+    3,
+    (stayed === 32 ? 1 : 0) + (capped === 168 ? 1 : 0) + (fine ? 1 : 0),
+    `${stayed} stayed, ${capped} closed with 1013`,
+  );
   bystander.close();
   for (const s of crowd) s?.close();
 }
@@ -423,11 +536,16 @@ export function reliabilityMarkdown({ rows, seconds }, sizes, label) {
     `What the weft server and its clients were put through, and what held. Regenerated by \`npm run soak\`${label ? ` (${label})` : ''}`,
     `against the real Worker under \`wrangler dev\` and the scripted LLM, on ${new Date().toISOString().slice(0, 10)}, in ${seconds.toFixed(0)} s.`,
     '',
-    `Sizes: ${Object.entries(sizes).map(([k, v]) => `${k} ${v}`).join(', ')}.`,
+    `Sizes: ${Object.entries(sizes)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}.`,
     '',
     '| area | what was tried | held | result |',
     '|---|---|---|---|',
-    ...rows.map((r) => `| ${r.area} | ${r.what}${r.detail ? ` — ${r.detail}` : ''} | ${r.tried ? `${r.held}/${r.tried}` : ''} | ${r.tried ? (r.ok ? 'held' : '**failed**') : ''} |`),
+    ...rows.map(
+      (r) =>
+        `| ${r.area} | ${r.what}${r.detail ? ` — ${r.detail}` : ''} | ${r.tried ? `${r.held}/${r.tried}` : ''} | ${r.tried ? (r.ok ? 'held' : '**failed**') : ''} |`,
+    ),
     '',
   ];
   return lines.join('\n');

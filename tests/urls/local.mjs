@@ -1,10 +1,10 @@
 // Whether a host, as Node's WHATWG URL reads it, is this machine, its network, or nothing
 // public — written independently of the Rust check it judges (crates/agent/src/tools/fetch.rs).
 // Used by the differential test (urls.test.mjs) and the soak (tests/soak/soak.mjs).
-import { readFileSync } from "node:fs";
+import { readFileSync } from 'node:fs';
 
 /** tests/urls/corpus.json. */
-export const corpus = JSON.parse(readFileSync(new URL("./corpus.json", import.meta.url), "utf8"));
+export const corpus = JSON.parse(readFileSync(new URL('./corpus.json', import.meta.url), 'utf8'));
 
 /**
  * The 32-bit IPv4 address of a dotted quad (Node serializes every IPv4 host so).
@@ -19,20 +19,27 @@ function ipv4(host) {
 /** @param {number[]} quad */
 function ipv4Local([a, b, c]) {
   return (
-    a === 0 || a === 10 || a === 127 || a >= 224 ||
-    (a === 100 && b >= 64 && b < 128) || (a === 169 && b === 254) ||
-    (a === 172 && b >= 16 && b < 32) || (a === 192 && b === 168) ||
-    (a === 192 && b === 0 && (c === 0 || c === 2)) || (a === 198 && (b === 18 || b === 19)) ||
-    (a === 198 && b === 51 && c === 100) || (a === 203 && b === 0 && c === 113)
+    a === 0 ||
+    a === 10 ||
+    a === 127 ||
+    a >= 224 ||
+    (a === 100 && b >= 64 && b < 128) ||
+    (a === 169 && b === 254) ||
+    (a === 172 && b >= 16 && b < 32) ||
+    (a === 192 && b === 168) ||
+    (a === 192 && b === 0 && (c === 0 || c === 2)) ||
+    (a === 198 && (b === 18 || b === 19)) ||
+    (a === 198 && b === 51 && c === 100) ||
+    (a === 203 && b === 0 && c === 113)
   );
 }
 
 /** The eight 16-bit groups of an IPv6 address as Node serializes it (no dotted form). */
 function ipv6Groups(text) {
-  const [head, tail] = text.includes("::") ? text.split("::") : [text, null];
-  const h = head ? head.split(":") : [];
-  const t = tail === null ? [] : tail ? tail.split(":") : [];
-  const fill = tail === null ? [] : Array(8 - h.length - t.length).fill("0");
+  const [head, tail] = text.includes('::') ? text.split('::') : [text, null];
+  const h = head ? head.split(':') : [];
+  const t = tail === null ? [] : tail ? tail.split(':') : [];
+  const fill = tail === null ? [] : Array(8 - h.length - t.length).fill('0');
   return [...h, ...fill, ...t].map((g) => parseInt(g, 16));
 }
 
@@ -54,14 +61,11 @@ function ipv6Local(g) {
 
 /** Whether Node's `hostname` names this machine, its network, or nothing public. */
 export function nodeHostLocal(hostname) {
-  if (hostname.startsWith("[")) return ipv6Local(ipv6Groups(hostname.slice(1, -1)));
+  if (hostname.startsWith('[')) return ipv6Local(ipv6Groups(hostname.slice(1, -1)));
   const quad = ipv4(hostname);
   if (quad) return ipv4Local(quad);
-  const name = hostname.replace(/\.+$/, "");
-  return (
-    name === "" || name === "localhost" || !name.includes(".") ||
-    /\.(localhost|local|localdomain|internal|home\.arpa)$/.test(name)
-  );
+  const name = hostname.replace(/\.+$/, '');
+  return name === '' || name === 'localhost' || !name.includes('.') || /\.(localhost|local|localdomain|internal|home\.arpa)$/.test(name);
 }
 
 export function nodeParse(raw) {
@@ -75,5 +79,5 @@ export function nodeParse(raw) {
 /** Whether fetching `raw` would reach a local host, by Node's reading of it. */
 export function reachesLocalHost(raw) {
   const url = nodeParse(raw);
-  return !!url && (url.protocol === "http:" || url.protocol === "https:") && nodeHostLocal(url.hostname);
+  return !!url && (url.protocol === 'http:' || url.protocol === 'https:') && nodeHostLocal(url.hostname);
 }

@@ -3,38 +3,39 @@
 // would reach, the check must have judged. So a URL whose host Node reads as local or private
 // is refused, and a URL the check lets through is the very URL Node reads (same
 // serialization, hence same host) and names a public host.
-import { test } from "node:test";
-import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
-import { fileURLToPath } from "node:url";
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 
-import { corpus, nodeHostLocal, nodeParse } from "./local.mjs";
+import { corpus, nodeHostLocal, nodeParse } from './local.mjs';
 
-const root = fileURLToPath(new URL("../..", import.meta.url));
-const corpusPath = fileURLToPath(new URL("./corpus.json", import.meta.url));
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const corpusPath = fileURLToPath(new URL('./corpus.json', import.meta.url));
 
 /** The Rust verdicts, from `cargo run --example url_verdicts` (built on first use). */
 function rustVerdicts() {
-  const out = execFileSync(
-    "cargo",
-    ["run", "--quiet", "--locked", "-p", "weft-agent", "--example", "url_verdicts", "--", corpusPath],
-    { cwd: root, encoding: "utf8", maxBuffer: 64 << 20, stdio: ["ignore", "pipe", "inherit"] },
-  );
+  const out = execFileSync('cargo', ['run', '--quiet', '--locked', '-p', 'weft-agent', '--example', 'url_verdicts', '--', corpusPath], {
+    cwd: root,
+    encoding: 'utf8',
+    maxBuffer: 64 << 20,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   return JSON.parse(out);
 }
 
-test("the predicates of this test know the spellings they must", () => {
-  assert.equal(nodeHostLocal(new URL("http://127。0。0。1/").hostname), true);
-  assert.equal(nodeHostLocal(new URL("http://ｌｏｃａｌｈｏｓｔ/").hostname), true);
-  assert.equal(nodeHostLocal(new URL("http://[::ffff:127.0.0.1]/").hostname), true);
-  assert.equal(nodeHostLocal(new URL("http://[64:ff9b::a9fe:a9fe]/").hostname), true);
-  assert.equal(nodeHostLocal(new URL("http://[2002:c0a8:1::1]/").hostname), true);
-  assert.equal(nodeHostLocal(new URL("http://[2606:4700:4700::1111]/").hostname), false);
-  assert.equal(nodeHostLocal(new URL("http://0x08080808/").hostname), false);
-  assert.equal(nodeHostLocal(new URL("http://example.com./").hostname), false);
+test('the predicates of this test know the spellings they must', () => {
+  assert.equal(nodeHostLocal(new URL('http://127。0。0。1/').hostname), true);
+  assert.equal(nodeHostLocal(new URL('http://ｌｏｃａｌｈｏｓｔ/').hostname), true);
+  assert.equal(nodeHostLocal(new URL('http://[::ffff:127.0.0.1]/').hostname), true);
+  assert.equal(nodeHostLocal(new URL('http://[64:ff9b::a9fe:a9fe]/').hostname), true);
+  assert.equal(nodeHostLocal(new URL('http://[2002:c0a8:1::1]/').hostname), true);
+  assert.equal(nodeHostLocal(new URL('http://[2606:4700:4700::1111]/').hostname), false);
+  assert.equal(nodeHostLocal(new URL('http://0x08080808/').hostname), false);
+  assert.equal(nodeHostLocal(new URL('http://example.com./').hostname), false);
 });
 
-test("every URL of the corpus: what Node would fetch, the Rust check judged", () => {
+test('every URL of the corpus: what Node would fetch, the Rust check judged', () => {
   assert.ok(corpus.length >= 500, `the corpus has ${corpus.length} urls`);
   const verdicts = rustVerdicts();
   assert.equal(verdicts.length, corpus.length);
@@ -44,10 +45,10 @@ test("every URL of the corpus: what Node would fetch, the Rust check judged", ()
   corpus.forEach((raw, i) => {
     const verdict = verdicts[i];
     const node = nodeParse(raw);
-    const fetchable = node && (node.protocol === "http:" || node.protocol === "https:");
+    const fetchable = node && (node.protocol === 'http:' || node.protocol === 'https:');
     const nodeLocal = fetchable && nodeHostLocal(node.hostname);
     if (nodeLocal) local += 1;
-    if (!("fetch" in verdict)) return;
+    if (!('fetch' in verdict)) return;
     fetched += 1;
     if (nodeLocal) {
       failures.push(`${JSON.stringify(raw)}: Node reads host ${node.hostname}, the check let it through`);
@@ -74,15 +75,15 @@ test("every URL of the corpus: what Node would fetch, the Rust check judged", ()
 test("the issue's spellings are in the corpus and refused", () => {
   const verdicts = rustVerdicts();
   for (const raw of [
-    "https://127。0。0。1:8080/healthz",
-    "https://ｌｏｃａｌｈｏｓｔ:8080/healthz",
-    "http://127.1/",
-    "http://0x7f000001/",
-    "http://[::ffff:127.0.0.1]/",
-    "http://localhost./",
+    'https://127。0。0。1:8080/healthz',
+    'https://ｌｏｃａｌｈｏｓｔ:8080/healthz',
+    'http://127.1/',
+    'http://0x7f000001/',
+    'http://[::ffff:127.0.0.1]/',
+    'http://localhost./',
   ]) {
     const i = corpus.indexOf(raw);
     assert.ok(i >= 0, `${raw} is in the corpus`);
-    assert.ok("refused" in verdicts[i], `${raw}: ${JSON.stringify(verdicts[i])}`);
+    assert.ok('refused' in verdicts[i], `${raw}: ${JSON.stringify(verdicts[i])}`);
   }
 });

@@ -35,7 +35,12 @@ function ensureBuilt() {
   }
   const built = join(root, 'www/dist/app.js');
   const newest = (dir) =>
-    Math.max(...readdirSync(dir, { recursive: true }).map((f) => join(dir, String(f))).filter((f) => statSync(f).isFile()).map((f) => statSync(f).mtimeMs));
+    Math.max(
+      ...readdirSync(dir, { recursive: true })
+        .map((f) => join(dir, String(f)))
+        .filter((f) => statSync(f).isFile())
+        .map((f) => statSync(f).mtimeMs),
+    );
   const sources = Math.max(
     newest(join(root, 'www/src')),
     ...['index.html', 'app.css', 'theme.js', 'favicon.svg'].map((f) => statSync(join(root, 'www', f)).mtimeMs),
@@ -53,16 +58,19 @@ let page;
 let base;
 const problems = [];
 
-before(async () => {
-  ensureBuilt();
-  mkdirSync(results, { recursive: true });
-  // One operator variant (README, "Agents"), for the picker's test; the four keep their settings.
-  const agents = { support: { agent: 'react', description: 'Our support desk', prompt: 'You are Support.' } };
-  server = await startServer({ delayMs: 6, vars: { AGENTS: JSON.stringify(agents) } });
-  net = await relay({ host: '127.0.0.1', port: Number(new URL(server.http).port) });
-  base = `http://127.0.0.1:${net.port}`;
-  browser = await launchChromium();
-}, { timeout: 900_000 });
+before(
+  async () => {
+    ensureBuilt();
+    mkdirSync(results, { recursive: true });
+    // One operator variant (README, "Agents"), for the picker's test; the four keep their settings.
+    const agents = { support: { agent: 'react', description: 'Our support desk', prompt: 'You are Support.' } };
+    server = await startServer({ delayMs: 6, vars: { AGENTS: JSON.stringify(agents) } });
+    net = await relay({ host: '127.0.0.1', port: Number(new URL(server.http).port) });
+    base = `http://127.0.0.1:${net.port}`;
+    browser = await launchChromium();
+  },
+  { timeout: 900_000 },
+);
 
 after(async () => {
   await browser?.close();
@@ -106,7 +114,11 @@ describe('the demo app', () => {
   });
 
   afterEach(async (t) => {
-    const name = t.name.replace(/[^a-z0-9]+/gi, '-').replace(/^-|-$/g, '').toLowerCase().slice(0, 60);
+    const name = t.name
+      .replace(/[^a-z0-9]+/gi, '-')
+      .replace(/^-|-$/g, '')
+      .toLowerCase()
+      .slice(0, 60);
     await page.screenshot({ path: join(results, `www-${name}.png`) }).catch(() => {});
     await page.close();
     assert.deepEqual(problems, [], 'the page logged no errors');
@@ -193,8 +205,14 @@ describe('the demo app', () => {
     assert.equal(await replyText(), 'Done: I wrote notes.txt.');
     const cards = await page.evaluate(() => window.cards);
     const statuses = [...new Set(cards.map((c) => c.split('|')[0]))];
-    assert.deepEqual(statuses, ['streaming', 'pending', 'awaiting_approval', 'approved', 'running', 'done'].filter((x) => statuses.includes(x)));
-    assert.ok(['streaming', 'awaiting_approval', 'approved', 'done'].every((x) => statuses.includes(x)), statuses.join(' → '));
+    assert.deepEqual(
+      statuses,
+      ['streaming', 'pending', 'awaiting_approval', 'approved', 'running', 'done'].filter((x) => statuses.includes(x)),
+    );
+    assert.ok(
+      ['streaming', 'awaiting_approval', 'approved', 'done'].every((x) => statuses.includes(x)),
+      statuses.join(' → '),
+    );
     const streamed = cards.filter((c) => c.startsWith('streaming|')).map((c) => c.split('|')[1]);
     assert.ok(streamed.length > 1 && streamed.some((a) => !a.includes('+hello')), 'the arguments filled in while they streamed');
   });
@@ -246,7 +264,9 @@ describe('the demo app', () => {
     await page.evaluate(() => {
       window.graphs = [];
       new MutationObserver(() => {
-        const g = [.../** @type {NodeListOf<SVGGElement>} */ (document.querySelectorAll('#activity g.got-node'))].map((n) => `${n.dataset.id}:${n.dataset.state}`).join(' ');
+        const g = [.../** @type {NodeListOf<SVGGElement>} */ (document.querySelectorAll('#activity g.got-node'))]
+          .map((n) => `${n.dataset.id}:${n.dataset.state}`)
+          .join(' ');
         if (g && window.graphs.at(-1) !== g) window.graphs.push(g);
       }).observe(/** @type {HTMLElement} */ (document.getElementById('activity')), { childList: true, subtree: true });
     });
@@ -254,7 +274,10 @@ describe('the demo app', () => {
     assert.equal(await ended(), 'completed');
     const graphs = await page.evaluate(() => window.graphs);
     assert.ok(graphs.includes('s1:running s2:running combine:pending'), graphs.join('\n'));
-    assert.ok(graphs.some((g) => g.includes('combine:running')), graphs.join('\n'));
+    assert.ok(
+      graphs.some((g) => g.includes('combine:running')),
+      graphs.join('\n'),
+    );
     const nodes = page.locator('#activity g.got-node');
     assert.deepEqual(await nodes.evaluateAll((els) => els.map((e) => [e.dataset.id, e.dataset.state])), [
       ['s1', 'done'],
@@ -275,7 +298,11 @@ describe('the demo app', () => {
     const states = Object.fromEntries(await page.locator('#activity g.got-node').evaluateAll((els) => els.map((e) => [e.dataset.id, e.dataset.state])));
     assert.deepEqual(states, { task: 'expanded', 'task.p1': 'done', 'task.p2': 'done' });
     // The sub-tasks sit side by side under the node they split.
-    const y = Object.fromEntries(await page.locator('#activity g.got-node').evaluateAll((els) => els.map((e) => [e.dataset.id, e.getBBox().y + e.transform.baseVal.consolidate().matrix.f])));
+    const y = Object.fromEntries(
+      await page
+        .locator('#activity g.got-node')
+        .evaluateAll((els) => els.map((e) => [e.dataset.id, e.getBBox().y + e.transform.baseVal.consolidate().matrix.f])),
+    );
     assert.ok(y['task.p1'] === y['task.p2'] && y['task.p1'] > y.task, JSON.stringify(y));
     assert.equal(await page.locator('#activity path.got-edge.is-split').count(), 2);
   });
@@ -422,7 +449,10 @@ describe('the demo app', () => {
     await send(evil);
     assert.equal(await ended(), 'completed');
     const reply = lastTurn().locator('.markdown.reply');
-    assert.equal(await reply.innerText(), 'You said: <img src=x onerror="window.__pwned=1"> bold [click](javascript:window.__pwned=2) <script>window.__pwned=3</script>');
+    assert.equal(
+      await reply.innerText(),
+      'You said: <img src=x onerror="window.__pwned=1"> bold [click](javascript:window.__pwned=2) <script>window.__pwned=3</script>',
+    );
     assert.equal(await reply.locator('strong').innerText(), 'bold');
     assert.equal(await page.locator('#runs img, #runs script, #runs a[href^="javascript"], #runs [onerror]').count(), 0);
     assert.equal(await page.evaluate(() => window.__pwned), undefined);
@@ -437,14 +467,20 @@ describe('the Markdown renderer', () => {
     ['"quoted" & \'single\'', '<p>&quot;quoted&quot; &amp; &#39;single&#39;</p>'],
     ['[x](javascript:alert(1))', '<p>[x](javascript:alert(1))</p>'],
     ['[x](data:text/html,<script>)', '<p>[x](data:text/html,&lt;script&gt;)</p>'],
-    ['[x](https://a.example/?q="><script>)', '<p><a href="https://a.example/?q=&quot;&gt;&lt;script&gt;" target="_blank" rel="noopener noreferrer nofollow">x</a></p>'],
+    [
+      '[x](https://a.example/?q="><script>)',
+      '<p><a href="https://a.example/?q=&quot;&gt;&lt;script&gt;" target="_blank" rel="noopener noreferrer nofollow">x</a></p>',
+    ],
     ['![pic](https://a.example/p.png)', '<p><a href="https://a.example/p.png" target="_blank" rel="noopener noreferrer nofollow">image: pic</a></p>'],
     ['```html\n<script>alert(1)</script>\n```', '<pre><code class="language-html">&lt;script&gt;alert(1)&lt;/script&gt;</code></pre>'],
     ['```"><img src=x>\ncode', '<pre><code>code</code></pre>'],
     ['`<i>` and **b** and *i* and ~~s~~', '<p><code>&lt;i&gt;</code> and <strong>b</strong> and <em>i</em> and <del>s</del></p>'],
     ['# Title\n- a\n- b\n  1. c', '<h1>Title</h1><ul><li>a</li><li>b<ol><li>c</li></ol></li></ul>'],
     ['> quote\n\nline one\nline two', '<blockquote><p>quote</p></blockquote><p>line one<br>line two</p>'],
-    ['| a | b |\n|---|--:|\n| 1 | 2 |', '<div class="table"><table><thead><tr><th>a</th><th class="align-right">b</th></tr></thead><tbody><tr><td>1</td><td class="align-right">2</td></tr></tbody></table></div>'],
+    [
+      '| a | b |\n|---|--:|\n| 1 | 2 |',
+      '<div class="table"><table><thead><tr><th>a</th><th class="align-right">b</th></tr></thead><tbody><tr><td>1</td><td class="align-right">2</td></tr></tbody></table></div>',
+    ],
     ['see https://a.example/x.', '<p>see <a href="https://a.example/x" target="_blank" rel="noopener noreferrer nofollow">https://a.example/x</a>.</p>'],
     ['snake_case_word', '<p>snake_case_word</p>'],
     ['nul\u0000byte', '<p>nulbyte</p>'],
@@ -454,10 +490,65 @@ describe('the Markdown renderer', () => {
   }
 
   test('no tag or attribute it does not write itself, whatever the input', () => {
-    const allowed = new Set(['p', 'br', 'strong', 'em', 'del', 'code', 'pre', 'a', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'ul', 'ol', 'li', 'blockquote', 'hr', 'div', 'table', 'thead', 'tbody', 'tr', 'th', 'td']);
-    const pieces = ['<', '>', '"', "'", '&', '`', '*', '_', '[', ']', '(', ')', '!', '#', '|', '-', '\n', ' ', 'a', 'javascript:', 'https://x.example/', 'onerror=', '<script>', '<img src=x>', '```', '> ', '1. '];
+    const allowed = new Set([
+      'p',
+      'br',
+      'strong',
+      'em',
+      'del',
+      'code',
+      'pre',
+      'a',
+      'h1',
+      'h2',
+      'h3',
+      'h4',
+      'h5',
+      'h6',
+      'ul',
+      'ol',
+      'li',
+      'blockquote',
+      'hr',
+      'div',
+      'table',
+      'thead',
+      'tbody',
+      'tr',
+      'th',
+      'td',
+    ]);
+    const pieces = [
+      '<',
+      '>',
+      '"',
+      "'",
+      '&',
+      '`',
+      '*',
+      '_',
+      '[',
+      ']',
+      '(',
+      ')',
+      '!',
+      '#',
+      '|',
+      '-',
+      '\n',
+      ' ',
+      'a',
+      'javascript:',
+      'https://x.example/',
+      'onerror=',
+      '<script>',
+      '<img src=x>',
+      '```',
+      '> ',
+      '1. ',
+    ];
     let seed = 7;
-    const rand = (n) => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) % n);
+    const rand = (n) => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) % n;
     for (let i = 0; i < 3000; i++) {
       let src = '';
       for (let k = rand(24); k >= 0; k--) src += pieces[rand(pieces.length)];

@@ -66,10 +66,14 @@ export class Approvals {
   ask(req) {
     return new Promise((resolve) => {
       this.queue.push({ req, resolve });
-      req.signal.addEventListener('abort', () => {
-        this.settled(req.callId);
-        resolve({ review: 'no-continue' });
-      }, { once: true });
+      req.signal.addEventListener(
+        'abort',
+        () => {
+          this.settled(req.callId);
+          resolve({ review: 'no-continue' });
+        },
+        { once: true },
+      );
       this.next();
     });
   }

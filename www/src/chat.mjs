@@ -81,7 +81,10 @@ const JSON_SPAN = [
   ['nodes', 'plan_graph'],
 ];
 
-const norm = (/** @type {unknown} */ s) => String(s ?? '').replace(/\s+/g, ' ').trim();
+const norm = (/** @type {unknown} */ s) =>
+  String(s ?? '')
+    .replace(/\s+/g, ' ')
+    .trim();
 
 /**
  * A user message bubble.
@@ -265,7 +268,10 @@ export class RunView {
         break;
       case 'got_plan':
         (this.got ??= new GotModel()).plan(ev, this.planText);
-        this.labelStep('plan_graph', `Planned ${ev.node_count} sub-task${ev.node_count === 1 ? '' : 's'}, ${ev.edge_count} dependenc${ev.edge_count === 1 ? 'y' : 'ies'}`);
+        this.labelStep(
+          'plan_graph',
+          `Planned ${ev.node_count} sub-task${ev.node_count === 1 ? '' : 's'}, ${ev.edge_count} dependenc${ev.edge_count === 1 ? 'y' : 'ies'}`,
+        );
         break;
       case 'got_node_start':
         (this.got ??= new GotModel()).start(ev.id);
@@ -319,7 +325,16 @@ export class RunView {
   openResponse() {
     if (this.explaining) {
       const card = this.explaining;
-      return { kind: 'explain', text: '', cardsAtStart: this.cards.size, card, render() { card.explain(this.text); }, done() {} };
+      return {
+        kind: 'explain',
+        text: '',
+        cardsAtStart: this.cards.size,
+        card,
+        render() {
+          card.explain(this.text);
+        },
+        done() {},
+      };
     }
     if (this.span !== null && INTERNAL.has(this.span)) return this.step(this.span);
     return this.prose();
@@ -428,7 +443,12 @@ export class RunView {
       this.lastStep = r;
       if (r.span === 'execute_graph') {
         const json = agentJson(r.text);
-        r.label.textContent = json && 'complex' in json ? (json.complex ? 'Judged a sub-task too big: splitting it' : 'Judged a sub-task simple enough') : `Sub-task answer: ${norm(r.text).slice(0, 60)}`;
+        r.label.textContent =
+          json && 'complex' in json
+            ? json.complex
+              ? 'Judged a sub-task too big: splitting it'
+              : 'Judged a sub-task simple enough'
+            : `Sub-task answer: ${norm(r.text).slice(0, 60)}`;
       }
     } else {
       this.lastProse = r;
@@ -537,17 +557,18 @@ export class RunView {
   usage() {
     if (this.total) return this.total;
     return this.calls.reduce(
-      (a, u) => ({ prompt_tokens: a.prompt_tokens + u.prompt_tokens, completion_tokens: a.completion_tokens + u.completion_tokens, total_tokens: a.total_tokens + u.total_tokens }),
+      (a, u) => ({
+        prompt_tokens: a.prompt_tokens + u.prompt_tokens,
+        completion_tokens: a.completion_tokens + u.completion_tokens,
+        total_tokens: a.total_tokens + u.total_tokens,
+      }),
       { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
     );
   }
 
   renderMeta() {
     const u = this.usage();
-    const parts = [
-      h('span', { class: 'badge', text: AGENT_NAME[this.agent] ?? this.agent }),
-      h('span', { class: 'badge subtle', text: this.dialect }),
-    ];
+    const parts = [h('span', { class: 'badge', text: AGENT_NAME[this.agent] ?? this.agent }), h('span', { class: 'badge subtle', text: this.dialect })];
     if (this.running) {
       parts.push(h('span', { class: 'live-dot', text: 'streaming' }));
     } else {

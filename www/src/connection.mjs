@@ -59,7 +59,12 @@ function onStatus(app, st) {
       if (state.conn.state === 'reconnecting') {
         state.conn.reconnects++;
         setConn(app, 'resumed', 'reconnected; unfinished runs resumed from the last event received');
-        showBanner(app, state.active ? 'Reconnected — the run carries on from the last event this page received. Nothing was lost or repeated.' : 'Reconnected.', 'ok', 5000);
+        showBanner(
+          app,
+          state.active ? 'Reconnected — the run carries on from the last event this page received. Nothing was lost or repeated.' : 'Reconnected.',
+          'ok',
+          5000,
+        );
         const settle = () => {
           if (state.conn.state !== 'resumed') return;
           if (state.active) resumedTimer = setTimeout(settle, 1000);
@@ -195,7 +200,10 @@ export function renderConnDetails({ state, els }) {
    */
   const kv = (k, v) => [h('dt', { text: k }), h('dd', {}, v)];
   els.connDetails.replaceChildren(
-    ...kv('state', h('span', { class: `conn-text is-${state.conn.state}`, text: state.conn.detail ? `${state.conn.state} — ${state.conn.detail}` : state.conn.state })),
+    ...kv(
+      'state',
+      h('span', { class: `conn-text is-${state.conn.state}`, text: state.conn.detail ? `${state.conn.state} — ${state.conn.detail}` : state.conn.state }),
+    ),
     ...kv('dialect', s.dialect),
     ...kv('endpoint', h('code', { text: endpoint })),
     ...kv('session', h('code', { text: s.id })),

@@ -28,7 +28,10 @@ function build(el, props, children) {
     if (k === 'class') el.setAttribute('class', String(v));
     else if (k === 'text') el.textContent = String(v);
     else if (k === 'style') for (const [sk, sv] of Object.entries(/** @type {object} */ (v))) el.style.setProperty(sk, String(sv));
-    else if (k === 'dataset') for (const [dk, dv] of Object.entries(/** @type {object} */ (v))) { if (dv != null) el.dataset[dk] = String(dv); }
+    else if (k === 'dataset')
+      for (const [dk, dv] of Object.entries(/** @type {object} */ (v))) {
+        if (dv != null) el.dataset[dk] = String(dv);
+      }
     else if (k.startsWith('on') && typeof v === 'function') el.addEventListener(k.slice(2), /** @type {EventListener} */ (v));
     else el.setAttribute(k, v === true ? '' : String(v));
   }

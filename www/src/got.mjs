@@ -337,7 +337,7 @@ export function renderGot(model) {
           'li',
           { class: `is-${n.state}`, dataset: { id: n.id } },
           h('span', { class: 'got-list-id', text: n.id }),
-          h('span', { class: 'got-list-text', text: n.error ? `failed: ${n.error}` : n.summary ?? n.task ?? '' }),
+          h('span', { class: 'got-list-text', text: n.error ? `failed: ${n.error}` : (n.summary ?? n.task ?? '') }),
         ),
       ),
     ),

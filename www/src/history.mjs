@@ -68,16 +68,20 @@ function showHistory(app, page, older) {
   if (page.hasMore && page.messages.length) {
     const before = page.messages[0].id;
     els.history.prepend(
-      h('button', {
-        class: 'btn small history-more',
-        type: 'button',
-        onclick: async () => {
-          const { client, session } = state;
-          if (!client || !session) return;
-          const next = await client.userMessages(session.id, { before, limit: 50 });
-          if (client === state.client) showHistory(app, next, true);
+      h(
+        'button',
+        {
+          class: 'btn small history-more',
+          type: 'button',
+          onclick: async () => {
+            const { client, session } = state;
+            if (!client || !session) return;
+            const next = await client.userMessages(session.id, { before, limit: 50 });
+            if (client === state.client) showHistory(app, next, true);
+          },
         },
-      }, 'Load earlier messages'),
+        'Load earlier messages',
+      ),
     );
   }
   if (!older && page.messages.length) {

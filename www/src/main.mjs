@@ -146,7 +146,7 @@ async function main() {
   }
   const wanted = params.get('session');
   const record =
-    (wanted ? sessions.get(wanted) ?? { ...newRecord(), id: wanted } : null) ?? sessions.get(prefs.get('active')) ?? sessions.list()[0] ?? newRecord();
+    (wanted ? (sessions.get(wanted) ?? { ...newRecord(), id: wanted }) : null) ?? sessions.get(prefs.get('active')) ?? sessions.list()[0] ?? newRecord();
   await openSession(app, record);
   await loadAgents(app);
   document.documentElement.dataset.ready = 'true';

@@ -39,7 +39,11 @@ function safeHref(escaped) {
  */
 export function renderMarkdown(source) {
   // NUL is reserved for the inline placeholders below; it has no business in a reply anyway.
-  const text = escapeHtml(String(source ?? '').replace(/\r\n?/g, '\n').replace(/\u0000/g, ''));
+  const text = escapeHtml(
+    String(source ?? '')
+      .replace(/\r\n?/g, '\n')
+      .replace(/\u0000/g, ''),
+  );
   return blocks(text.split('\n'));
 }
 
@@ -132,8 +136,14 @@ function blocks(lines) {
  */
 function startsBlock(lines, i) {
   const line = lines[i];
-  return FENCE.test(line) || HEADING.test(line) || RULE.test(line) || QUOTE.test(line) || ITEM.test(line) ||
-    (line.includes('|') && i + 1 < lines.length && TABLE_SEP.test(lines[i + 1]) && lines[i + 1].includes('-'));
+  return (
+    FENCE.test(line) ||
+    HEADING.test(line) ||
+    RULE.test(line) ||
+    QUOTE.test(line) ||
+    ITEM.test(line) ||
+    (line.includes('|') && i + 1 < lines.length && TABLE_SEP.test(lines[i + 1]) && lines[i + 1].includes('-'))
+  );
 }
 
 /**
@@ -201,7 +211,8 @@ function cells(line) {
 function table(lines, start, out) {
   const head = cells(lines[start]);
   const aligns = cells(lines[start + 1]).map((c) =>
-    c.startsWith(':') && c.endsWith(':') ? 'center' : c.endsWith(':') ? 'right' : c.startsWith(':') ? 'left' : '');
+    c.startsWith(':') && c.endsWith(':') ? 'center' : c.endsWith(':') ? 'right' : c.startsWith(':') ? 'left' : '',
+  );
   let i = start + 2;
   /** @type {string[][]} */
   const rows = [];
@@ -228,13 +239,18 @@ function inline(text) {
   const held = [];
   const hold = (/** @type {string} */ html) => `\u0000${held.push(html) - 1}\u0000`;
   let s = text;
-  s = s.replace(/(`+)([^`]|[^`][\s\S]*?[^`])\1(?!`)/g, (_, /** @type {string} */ __, /** @type {string} */ code) => hold(`<code>${code.trim() || code}</code>`));
-  s = s.replace(/(!?)\[([^\]\n]+)\]\(\s*([^\s)]+)(?:\s+&quot;[^\n]*?&quot;)?\s*\)/g, (whole, /** @type {string} */ bang, /** @type {string} */ label, /** @type {string} */ url) => {
-    const href = safeHref(url);
-    if (!href) return whole;
-    const shown = bang ? `image: ${label}` : label;
-    return hold(`<a href="${href}" target="_blank" rel="noopener noreferrer nofollow">${emphasis(shown)}</a>`);
-  });
+  s = s.replace(/(`+)([^`]|[^`][\s\S]*?[^`])\1(?!`)/g, (_, /** @type {string} */ __, /** @type {string} */ code) =>
+    hold(`<code>${code.trim() || code}</code>`),
+  );
+  s = s.replace(
+    /(!?)\[([^\]\n]+)\]\(\s*([^\s)]+)(?:\s+&quot;[^\n]*?&quot;)?\s*\)/g,
+    (whole, /** @type {string} */ bang, /** @type {string} */ label, /** @type {string} */ url) => {
+      const href = safeHref(url);
+      if (!href) return whole;
+      const shown = bang ? `image: ${label}` : label;
+      return hold(`<a href="${href}" target="_blank" rel="noopener noreferrer nofollow">${emphasis(shown)}</a>`);
+    },
+  );
   s = s.replace(/&lt;((?:https?:\/\/|mailto:)[^\s&]+(?:&amp;[^\s&]+)*)&gt;/gi, (whole, /** @type {string} */ url) => {
     const href = safeHref(url);
     return href ? hold(`<a href="${href}" target="_blank" rel="noopener noreferrer nofollow">${url}</a>`) : whole;

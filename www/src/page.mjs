@@ -21,11 +21,7 @@ export function showBanner(app, text, kind = 'info', hideAfterMs = 0, button) {
   clearTimeout(bannerTimer);
   els.banner.hidden = false;
   els.banner.dataset.kind = kind;
-  set(
-    els.banner,
-    h('span', { text }),
-    button ? h('button', { class: 'btn small', type: 'button', onclick: button.action }, button.label) : null,
-  );
+  set(els.banner, h('span', { text }), button ? h('button', { class: 'btn small', type: 'button', onclick: button.action }, button.label) : null);
   if (hideAfterMs) bannerTimer = setTimeout(() => hideBanner(app), hideAfterMs);
 }
 

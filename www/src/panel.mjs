@@ -64,9 +64,24 @@ export function renderActivity(app) {
   els.activityStatus.textContent = v.running ? 'running' : v.status;
   els.activityStatus.dataset.status = v.status;
   let body;
-  if (v.agent === 'got') body = v.got ? renderGot(v.got) : plans ? h('div', { class: 'viz-empty', text: 'Planning the graph…' }) : needsPlans(app, 'The plan and its nodes (got_plan, got_node_*, got_expand)');
-  else if (v.agent === 'tot') body = v.tot ? renderTot(v.tot, v.running) : plans ? h('div', { class: 'viz-empty', text: 'Proposing the first candidates…' }) : needsPlans(app, 'The tree (tot_expand, tot_evaluate, tot_backtrack)');
-  else body = v.spans.length ? renderSpans(v) : plans ? h('div', { class: 'viz-empty', text: 'Starting…' }) : needsPlans(app, 'The agent’s steps (node_enter / node_exit)');
+  if (v.agent === 'got')
+    body = v.got
+      ? renderGot(v.got)
+      : plans
+        ? h('div', { class: 'viz-empty', text: 'Planning the graph…' })
+        : needsPlans(app, 'The plan and its nodes (got_plan, got_node_*, got_expand)');
+  else if (v.agent === 'tot')
+    body = v.tot
+      ? renderTot(v.tot, v.running)
+      : plans
+        ? h('div', { class: 'viz-empty', text: 'Proposing the first candidates…' })
+        : needsPlans(app, 'The tree (tot_expand, tot_evaluate, tot_backtrack)');
+  else
+    body = v.spans.length
+      ? renderSpans(v)
+      : plans
+        ? h('div', { class: 'viz-empty', text: 'Starting…' })
+        : needsPlans(app, 'The agent’s steps (node_enter / node_exit)');
   els.activity.replaceChildren(h('p', { class: 'activity-run', title: v.message, text: v.message ? `“${v.message}”` : '' }), body);
 }
 
@@ -152,7 +167,11 @@ export async function compactNow(app) {
   } catch (err) {
     if (session !== state.session) return;
     const e = /** @type {Error & { code?: string }} */ (err);
-    addNote(app, e.code === 'empty_transcript' ? 'Nothing to compact yet: the conversation is empty.' : `Could not compact: ${e.message}${e.code ? ` (${e.code})` : ''}`, 'warn');
+    addNote(
+      app,
+      e.code === 'empty_transcript' ? 'Nothing to compact yet: the conversation is empty.' : `Could not compact: ${e.message}${e.code ? ` (${e.code})` : ''}`,
+      'warn',
+    );
   } finally {
     state.compacting = false;
     els.compact.textContent = 'Compact now';
@@ -182,11 +201,15 @@ export function renderUsage({ state, els }) {
   }
   const last = state.followed;
   const rows = [
-    h('div', { class: 'usage-total' },
+    h(
+      'div',
+      { class: 'usage-total' },
       h('span', { class: 'big', text: fmt(sum.total_tokens) }),
       h('span', { class: 'muted', text: ` tokens in ${views.length} run${views.length === 1 ? '' : 's'} on this page` }),
     ),
-    h('div', { class: 'usage-split' },
+    h(
+      'div',
+      { class: 'usage-split' },
       h('span', {}, h('b', { text: fmt(sum.prompt_tokens) }), ' in'),
       h('span', {}, h('b', { text: fmt(sum.completion_tokens) }), ' out'),
       h('span', {}, h('b', { text: String(done.length) }), ' finished'),
@@ -195,15 +218,33 @@ export function renderUsage({ state, els }) {
   if (last && last.calls.length) {
     const u = last.usage();
     rows.push(
-      h('div', { class: 'usage-run' },
-        h('div', { class: 'usage-run-head' }, h('span', { text: 'Last run' }), h('span', { class: 'muted', text: `${fmt(u.total_tokens)} tokens · ${last.calls.length} call${last.calls.length === 1 ? '' : 's'}` })),
-        h('ol', { class: 'usage-calls' },
-          last.calls.slice(-8).map((c, i) =>
-            h('li', {},
-              h('span', { class: 'muted', text: `#${last.calls.length - Math.min(8, last.calls.length) + i + 1}` }),
-              h('span', { class: 'bar' }, h('span', { class: 'bar-in', style: { width: `${(c.prompt_tokens / Math.max(...last.calls.map((x) => x.total_tokens))) * 100}%` } })),
-              h('span', { text: `${fmt(c.prompt_tokens)} in · ${fmt(c.completion_tokens)} out` }),
-            )),
+      h(
+        'div',
+        { class: 'usage-run' },
+        h(
+          'div',
+          { class: 'usage-run-head' },
+          h('span', { text: 'Last run' }),
+          h('span', { class: 'muted', text: `${fmt(u.total_tokens)} tokens · ${last.calls.length} call${last.calls.length === 1 ? '' : 's'}` }),
+        ),
+        h(
+          'ol',
+          { class: 'usage-calls' },
+          last.calls
+            .slice(-8)
+            .map((c, i) =>
+              h(
+                'li',
+                {},
+                h('span', { class: 'muted', text: `#${last.calls.length - Math.min(8, last.calls.length) + i + 1}` }),
+                h(
+                  'span',
+                  { class: 'bar' },
+                  h('span', { class: 'bar-in', style: { width: `${(c.prompt_tokens / Math.max(...last.calls.map((x) => x.total_tokens))) * 100}%` } }),
+                ),
+                h('span', { text: `${fmt(c.prompt_tokens)} in · ${fmt(c.completion_tokens)} out` }),
+              ),
+            ),
         ),
       ),
     );

@@ -33,7 +33,8 @@ export function onEvent(app, ev) {
       break;
     case 'context_compacted':
       if (!state.compacting) addNote(app, compactionText(ev.old_token_count, ev.new_token_count, ev.reduction_percent), 'info');
-      if (state.context) setContext(app, { ...state.context, tokenCount: ev.new_token_count, usagePercent: (ev.new_token_count * 100) / state.context.maxTokens });
+      if (state.context)
+        setContext(app, { ...state.context, tokenCount: ev.new_token_count, usagePercent: (ev.new_token_count * 100) / state.context.maxTokens });
       break;
     default:
       break;

@@ -39,7 +39,18 @@ export function renderSessions(app) {
     ),
   );
   if (current && !list.some((s) => s.id === current.id)) {
-    rows.unshift(h('div', { class: 'session is-active is-draft' }, h('span', { class: 'session-open' }, h('span', { class: 'session-title', text: 'New chat' }), h('span', { class: 'session-meta', text: `${current.dialect} · not started` }))));
+    rows.unshift(
+      h(
+        'div',
+        { class: 'session is-active is-draft' },
+        h(
+          'span',
+          { class: 'session-open' },
+          h('span', { class: 'session-title', text: 'New chat' }),
+          h('span', { class: 'session-meta', text: `${current.dialect} · not started` }),
+        ),
+      ),
+    );
   }
   els.sessions.replaceChildren(...rows);
 }

@@ -56,7 +56,10 @@ export const sessions = {
   },
   /** @param {string} id */
   remove(id) {
-    write(SESSIONS, this.list().filter((s) => s.id !== id));
+    write(
+      SESSIONS,
+      this.list().filter((s) => s.id !== id),
+    );
   },
 };
 

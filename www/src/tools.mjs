@@ -61,7 +61,13 @@ export function argumentsView(name, args, raw) {
       { class: 'args' },
       entries.map(([k, v]) => [
         h('dt', { text: k }),
-        h('dd', {}, typeof v === 'string' && (v.includes('\n') || v.length > 60) ? h('pre', { text: v }) : h('code', { text: typeof v === 'string' ? v : JSON.stringify(v) })),
+        h(
+          'dd',
+          {},
+          typeof v === 'string' && (v.includes('\n') || v.length > 60)
+            ? h('pre', { text: v })
+            : h('code', { text: typeof v === 'string' ? v : JSON.stringify(v) }),
+        ),
       ]),
     );
   }

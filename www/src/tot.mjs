@@ -150,9 +150,7 @@ export function renderTot(model, running) {
               h('span', { class: 'tot-num', text: score.toFixed(2) }),
             ),
       ),
-      n.state !== 'root' && n.state !== 'proposed'
-        ? h('div', { class: 'tot-state', text: acting ? 'acting…' : STATE_LABEL[n.state] })
-        : null,
+      n.state !== 'root' && n.state !== 'proposed' ? h('div', { class: 'tot-state', text: acting ? 'acting…' : STATE_LABEL[n.state] }) : null,
       n.backtrack ? h('div', { class: 'tot-backtrack', text: `↩ backtracked here: ${n.backtrack.reason}` }) : null,
       n.children.length ? h('ul', {}, n.children.map(item)) : null,
     );

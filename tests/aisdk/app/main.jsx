@@ -122,8 +122,9 @@ function App() {
     transport,
     resume: transport !== undefined,
     // WeftChatTransport knows what its run waits for; the AI SDK's helpers, for its own transport.
-    sendAutomaticallyWhen: transport?.sendAutomaticallyWhen ?? (({ messages }) =>
-      lastAssistantMessageIsCompleteWithApprovalResponses({ messages }) || lastAssistantMessageIsCompleteWithToolCalls({ messages })),
+    sendAutomaticallyWhen:
+      transport?.sendAutomaticallyWhen ??
+      (({ messages }) => lastAssistantMessageIsCompleteWithApprovalResponses({ messages }) || lastAssistantMessageIsCompleteWithToolCalls({ messages })),
     onToolCall: ({ toolCall }) => {
       if (toolCall.dynamic) return;
       if (toolCall.toolName === 'shell') {
@@ -159,8 +160,7 @@ function App() {
   return (
     <main>
       <header>
-        <b>AI SDK useChat</b> · chat <code id="chat-id">{chatId}</code> · transport <code>{params.get('transport') ?? 'http'}</code> ·
-        status{' '}
+        <b>AI SDK useChat</b> · chat <code id="chat-id">{chatId}</code> · transport <code>{params.get('transport') ?? 'http'}</code> · status{' '}
         <span id="status" data-status={status}>
           {status}
         </span>

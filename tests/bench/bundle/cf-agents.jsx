@@ -19,8 +19,7 @@ function App() {
             if (p.type.startsWith('tool-') && p.state === 'approval-requested') {
               return (
                 <span key={i}>
-                  Allow {p.type.slice(5)}?
-                  <button onClick={() => addToolApprovalResponse({ id: p.approval.id, approved: true })}>yes</button>
+                  Allow {p.type.slice(5)}?<button onClick={() => addToolApprovalResponse({ id: p.approval.id, approved: true })}>yes</button>
                   <button onClick={() => addToolApprovalResponse({ id: p.approval.id, approved: false })}>no</button>
                 </span>
               );
@@ -29,7 +28,13 @@ function App() {
           })}
         </p>
       ))}
-      <form onSubmit={(e) => { e.preventDefault(); sendMessage({ text: input }); setInput(''); }}>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          sendMessage({ text: input });
+          setInput('');
+        }}
+      >
         <input value={input} onChange={(e) => setInput(e.target.value)} />
       </form>
     </div>

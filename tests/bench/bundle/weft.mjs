@@ -14,7 +14,11 @@ $('form').onsubmit = async (e) => {
   e.preventDefault();
   const out = $('log').appendChild(document.createElement('p'));
   const run = client.run({ message: $('input').value, agent: 'react' });
-  run.onText((delta) => { out.textContent += delta; });
-  run.onEvent((ev) => { if (ev.type === 'tool_start') out.append(` [${ev.name}] `); });
+  run.onText((delta) => {
+    out.textContent += delta;
+  });
+  run.onEvent((ev) => {
+    if (ev.type === 'tool_start') out.append(` [${ev.name}] `);
+  });
   await run.result;
 };

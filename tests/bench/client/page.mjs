@@ -18,7 +18,9 @@ let weft;
 let weftAi;
 
 const now = () => performance.now();
-const gc = () => { if (typeof globalThis.gc === 'function') globalThis.gc(); };
+const gc = () => {
+  if (typeof globalThis.gc === 'function') globalThis.gc();
+};
 
 async function init(sdk = '/sdk/') {
   weft = await import(`${sdk}index.mjs`);
@@ -250,7 +252,13 @@ function byteStream(bytes) {
 
 async function drain(stream) {
   let last;
-  for await (const m of readUIMessageStream({ stream, onError: (e) => { throw e; } })) last = m;
+  for await (const m of readUIMessageStream({
+    stream,
+    onError: (e) => {
+      throw e;
+    },
+  }))
+    last = m;
   return last;
 }
 
@@ -298,7 +306,9 @@ async function cfAgents(set) {
   let ms = 0;
   let units = 0;
   for (let m = 0; m < set.cfStrings.length; m++) {
-    const sent = new Promise((resolve) => { socket.onSend = resolve; });
+    const sent = new Promise((resolve) => {
+      socket.onSend = resolve;
+    });
     const done = chat.sendMessage({ text: `message ${m}` });
     const request = await sent;
     // The server's frames for this request (built before the clock starts).
@@ -359,7 +369,9 @@ function dealRunIds() {
     weftServer.runId = null;
     return id ?? real.call(crypto);
   };
-  return () => { delete crypto.randomUUID; };
+  return () => {
+    delete crypto.randomUUID;
+  };
 }
 
 /**
@@ -380,7 +392,9 @@ class WeftSocket extends EventTarget {
     this.onmessage = null;
     this.onclose = null;
     this.onerror = null;
-    this.addEventListener('message', function deliver(e) { this.onmessage?.(e); });
+    this.addEventListener('message', function deliver(e) {
+      this.onmessage?.(e);
+    });
     const offered = Array.from(protocols ?? []);
     weftServer.socket = this;
     setTimeout(() => {
@@ -423,7 +437,9 @@ async function weftClient() {
 async function weftClientRuns(set) {
   const { client, socket } = await weftClient();
   const offApproval = client.onApproval(() => ({ review: 'yes' }));
-  const dispatch = (frames) => { for (const data of frames) socket.dispatchEvent(new MessageEvent('message', { data })); };
+  const dispatch = (frames) => {
+    for (const data of frames) socket.dispatchEvent(new MessageEvent('message', { data }));
+  };
   let ms = 0;
   let units = 0;
   let events = 0;
@@ -434,7 +450,9 @@ async function weftClientRuns(set) {
       const sent = nextSend('run');
       weftServer.runId = id;
       const run = client.run({ message: `message ${m}`, agent: 'react', threadId: 'sess-bench' });
-      run.onEvent(() => { events++; });
+      run.onEvent(() => {
+        events++;
+      });
       if ((await sent).id !== id) throw new Error(`weft-client: the client named run ${m} otherwise than ${id}`);
       const t0 = now();
       for (let s = 0; s < segments.length; s++) {
@@ -495,7 +513,9 @@ async function weftChat(set) {
   const { client, socket } = await weftClient();
   const transport = new weftAi.WeftChatTransport({ client });
   const chat = new Chat({ id: 'sess-bench', transport, sendAutomaticallyWhen: transport.sendAutomaticallyWhen });
-  const dispatch = (frames) => { for (const data of frames) socket.dispatchEvent(new MessageEvent('message', { data })); };
+  const dispatch = (frames) => {
+    for (const data of frames) socket.dispatchEvent(new MessageEvent('message', { data }));
+  };
   let ms = 0;
   let units = 0;
   const restore = dealRunIds();
@@ -542,15 +562,24 @@ async function measure(contestant, name) {
   gc();
   const [kind, dialect] = contestant.split(':');
   switch (kind) {
-    case 'floor': return floor(dialect, set.frames[dialect]);
-    case 'weft-push': return weftPush(dialect, set.frames[dialect]);
-    case 'weft-pushMany': return weftPushMany(dialect, set.frames[dialect]);
-    case 'ai-objects': return aiObjects(set);
-    case 'ai-sse': return aiSse(set);
-    case 'cf-agents': return cfAgents(set);
-    case 'weft-client': return weftClientRuns(set);
-    case 'weft-ai': return weftChat(set);
-    default: throw new Error(`unknown contestant ${contestant}`);
+    case 'floor':
+      return floor(dialect, set.frames[dialect]);
+    case 'weft-push':
+      return weftPush(dialect, set.frames[dialect]);
+    case 'weft-pushMany':
+      return weftPushMany(dialect, set.frames[dialect]);
+    case 'ai-objects':
+      return aiObjects(set);
+    case 'ai-sse':
+      return aiSse(set);
+    case 'cf-agents':
+      return cfAgents(set);
+    case 'weft-client':
+      return weftClientRuns(set);
+    case 'weft-ai':
+      return weftChat(set);
+    default:
+      throw new Error(`unknown contestant ${contestant}`);
   }
 }
 

@@ -26,7 +26,11 @@ export async function sdkPackage(mode, out) {
   for (const dir of [out, named]) {
     for (const f of ['index.mjs', 'node.mjs', 'index.d.mts', 'ai.mjs', 'ai.d.mts', 'package.json']) copyFileSync(join(root, 'pkg', f), join(dir, f));
   }
-  return { dir: out, named, how: 'scripts/build-sdk (cargo build --release -Zbuild-std with immediate-abort panics, wasm32; wasm-bindgen --target web; wasm-opt --flatten --rereloop -Oz -Oz)' };
+  return {
+    dir: out,
+    named,
+    how: 'scripts/build-sdk (cargo build --release -Zbuild-std with immediate-abort panics, wasm32; wasm-bindgen --target web; wasm-opt --flatten --rereloop -Oz -Oz)',
+  };
 }
 
 /** Builds tests/bench/native; returns the binary's path. `release` false: a debug build (smoke). */
@@ -39,7 +43,18 @@ export async function nativeBinary({ release = true } = {}) {
 
 /** Runs the generator into `dir`; returns its meta.json. */
 export async function generate(bin, dir, { steps, stepsPerMessage, deltas = 100, fragments = 10 }) {
-  await run(bin, ['gen', '--out', dir, '--steps', String(steps), '--steps-per-message', String(stepsPerMessage),
-    '--deltas', String(deltas), '--fragments', String(fragments)]);
+  await run(bin, [
+    'gen',
+    '--out',
+    dir,
+    '--steps',
+    String(steps),
+    '--steps-per-message',
+    String(stepsPerMessage),
+    '--deltas',
+    String(deltas),
+    '--fragments',
+    String(fragments),
+  ]);
   return JSON.parse(readFileSync(join(dir, 'meta.json'), 'utf8'));
 }

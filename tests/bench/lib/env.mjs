@@ -28,8 +28,13 @@ export function run(cmd, args, opts = {}) {
     const child = spawn(cmd, args, { cwd: opts.cwd ?? root, env: opts.env ?? toolchainEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d) => { stdout += d; });
-    child.stderr.on('data', (d) => { stderr += d; if (opts.echo) process.stderr.write(d); });
+    child.stdout.on('data', (d) => {
+      stdout += d;
+    });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+      if (opts.echo) process.stderr.write(d);
+    });
     child.on('error', reject);
     child.on('close', (code) => {
       const ms = performance.now() - t0;

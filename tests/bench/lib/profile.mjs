@@ -36,7 +36,10 @@ export async function connectInspector(port) {
   const list = await (await fetch(`http://127.0.0.1:${port}/json/list`)).json();
   const target = list.find((t) => t.webSocketDebuggerUrl) ?? list[0];
   const ws = new WebSocket(target.webSocketDebuggerUrl, { perMessageDeflate: false });
-  await new Promise((resolve, reject) => { ws.once('open', resolve); ws.once('error', reject); });
+  await new Promise((resolve, reject) => {
+    ws.once('open', resolve);
+    ws.once('error', reject);
+  });
   let id = 0;
   const pending = new Map();
   ws.on('message', (d) => {
@@ -44,14 +47,16 @@ export async function connectInspector(port) {
     if (m.id && pending.has(m.id)) {
       const { resolve, reject } = pending.get(m.id);
       pending.delete(m.id);
-      if (m.error) reject(new Error(JSON.stringify(m.error))); else resolve(m.result);
+      if (m.error) reject(new Error(JSON.stringify(m.error)));
+      else resolve(m.result);
     }
   });
-  const send = (method, params = {}) => new Promise((resolve, reject) => {
-    const i = ++id;
-    pending.set(i, { resolve, reject });
-    ws.send(JSON.stringify({ id: i, method, params }));
-  });
+  const send = (method, params = {}) =>
+    new Promise((resolve, reject) => {
+      const i = ++id;
+      pending.set(i, { resolve, reject });
+      ws.send(JSON.stringify({ id: i, method, params }));
+    });
   return { send, close: () => ws.close() };
 }
 

@@ -29,7 +29,10 @@ export function crateOf(name) {
   }
   let n = name.replace(/\[[0-9a-f]+\]/g, '');
   if (n.startsWith('<')) {
-    n = n.slice(1).replace(/^&(mut )?/, '').replace(/^\[/, '');
+    n = n
+      .slice(1)
+      .replace(/^&(mut )?/, '')
+      .replace(/^\[/, '');
     const prim = n.match(/^(?:f32|f64|u8|u16|u32|u64|usize|i8|i16|i32|i64|isize|str|char|bool) as ([A-Za-z_]\w*)::/);
     if (prim) return prim[1];
     if (/^(?:char|str|f32|f64|u\d+|i\d+|usize|isize)>/.test(n)) return 'core';
@@ -60,6 +63,9 @@ export function wasmProfile(path, top = 15) {
     sections: sections.filter((s) => s.size > 1000).map((s) => ({ section: s.name, bytes: s.size })),
     codeBytes,
     crates: [...byCrate.values()].sort((a, b) => b.bytes - a.bytes),
-    functions: [...bodies].sort((a, b) => b.size - a.size).slice(0, top).map((b) => ({ name: b.name, bytes: b.size })),
+    functions: [...bodies]
+      .sort((a, b) => b.size - a.size)
+      .slice(0, top)
+      .map((b) => ({ name: b.name, bytes: b.size })),
   };
 }

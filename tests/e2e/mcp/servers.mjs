@@ -32,7 +32,7 @@ function messagesOf(body) {
     const parsed = JSON.parse(body);
     return (Array.isArray(parsed) ? parsed : [parsed]).map((m) => ({
       method: m?.method ?? (m?.result !== undefined || m?.error ? 'response' : '?'),
-      tool: m?.method === 'tools/call' ? m.params?.name ?? null : null,
+      tool: m?.method === 'tools/call' ? (m.params?.name ?? null) : null,
     }));
   } catch {
     return [{ method: 'unparsable', tool: null }];
@@ -58,35 +58,55 @@ function listen(server, port = 0) {
 /** The tools of the docs server (current revision). */
 function docsServer(slowMs) {
   const server = new McpServer({ name: 'weft-docs-fixture', version: '1.0.0' });
-  server.registerTool('lookup', {
-    description: 'Looks a term up in the docs.',
-    inputSchema: z.object({ term: z.string().describe('The term to look up') }),
-    annotations: { readOnlyHint: true },
-  }, async ({ term }) => ({ content: [{ type: 'text', text: `${term}: a word the docs define` }] }));
-  server.registerTool('delete_page', {
-    description: 'Deletes a page of the docs.',
-    inputSchema: z.object({ page: z.string() }),
-    annotations: { destructiveHint: true },
-  }, async ({ page }) => ({ content: [{ type: 'text', text: `deleted ${page}` }] }));
-  server.registerTool('locked', {
-    description: 'Edits a locked page (always fails).',
-    inputSchema: z.object({}),
-  }, async () => ({ content: [{ type: 'text', text: 'the page is locked' }], isError: true }));
-  server.registerTool('slow', {
-    description: 'Takes a long time.',
-    inputSchema: z.object({}),
-  }, async () => {
-    await new Promise((r) => setTimeout(r, slowMs));
-    return { content: [{ type: 'text', text: 'finally done' }] };
-  });
-  server.registerTool('notes.search', {
-    description: 'Searches the notes.',
-    inputSchema: z.object({ query: z.string() }),
-    annotations: { readOnlyHint: true },
-  }, async ({ query }) => ({
-    content: [{ type: 'text', text: `1 note matches ${query}` }],
-    structuredContent: { matches: 1, query },
-  }));
+  server.registerTool(
+    'lookup',
+    {
+      description: 'Looks a term up in the docs.',
+      inputSchema: z.object({ term: z.string().describe('The term to look up') }),
+      annotations: { readOnlyHint: true },
+    },
+    async ({ term }) => ({ content: [{ type: 'text', text: `${term}: a word the docs define` }] }),
+  );
+  server.registerTool(
+    'delete_page',
+    {
+      description: 'Deletes a page of the docs.',
+      inputSchema: z.object({ page: z.string() }),
+      annotations: { destructiveHint: true },
+    },
+    async ({ page }) => ({ content: [{ type: 'text', text: `deleted ${page}` }] }),
+  );
+  server.registerTool(
+    'locked',
+    {
+      description: 'Edits a locked page (always fails).',
+      inputSchema: z.object({}),
+    },
+    async () => ({ content: [{ type: 'text', text: 'the page is locked' }], isError: true }),
+  );
+  server.registerTool(
+    'slow',
+    {
+      description: 'Takes a long time.',
+      inputSchema: z.object({}),
+    },
+    async () => {
+      await new Promise((r) => setTimeout(r, slowMs));
+      return { content: [{ type: 'text', text: 'finally done' }] };
+    },
+  );
+  server.registerTool(
+    'notes.search',
+    {
+      description: 'Searches the notes.',
+      inputSchema: z.object({ query: z.string() }),
+      annotations: { readOnlyHint: true },
+    },
+    async ({ query }) => ({
+      content: [{ type: 'text', text: `1 note matches ${query}` }],
+      structuredContent: { matches: 1, query },
+    }),
+  );
   return server;
 }
 
@@ -127,7 +147,10 @@ export async function startDocsServer(opts = {}) {
       res.end(String(e?.stack ?? e));
     }
   });
-  http.on('connection', (s) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
+  http.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
   const port = await listen(http);
   return {
     url: `http://127.0.0.1:${port}/mcp`,
@@ -200,18 +223,24 @@ export async function startEverythingServer() {
     });
     out.end(body);
   });
-  proxy.on('connection', (s) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
-  const port = await listen(proxy);
-  const stop = () => new Promise((/** @type {(v?: unknown) => void} */ resolve) => {
-    if (child.exitCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill('SIGKILL');
+  proxy.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
   });
+  const port = await listen(proxy);
+  const stop = () =>
+    new Promise((/** @type {(v?: unknown) => void} */ resolve) => {
+      if (child.exitCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.kill('SIGKILL');
+    });
   return {
     url: `http://127.0.0.1:${port}/mcp`,
     log,
     /** While down, every request is answered 503 (and still logged). */
-    setDown(value) { down = value; },
+    setDown(value) {
+      down = value;
+    },
     /** Restarts the server behind the proxy: every session it gave out is gone. */
     async dropSessions() {
       await stop();

@@ -45,19 +45,44 @@ export function checkHeaders(req) {
 
 export function faultError(kind, meta) {
   switch (kind) {
-    case '401': return error(401, 'authentication_error', 'invalid x-api-key', meta);
-    case '429': return error(429, 'rate_limit_error', 'This request would exceed the rate limit for your organization of 50 requests per minute. For details, refer to: https://docs.claude.com/en/api/rate-limits. You can see the response headers for current usage. Please reduce the prompt length or the maximum tokens requested, or try again later. You may also contact sales at https://www.anthropic.com/contact-sales to discuss your options for a rate limit increase.', meta, { 'retry-after': '2' });
-    case '529': return error(529, 'overloaded_error', 'Overloaded', meta);
-    default: return error(500, 'api_error', 'Internal server error', meta);
+    case '401':
+      return error(401, 'authentication_error', 'invalid x-api-key', meta);
+    case '429':
+      return error(
+        429,
+        'rate_limit_error',
+        'This request would exceed the rate limit for your organization of 50 requests per minute. For details, refer to: https://docs.claude.com/en/api/rate-limits. You can see the response headers for current usage. Please reduce the prompt length or the maximum tokens requested, or try again later. You may also contact sales at https://www.anthropic.com/contact-sales to discuss your options for a rate limit increase.',
+        meta,
+        { 'retry-after': '2' },
+      );
+    case '529':
+      return error(529, 'overloaded_error', 'Overloaded', meta);
+    default:
+      return error(500, 'api_error', 'Internal server error', meta);
   }
 }
 
-const BLOCK_TYPES = ['text', 'image', 'document', 'search_result', 'tool_use', 'tool_result', 'thinking', 'redacted_thinking', 'server_tool_use', 'web_search_tool_result', 'container_upload'];
+const BLOCK_TYPES = [
+  'text',
+  'image',
+  'document',
+  'search_result',
+  'tool_use',
+  'tool_result',
+  'thinking',
+  'redacted_thinking',
+  'server_tool_use',
+  'web_search_tool_result',
+  'container_upload',
+];
 
 function textOfBlocks(content) {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
-  return content.filter((b) => isObj(b) && b.type === 'text').map((b) => b.text).join('');
+  return content
+    .filter((b) => isObj(b) && b.type === 'text')
+    .map((b) => b.text)
+    .join('');
 }
 
 function checkMessages(messages) {
@@ -78,7 +103,8 @@ function checkMessages(messages) {
       return;
     }
     if (!Array.isArray(m.content)) throw invalid(`messages.${i}.content: Input should be a valid string`);
-    if (m.content.length === 0 && !final) throw invalid(`messages.${i}: all messages must have non-empty content except for the optional final assistant message`);
+    if (m.content.length === 0 && !final)
+      throw invalid(`messages.${i}: all messages must have non-empty content except for the optional final assistant message`);
     m.content.forEach((b, j) => {
       const p = `messages.${i}.content.${j}`;
       if (!isObj(b)) throw invalid(`${p}: Input should be a valid dictionary or object to extract fields from`);
@@ -107,7 +133,9 @@ function checkMessages(messages) {
     const prior = new Set(i > 0 && messages[i - 1].role === 'assistant' ? uses(messages[i - 1]) : []);
     for (const [b, j] of results(m)) {
       if (!prior.has(b.tool_use_id)) {
-        throw invalid(`messages.${i}.content.${j}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${b.tool_use_id}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`);
+        throw invalid(
+          `messages.${i}.content.${j}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${b.tool_use_id}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`,
+        );
       }
     }
   });
@@ -116,7 +144,9 @@ function checkMessages(messages) {
     const answered = new Set(results(messages[i + 1]).map(([b]) => b.tool_use_id));
     const missing = uses(m).filter((id) => !answered.has(id));
     if (missing.length) {
-      throw invalid(`messages.${i}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`);
+      throw invalid(
+        `messages.${i}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`,
+      );
     }
   });
 }
@@ -128,7 +158,8 @@ function checkTools(tools) {
     if (!isObj(t)) throw invalid(`tools.${i}: Input should be a valid dictionary or object to extract fields from`);
     const custom = t.type === undefined || t.type === null || t.type === 'custom';
     if (t.name === undefined) throw invalid(`tools.${i}.custom.name: Field required`);
-    if (typeof t.name !== 'string' || !/^[a-zA-Z0-9_-]{1,128}$/.test(t.name)) throw invalid(`tools.${i}.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'`);
+    if (typeof t.name !== 'string' || !/^[a-zA-Z0-9_-]{1,128}$/.test(t.name))
+      throw invalid(`tools.${i}.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'`);
     if (names.has(t.name)) throw invalid('tools: Tool names must be unique.');
     names.add(t.name);
     if (!custom) return; // server tools (web_search_…, bash_…) carry no input_schema
@@ -165,7 +196,9 @@ export function parseRequest(body) {
       if (!Number.isInteger(thinking.budget_tokens)) throw invalid('thinking.enabled.budget_tokens: Field required');
       if (thinking.budget_tokens < 1024) throw invalid('thinking.enabled.budget_tokens: Input should be greater than or equal to 1024');
       if (thinking.budget_tokens >= body.max_tokens) {
-        throw invalid('`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size');
+        throw invalid(
+          '`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size',
+        );
       }
     }
   }
@@ -177,12 +210,14 @@ export function parseRequest(body) {
       const calls = blocks.filter((b) => b.type === 'tool_use').map((b) => ({ id: b.id, name: b.name, args: b.input }));
       messages.push({ role: 'assistant', text: textOfBlocks(blocks), calls });
     } else {
-      const results = blocks.filter((b) => b.type === 'tool_result').map((b) => ({ id: b.tool_use_id, content: textOfBlocks(b.content ?? ''), isError: b.is_error === true }));
+      const results = blocks
+        .filter((b) => b.type === 'tool_result')
+        .map((b) => ({ id: b.tool_use_id, content: textOfBlocks(b.content ?? ''), isError: b.is_error === true }));
       if (results.length) messages.push({ role: 'tool', results });
       else messages.push({ role: 'user', text: textOfBlocks(blocks) });
     }
   }
-  const system = Array.isArray(body.system) ? body.system.map((b) => b.text).join('\n') : body.system ?? '';
+  const system = Array.isArray(body.system) ? body.system.map((b) => b.text).join('\n') : (body.system ?? '');
   const tools = (body.tools ?? []).filter((t) => t.input_schema).map((t) => ({ name: t.name, description: t.description ?? '', parameters: t.input_schema }));
   return {
     conv: {
@@ -217,28 +252,30 @@ export function streamEvents(out, meta) {
   };
   const events = [];
   const usage = out.usage;
-  events.push(event('message_start', {
-    type: 'message_start',
-    message: {
-      model: meta.model,
-      id: meta.id('msg_01', 22),
-      type: 'message',
-      role: 'assistant',
-      content: [],
-      stop_reason: null,
-      stop_sequence: null,
-      stop_details: null,
-      usage: {
-        input_tokens: usage.prompt,
-        cache_creation_input_tokens: 0,
-        cache_read_input_tokens: 0,
-        cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
-        output_tokens: 1,
-        service_tier: 'standard',
-        inference_geo: 'not_available',
+  events.push(
+    event('message_start', {
+      type: 'message_start',
+      message: {
+        model: meta.model,
+        id: meta.id('msg_01', 22),
+        type: 'message',
+        role: 'assistant',
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        stop_details: null,
+        usage: {
+          input_tokens: usage.prompt,
+          cache_creation_input_tokens: 0,
+          cache_read_input_tokens: 0,
+          cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
+          output_tokens: 1,
+          service_tier: 'standard',
+          inference_geo: 'not_available',
+        },
       },
-    },
-  }));
+    }),
+  );
   let index = 0;
   let pinged = false;
   const start = (block) => {
@@ -274,11 +311,17 @@ export function streamEvents(out, meta) {
   }
   const finalUsage = { input_tokens: usage.prompt, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: usage.completion };
   if (out.reasoning.length) finalUsage.output_tokens_details = { thinking_tokens: usage.reasoning };
-  events.push(event('message_delta', {
-    type: 'message_delta',
-    delta: { stop_reason: STOP[out.stop], stop_sequence: null, stop_details: null },
-    usage: finalUsage,
-  }, false));
+  events.push(
+    event(
+      'message_delta',
+      {
+        type: 'message_delta',
+        delta: { stop_reason: STOP[out.stop], stop_sequence: null, stop_details: null },
+        usage: finalUsage,
+      },
+      false,
+    ),
+  );
   events.push(event('message_stop', { type: 'message_stop' }));
   return events;
 }

@@ -31,9 +31,11 @@ function get(obj, camel) {
 }
 
 export function authorized(req, url) {
-  return (req.headers['x-goog-api-key'] ?? '').trim() !== '' ||
+  return (
+    (req.headers['x-goog-api-key'] ?? '').trim() !== '' ||
     (url.searchParams.get('key') ?? '').trim() !== '' ||
-    /^Bearer\s+\S+/i.test(req.headers.authorization ?? '');
+    /^Bearer\s+\S+/i.test(req.headers.authorization ?? '')
+  );
 }
 
 export function apiKey(req, url) {
@@ -41,7 +43,11 @@ export function apiKey(req, url) {
 }
 
 export function authError() {
-  return error(401, 'UNAUTHENTICATED', 'Request is missing required authentication credential. Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project.');
+  return error(
+    401,
+    'UNAUTHENTICATED',
+    'Request is missing required authentication credential. Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project.',
+  );
 }
 
 export function badJson() {
@@ -50,12 +56,20 @@ export function badJson() {
 
 export function faultError(kind) {
   switch (kind) {
-    case '401': return error(401, 'UNAUTHENTICATED', 'API key not valid. Please pass a valid API key.');
+    case '401':
+      return error(401, 'UNAUTHENTICATED', 'API key not valid. Please pass a valid API key.');
     case '429':
-      return error(429, 'RESOURCE_EXHAUSTED', 'You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.', { 'retry-after': '2' },
-        [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '2s' }]);
-    case '529': return error(503, 'UNAVAILABLE', 'The model is overloaded. Please try again later.');
-    default: return error(500, 'INTERNAL', 'An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting');
+      return error(
+        429,
+        'RESOURCE_EXHAUSTED',
+        'You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.',
+        { 'retry-after': '2' },
+        [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '2s' }],
+      );
+    case '529':
+      return error(503, 'UNAVAILABLE', 'The model is overloaded. Please try again later.');
+    default:
+      return error(500, 'INTERNAL', 'An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting');
   }
 }
 
@@ -88,7 +102,9 @@ function checkContents(contents) {
         const fr = get(p, 'functionResponse');
         if (typeof fr.name !== 'string') throw invalid(`* GenerateContentRequest.contents[${i}].parts[${j}].function_response.name: Name cannot be empty.\n`);
         if (fr.response !== undefined && !isObj(fr.response)) {
-          throw invalid(`Invalid value at 'contents[${i}].parts[${j}].function_response.response' (type.googleapis.com/google.protobuf.Struct), ${JSON.stringify(fr.response)}`);
+          throw invalid(
+            `Invalid value at 'contents[${i}].parts[${j}].function_response.response' (type.googleapis.com/google.protobuf.Struct), ${JSON.stringify(fr.response)}`,
+          );
         }
       }
     });
@@ -109,7 +125,9 @@ function checkContents(contents) {
     rs.forEach((r, j) => {
       const k = open.findIndex((fc) => (r.id && fc.id ? r.id === fc.id : fc.name === r.name));
       if (k < 0) {
-        throw invalid(`* GenerateContentRequest.contents[${i}].parts[${j}].function_response: function response ${r.id ? `id "${r.id}"` : `name "${r.name}"`} does not match any function call of the preceding function call turn.\n`);
+        throw invalid(
+          `* GenerateContentRequest.contents[${i}].parts[${j}].function_response: function response ${r.id ? `id "${r.id}"` : `name "${r.name}"`} does not match any function call of the preceding function call turn.\n`,
+        );
       }
       open.splice(k, 1);
     });
@@ -134,11 +152,16 @@ function checkTools(tools) {
   tools.forEach((t, i) => {
     const decls = get(t, 'functionDeclarations');
     if (decls === undefined) return; // googleSearch, codeExecution, …
-    if (!Array.isArray(decls)) throw invalid(`Invalid value at 'tools[${i}].function_declarations' (type.googleapis.com/google.ai.generativelanguage.v1beta.FunctionDeclaration), ${JSON.stringify(decls)}`);
+    if (!Array.isArray(decls))
+      throw invalid(
+        `Invalid value at 'tools[${i}].function_declarations' (type.googleapis.com/google.ai.generativelanguage.v1beta.FunctionDeclaration), ${JSON.stringify(decls)}`,
+      );
     decls.forEach((d, j) => {
       const p = `tools[${i}].function_declarations[${j}]`;
       if (!isObj(d) || typeof d.name !== 'string' || !/^[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}$/.test(d.name)) {
-        throw invalid(`* GenerateContentRequest.${p}.name: Invalid function name. Must start with a letter or an underscore. Must be alphameric (a-z, A-Z, 0-9), underscores (_), dots (.), colons (:), or dashes (-), with a maximum length of 64.\n`);
+        throw invalid(
+          `* GenerateContentRequest.${p}.name: Invalid function name. Must start with a letter or an underscore. Must be alphameric (a-z, A-Z, 0-9), underscores (_), dots (.), colons (:), or dashes (-), with a maximum length of 64.\n`,
+        );
       }
       if (d.parameters !== undefined) checkSchema(d.parameters, `${p}.parameters`);
       const js = get(d, 'parametersJsonSchema');
@@ -152,7 +175,10 @@ function checkTools(tools) {
 }
 
 function textOfParts(parts) {
-  return (parts ?? []).filter((p) => typeof p.text === 'string' && p.thought !== true).map((p) => p.text).join('');
+  return (parts ?? [])
+    .filter((p) => typeof p.text === 'string' && p.thought !== true)
+    .map((p) => p.text)
+    .join('');
 }
 
 function responseText(response) {
@@ -193,7 +219,12 @@ export function parseRequest(body, { model, stream, sse }) {
     } else if (fresps.length) {
       messages.push({
         role: 'tool',
-        results: fresps.map((f) => ({ id: f.id, name: f.name, content: responseText(f.response), isError: isObj(f.response) && f.response.error !== undefined && f.response.result === undefined })),
+        results: fresps.map((f) => ({
+          id: f.id,
+          name: f.name,
+          content: responseText(f.response),
+          isError: isObj(f.response) && f.response.error !== undefined && f.response.result === undefined,
+        })),
       });
     } else {
       messages.push({ role: 'user', text: textOfParts(parts) });
@@ -282,7 +313,13 @@ export function streamEvents(out, meta) {
 }
 
 export function streamError(meta) {
-  const body = { error: { code: 500, message: 'An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting', status: 'INTERNAL' } };
+  const body = {
+    error: {
+      code: 500,
+      message: 'An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting',
+      status: 'INTERNAL',
+    },
+  };
   if (meta.sse !== false) return `data: ${googleJson(body)}\r\n\r\n`;
   return `,\r\n${JSON.stringify(body, null, 2)}\n]`;
 }

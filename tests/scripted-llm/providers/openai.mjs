@@ -24,7 +24,8 @@ const FINGERPRINT = 'fp_5c7e1d0a3b';
 function error(status, message, { type = 'invalid_request_error', param = null, code = null } = {}, headers = {}) {
   return new ApiError(status, { error: { message, type, param, code } }, headers);
 }
-const invalid = (/** @type {string} */ message, /** @type {string | null} */ param = null, /** @type {string | null} */ code = null) => error(400, message, { param, code });
+const invalid = (/** @type {string} */ message, /** @type {string | null} */ param = null, /** @type {string | null} */ code = null) =>
+  error(400, message, { param, code });
 
 export const name = 'openai';
 export const jsonContentType = 'application/json; charset=utf-8';
@@ -40,11 +41,16 @@ export function apiKey(req) {
 }
 
 export function authError() {
-  return error(401, "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY), or as the password field (with blank username) if you're accessing the API from your browser and are prompted for a username and password. You can obtain an API key from https://platform.openai.com/account/api-keys.");
+  return error(
+    401,
+    "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY), or as the password field (with blank username) if you're accessing the API from your browser and are prompted for a username and password. You can obtain an API key from https://platform.openai.com/account/api-keys.",
+  );
 }
 
 export function badJson() {
-  return invalid("We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON. If you have trouble figuring out how to fix this, please contact us through our help center at help.openai.com.)");
+  return invalid(
+    "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON. If you have trouble figuring out how to fix this, please contact us through our help center at help.openai.com.)",
+  );
 }
 
 /** HTTP-level faults: 401, 429, 500, 529 (OpenAI has no 529: answered as 503 overloaded). */
@@ -56,10 +62,17 @@ export function faultError(kind, { model, key }) {
   switch (kind) {
     case '401': {
       const shown = key.length > 10 ? `${key.slice(0, 6)}${'*'.repeat(Math.min(20, key.length - 10))}${key.slice(-4)}` : '***';
-      return error(401, `Incorrect API key provided: ${shown}. You can find your API key at https://platform.openai.com/account/api-keys.`, { code: 'invalid_api_key' });
+      return error(401, `Incorrect API key provided: ${shown}. You can find your API key at https://platform.openai.com/account/api-keys.`, {
+        code: 'invalid_api_key',
+      });
     }
     case '429':
-      return error(429, `Rate limit reached for ${model} in organization org-scripted on tokens per min (TPM): Limit 30000, Used 30000, Requested 1000. Please try again in 2s. Visit https://platform.openai.com/account/rate-limits to learn more.`, { type: 'tokens', param: null, code: 'rate_limit_exceeded' }, { 'retry-after': '2' });
+      return error(
+        429,
+        `Rate limit reached for ${model} in organization org-scripted on tokens per min (TPM): Limit 30000, Used 30000, Requested 1000. Please try again in 2s. Visit https://platform.openai.com/account/rate-limits to learn more.`,
+        { type: 'tokens', param: null, code: 'rate_limit_exceeded' },
+        { 'retry-after': '2' },
+      );
     case '529':
       return error(503, 'The engine is currently overloaded, please try again later.', { type: 'server_error' });
     default:
@@ -69,7 +82,11 @@ export function faultError(kind, { model, key }) {
 
 function textOf(content) {
   if (typeof content === 'string') return content;
-  if (Array.isArray(content)) return content.filter((p) => p && (p.type === 'text' || p.type === 'refusal')).map((p) => p.text ?? p.refusal ?? '').join('');
+  if (Array.isArray(content))
+    return content
+      .filter((p) => p && (p.type === 'text' || p.type === 'refusal'))
+      .map((p) => p.text ?? p.refusal ?? '')
+      .join('');
   return '';
 }
 
@@ -84,7 +101,8 @@ function parseArgs(s) {
 
 function checkContent(content, path, allowed) {
   if (typeof content === 'string') return;
-  if (!Array.isArray(content)) throw invalid(`Invalid type for '${path}': expected one of a string or array of objects, but got ${typeName(content)} instead.`, path, 'invalid_type');
+  if (!Array.isArray(content))
+    throw invalid(`Invalid type for '${path}': expected one of a string or array of objects, but got ${typeName(content)} instead.`, path, 'invalid_type');
   content.forEach((part, j) => {
     const p = `${path}[${j}]`;
     if (!isObj(part)) throw invalid(`Invalid type for '${p}': expected an object, but got ${typeName(part)} instead.`, p, 'invalid_type');
@@ -92,12 +110,14 @@ function checkContent(content, path, allowed) {
     if (!allowed.includes(part.type)) {
       throw invalid(`Invalid value: '${part.type}'. Supported values are: ${allowed.map((a) => `'${a}'`).join(', ')}.`, `${p}.type`, 'invalid_value');
     }
-    if (part.type === 'text' && typeof part.text !== 'string') throw invalid(`Missing required parameter: '${p}.text'.`, `${p}.text`, 'missing_required_parameter');
+    if (part.type === 'text' && typeof part.text !== 'string')
+      throw invalid(`Missing required parameter: '${p}.text'.`, `${p}.text`, 'missing_required_parameter');
   });
 }
 
 function checkTools(tools) {
-  if (!Array.isArray(tools)) throw invalid(`Invalid type for 'tools': expected an array of objects, but got ${typeName(tools)} instead.`, 'tools', 'invalid_type');
+  if (!Array.isArray(tools))
+    throw invalid(`Invalid type for 'tools': expected an array of objects, but got ${typeName(tools)} instead.`, 'tools', 'invalid_type');
   tools.forEach((t, i) => {
     const p = `tools[${i}]`;
     if (!isObj(t)) throw invalid(`Invalid type for '${p}': expected an object, but got ${typeName(t)} instead.`, p, 'invalid_type');
@@ -107,13 +127,26 @@ function checkTools(tools) {
     const fn = t.function;
     if (fn.name === undefined) throw invalid(`Missing required parameter: '${p}.function.name'.`, `${p}.function.name`, 'missing_required_parameter');
     if (typeof fn.name !== 'string' || !/^[a-zA-Z0-9_-]{1,64}$/.test(fn.name)) {
-      throw invalid(`Invalid '${p}.function.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.`, `${p}.function.name`, 'invalid_value');
+      throw invalid(
+        `Invalid '${p}.function.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.`,
+        `${p}.function.name`,
+        'invalid_value',
+      );
     }
     if (fn.parameters !== undefined) {
-      if (!isObj(fn.parameters)) throw invalid(`Invalid type for '${p}.function.parameters': expected an object, but got ${typeName(fn.parameters)} instead.`, `${p}.function.parameters`, 'invalid_type');
+      if (!isObj(fn.parameters))
+        throw invalid(
+          `Invalid type for '${p}.function.parameters': expected an object, but got ${typeName(fn.parameters)} instead.`,
+          `${p}.function.parameters`,
+          'invalid_type',
+        );
       if (Object.keys(fn.parameters).length > 0 && fn.parameters.type !== 'object') {
         const got = fn.parameters.type === undefined ? 'None' : JSON.stringify(fn.parameters.type);
-        throw invalid(`Invalid schema for function '${fn.name}': schema must be a JSON Schema of 'type: "object"', got 'type: ${got}'.`, `${p}.function.parameters`, 'invalid_function_parameters');
+        throw invalid(
+          `Invalid schema for function '${fn.name}': schema must be a JSON Schema of 'type: "object"', got 'type: ${got}'.`,
+          `${p}.function.parameters`,
+          'invalid_function_parameters',
+        );
       }
     }
   });
@@ -123,7 +156,10 @@ function checkMessages(messages) {
   let pending = null; // { index, ids: Set } of the last assistant message with tool_calls
   const flushPending = () => {
     if (pending && pending.ids.size > 0) {
-      throw invalid(`An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${[...pending.ids].join(', ')}`, `messages.[${pending.index}].role`);
+      throw invalid(
+        `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${[...pending.ids].join(', ')}`,
+        `messages.[${pending.index}].role`,
+      );
     }
     pending = null;
   };
@@ -132,17 +168,23 @@ function checkMessages(messages) {
     if (!isObj(m)) throw invalid(`Invalid type for '${p}': expected an object, but got ${typeName(m)} instead.`, p, 'invalid_type');
     if (m.role === undefined) throw invalid(`Missing required parameter: '${p}.role'.`, `${p}.role`, 'missing_required_parameter');
     if (!ROLES.includes(m.role)) {
-      throw invalid(`Invalid value: '${m.role}'. Supported values are: 'system', 'assistant', 'user', 'function', 'tool', and 'developer'.`, `${p}.role`, 'invalid_value');
+      throw invalid(
+        `Invalid value: '${m.role}'. Supported values are: 'system', 'assistant', 'user', 'function', 'tool', and 'developer'.`,
+        `${p}.role`,
+        'invalid_value',
+      );
     }
     if (m.role !== 'tool') flushPending();
     switch (m.role) {
       case 'system':
       case 'developer':
-        if (m.content === undefined || m.content === null) throw invalid(`Missing required parameter: '${p}.content'.`, `${p}.content`, 'missing_required_parameter');
+        if (m.content === undefined || m.content === null)
+          throw invalid(`Missing required parameter: '${p}.content'.`, `${p}.content`, 'missing_required_parameter');
         checkContent(m.content, `${p}.content`, ['text']);
         break;
       case 'user':
-        if (m.content === undefined || m.content === null) throw invalid(`Missing required parameter: '${p}.content'.`, `${p}.content`, 'missing_required_parameter');
+        if (m.content === undefined || m.content === null)
+          throw invalid(`Missing required parameter: '${p}.content'.`, `${p}.content`, 'missing_required_parameter');
         checkContent(m.content, `${p}.content`, ['text', 'image_url', 'input_audio', 'file']);
         break;
       case 'assistant': {
@@ -152,15 +194,22 @@ function checkMessages(messages) {
         }
         if (m.content !== undefined && m.content !== null) checkContent(m.content, `${p}.content`, ['text', 'refusal']);
         if (calls !== undefined && calls !== null) {
-          if (!Array.isArray(calls)) throw invalid(`Invalid type for '${p}.tool_calls': expected an array of objects, but got ${typeName(calls)} instead.`, `${p}.tool_calls`, 'invalid_type');
+          if (!Array.isArray(calls))
+            throw invalid(
+              `Invalid type for '${p}.tool_calls': expected an array of objects, but got ${typeName(calls)} instead.`,
+              `${p}.tool_calls`,
+              'invalid_type',
+            );
           const ids = new Set();
           calls.forEach((c, j) => {
             const q = `${p}.tool_calls[${j}]`;
             if (!isObj(c)) throw invalid(`Invalid type for '${q}': expected an object, but got ${typeName(c)} instead.`, q, 'invalid_type');
             if (typeof c.id !== 'string') throw invalid(`Missing required parameter: '${q}.id'.`, `${q}.id`, 'missing_required_parameter');
             if (c.type !== 'function') throw invalid(`Missing required parameter: '${q}.type'.`, `${q}.type`, 'missing_required_parameter');
-            if (!isObj(c.function) || typeof c.function.name !== 'string') throw invalid(`Missing required parameter: '${q}.function.name'.`, `${q}.function.name`, 'missing_required_parameter');
-            if (typeof c.function.arguments !== 'string') throw invalid(`Missing required parameter: '${q}.function.arguments'.`, `${q}.function.arguments`, 'missing_required_parameter');
+            if (!isObj(c.function) || typeof c.function.name !== 'string')
+              throw invalid(`Missing required parameter: '${q}.function.name'.`, `${q}.function.name`, 'missing_required_parameter');
+            if (typeof c.function.arguments !== 'string')
+              throw invalid(`Missing required parameter: '${q}.function.arguments'.`, `${q}.function.arguments`, 'missing_required_parameter');
             ids.add(c.id);
           });
           if (ids.size) pending = { index: i, ids };
@@ -168,11 +217,18 @@ function checkMessages(messages) {
         break;
       }
       case 'tool': {
-        if (typeof m.tool_call_id !== 'string') throw invalid(`Missing required parameter: '${p}.tool_call_id'.`, `${p}.tool_call_id`, 'missing_required_parameter');
-        if (!pending) throw invalid("Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.", `messages.[${i}].role`);
-        if (!pending.ids.has(m.tool_call_id)) throw invalid(`Invalid parameter: 'tool_call_id' of '${m.tool_call_id}' not found in 'tool_calls' of previous message.`, `messages.[${i}].tool_call_id`);
+        if (typeof m.tool_call_id !== 'string')
+          throw invalid(`Missing required parameter: '${p}.tool_call_id'.`, `${p}.tool_call_id`, 'missing_required_parameter');
+        if (!pending)
+          throw invalid("Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.", `messages.[${i}].role`);
+        if (!pending.ids.has(m.tool_call_id))
+          throw invalid(
+            `Invalid parameter: 'tool_call_id' of '${m.tool_call_id}' not found in 'tool_calls' of previous message.`,
+            `messages.[${i}].tool_call_id`,
+          );
         pending.ids.delete(m.tool_call_id);
-        if (m.content === undefined || m.content === null) throw invalid(`Missing required parameter: '${p}.content'.`, `${p}.content`, 'missing_required_parameter');
+        if (m.content === undefined || m.content === null)
+          throw invalid(`Missing required parameter: '${p}.content'.`, `${p}.content`, 'missing_required_parameter');
         checkContent(m.content, `${p}.content`, ['text']);
         break;
       }
@@ -188,10 +244,13 @@ function checkMessages(messages) {
 export function parseRequest(body) {
   if (!isObj(body)) throw invalid(`Invalid type for request body: expected an object, but got ${typeName(body)} instead.`);
   if (body.model === undefined || body.model === null || body.model === '') throw invalid('you must provide a model parameter');
-  if (typeof body.model !== 'string') throw invalid(`Invalid type for 'model': expected a string, but got ${typeName(body.model)} instead.`, 'model', 'invalid_type');
+  if (typeof body.model !== 'string')
+    throw invalid(`Invalid type for 'model': expected a string, but got ${typeName(body.model)} instead.`, 'model', 'invalid_type');
   if (body.messages === undefined) throw invalid("Missing required parameter: 'messages'.", 'messages', 'missing_required_parameter');
-  if (!Array.isArray(body.messages)) throw invalid(`Invalid type for 'messages': expected an array of objects, but got ${typeName(body.messages)} instead.`, 'messages', 'invalid_type');
-  if (body.messages.length === 0) throw invalid("Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.", 'messages', 'empty_array');
+  if (!Array.isArray(body.messages))
+    throw invalid(`Invalid type for 'messages': expected an array of objects, but got ${typeName(body.messages)} instead.`, 'messages', 'invalid_type');
+  if (body.messages.length === 0)
+    throw invalid("Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.", 'messages', 'empty_array');
   if (body.stream !== undefined && body.stream !== null && typeof body.stream !== 'boolean') {
     throw invalid(`Invalid type for 'stream': expected a boolean, but got ${typeName(body.stream)} instead.`, 'stream', 'invalid_type');
   }
@@ -221,16 +280,16 @@ export function parseRequest(body) {
       if (m.function_call) calls.push({ name: m.function_call.name, args: parseArgs(m.function_call.arguments ?? '{}') });
       messages.push({ role: 'assistant', text: textOf(m.content), calls });
     } else {
-      const result = m.role === 'tool'
-        ? { id: m.tool_call_id, content: textOf(m.content), isError: false }
-        : { name: m.name, content: textOf(m.content), isError: false };
+      const result =
+        m.role === 'tool' ? { id: m.tool_call_id, content: textOf(m.content), isError: false } : { name: m.name, content: textOf(m.content), isError: false };
       const last = messages[messages.length - 1];
       if (last && last.role === 'tool') last.results.push(result);
       else messages.push({ role: 'tool', results: [result] });
     }
   }
   const tools = (body.tools ?? []).map((t) => ({ name: t.function.name, description: t.function.description ?? '', parameters: t.function.parameters ?? {} }));
-  for (const f of body.functions ?? []) if (isObj(f) && typeof f.name === 'string') tools.push({ name: f.name, description: f.description ?? '', parameters: f.parameters ?? {} });
+  for (const f of body.functions ?? [])
+    if (isObj(f) && typeof f.name === 'string') tools.push({ name: f.name, description: f.description ?? '', parameters: f.parameters ?? {} });
   return {
     conv: {
       provider: 'openai',

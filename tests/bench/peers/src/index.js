@@ -35,15 +35,22 @@ function countWrites(storage) {
     }
   };
   const put = storage.put;
-  storage.put = function countedPut(k, ...rest) { count('put', k); return put.call(this, k, ...rest); };
+  storage.put = function countedPut(k, ...rest) {
+    count('put', k);
+    return put.call(this, k, ...rest);
+  };
   const del = storage.delete;
-  storage.delete = function countedDelete(k, ...rest) { count('delete', k); return del.call(this, k, ...rest); };
+  storage.delete = function countedDelete(k, ...rest) {
+    count('delete', k);
+    return del.call(this, k, ...rest);
+  };
   // Which instance answers: the counts start again when the object does (after it hibernates).
   const instance = crypto.randomUUID();
   return {
     sql,
     stats: () => {
-      const byStatement = [...cursors].map(([statement, cs]) => ({ statement, calls: cs.length, rows: cs.reduce((a, c) => a + c.rowsWritten, 0) }))
+      const byStatement = [...cursors]
+        .map(([statement, cs]) => ({ statement, calls: cs.length, rows: cs.reduce((a, c) => a + c.rowsWritten, 0) }))
         .concat([...kv].map(([statement, rows]) => ({ statement, calls: rows, rows })))
         .filter((x) => x.rows > 0);
       const sqlRows = byStatement.filter((x) => !x.statement.startsWith('KV ')).reduce((a, x) => a + x.rows, 0);
