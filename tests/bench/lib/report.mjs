@@ -7,8 +7,10 @@ import { fmt, median, num, pairRatio, summary, table } from './stats.mjs';
  * 2026-11-24, when issues 17 and 18 (relay, original-client encoding), the Workers AI provider
  * and issue 23 (the `url` crate's WHATWG parser, per-user tokens, the limiter) took the upload
  * to 478.6 KB; 500 KB since (briefly 510 KB, while the protocol's own JSON reader sat beside
- * core's float parser); Cloudflare's own limit is 3 MB (Free) and 10 MB (Paid). */
-const WORKER_UPLOAD_BUDGET_KB = 500;
+ * core's float parser); 640 KB since 2026-11-28, for this turn's protocols (MCP tools, AG-UI, the
+ * operator's agents; each one's share in BENCHMARKS.md), still well under Cloudflare Agents' 768
+ * KB. Cloudflare's own limit is 3 MB (Free) and 10 MB (Paid). */
+const WORKER_UPLOAD_BUDGET_KB = 640;
 
 /** How the Worker's upload grew, measured by earlier runs (kept here so a new run keeps it). */
 const WORKER_UPLOAD_HISTORY =
