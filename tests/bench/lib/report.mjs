@@ -513,6 +513,21 @@ function storageSection(st, targets, lines) {
     lines.push('');
   }
 
+  const w = st.window;
+  const wLast = w?.points.at(-1);
+  if (wLast) {
+    lines.push(`### Inside the retention window (${w.turns} turns at ${opts.paceMs} ms a piece)`);
+    lines.push('');
+    lines.push(`weft alone: a new session, ${w.turns} turns of "long reply ${w.tokens}" streamed a word every ${opts.paceMs} ms, the database size read after every turn, before any run's event log has expired (\`EVENT_RETENTION_HOURS\`, a day by default, keeps every log for resume that long). Rows written per turn: the difference of two lines of the session, where the object did not start again in between.`);
+    lines.push('');
+    const wRows = summary(w.points.map((p) => p.rows ?? NaN).filter(Number.isFinite));
+    const wAt = [...new Set([...opts.checkpoints, w.turns])].filter((n) => n <= w.turns).map((n) => w.points.find((p) => p.turn === n)).filter(Boolean);
+    lines.push(table(['turns', 'conversation, characters', 'weft, bytes', '× conversation'], wAt.map((p) => [String(p.turn), int(p.chars), int(p.bytes), times(p.bytes, p.chars)])));
+    lines.push('');
+    lines.push(`Rows written per turn in this session: ${fmt(wRows, 0)}.`);
+    lines.push('');
+    targets.push([`Storage: inside the retention window ≤ 3× the conversation's text (${w.turns} turns of ${w.tokens} words at ${opts.paceMs} ms/piece)`, `${times(wLast.bytes, wLast.chars)} (${int(wLast.bytes)} bytes for ${int(wLast.chars)} characters)`, yes(wLast.bytes / wLast.chars <= 3)]);
+  }
   lines.push(`### Bytes stored against the conversation (${f.last} turns, unpaced)`);
   lines.push('');
   const unpacedAdded = (k) => summary((st.curve?.[k] ?? []).slice(1).map((p, i) => p.bytes - st.curve[k][i].bytes));
@@ -568,6 +583,7 @@ function storageSection(st, targets, lines) {
     lines.push(`At ${opts.paceMs} ms a piece weft's event-log rows average ${int(ev.bytes / ev.rows)} bytes, and ${int(evPages.overflow)} of the table's ${int(evPages.pages)} pages are overflow pages, about one per row, with ${int(evPages.unused)} bytes of its pages unused (${((evPages.unused / (evPages.pages * ps)) * 100).toFixed(0)} %): SQLite keeps at most about ${int(((ps - 12) * 64) / 255 - 23)} bytes of a row in a WITHOUT ROWID table's b-tree page (an index b-tree) and puts the rest in an overflow page of its own, mostly empty for a row this size. Unpaced, rows of many more deltas fill their overflow pages.`);
     lines.push('');
   }
+  if (wLast) tb(`weft after its ${w.turns} paced turns of ${w.tokens} words`, w.tables, wLast.chars);
   tb(`weft after ${f.last} turns unpaced`, st.tables?.weft, st.curve?.weft?.at(-1)?.chars);
   tb(`weft after ${f.retainedLast?.turn ?? '?'} turns and the retention time`, st.retention?.tables, f.retainedLast?.chars);
   tb(`Cloudflare Agents after its ${(st.paced['cf-agents']?.turns.length ?? 0) + 2} paced turns`, st.pacedTables?.['cf-agents'], st.paced['cf-agents']?.conversation);
