@@ -267,11 +267,16 @@ describe('a session stored before event_batches, upgraded', () => {
     assert.ok(replay.slice(lost).some((f) => f.event?.type === 'llm_complete' && f.event.finish_reason === 'interrupted'));
     c.close();
     again.close();
-    const stored = await inSessionOf('mid', (db) => ({
-      runs: db.prepare('SELECT run_id, status, checkpoint FROM runs ORDER BY created').all().map((r) => ({ ...r })),
-      old: db.prepare('SELECT run_id, COUNT(*) AS n FROM event_log GROUP BY run_id ORDER BY run_id').all().map((r) => ({ ...r })),
-      mid: logRows(db, 'mid').length,
-    }), up.persist);
+    // Read with the server down: what it wrote may still be in the WAL, which a reader beside
+    // the running workerd does not always see.
+    let stored;
+    await up.restart(async () => {
+      stored = await inSessionOf('mid', (db) => ({
+        runs: db.prepare('SELECT run_id, status, checkpoint FROM runs ORDER BY created').all().map((r) => ({ ...r })),
+        old: db.prepare('SELECT run_id, COUNT(*) AS n FROM event_log GROUP BY run_id ORDER BY run_id').all().map((r) => ({ ...r })),
+        mid: logRows(db, 'mid').length,
+      }), up.persist, false);
+    });
     assert.deepEqual(stored.runs, ['done', 'snap', 'mid'].map((run_id) => ({ run_id, status: 'done', checkpoint: '' })), 'finished runs keep no checkpoint');
     assert.deepEqual(stored.old, [{ run_id: 'done', n: 9 }, { run_id: 'mid', n: 3 }], 'the old rows are read where they are, not moved');
     assert.ok(stored.mid > 0, 'the cut run went on in event_batches');

@@ -659,6 +659,17 @@ function limits(S, targets) {
     const cfMsgs = st.tables?.['cf-agents']?.tables.find((x) => x.table === 'cf_agents_session_messages');
     out.push(`- **Storage after retention** (the database file, section 5): once the event logs are gone, what is left, as multiples of the conversation's text: ${big ?? 'n/a'}; the rest is SQLite's pages and their slack.${why.length ? ` ${why.join('; ').replace(/^./, (c) => c.toUpperCase())}.` : ''}${cfMsgs ? ` Cloudflare Agents holds the conversation once (\`cf_agents_session_messages\`, ${times(cfMsgs.bytes, st.curve['cf-agents'].at(-1).chars)}) and keeps nothing else of a finished turn.` : ''}`);
   }
+  if (st?.window && missed('Storage: inside the retention window')) {
+    const w = st.window;
+    const conv = w.points.at(-1).chars;
+    const pages = w.tables?.pagesBy ?? [];
+    const ps = w.tables?.pageSize ?? 4096;
+    const of = (name) => pages.find((x) => x.name === name);
+    const named = ['event_batches', 'event_log', 'history'].map(of).filter(Boolean);
+    const rest = pages.filter((x) => !named.includes(x));
+    const part = (x) => `\`${x.name}\` ${times(x.pages * ps, conv)} (${int(x.pages)} pages, ${int(x.unused)} bytes of them unused)`;
+    out.push(`- **Storage inside the retention window** (${w.turns} turns of ${w.tokens} words, section 5): the session's pages as multiples of the conversation's text: ${named.map(part).join(', ')}, and ${int(rest.reduce((a, x) => a + x.pages, 0))} pages of the other tables and indexes, ${times(rest.reduce((a, x) => a + x.pages, 0) * ps, conv)} (most of them one page each, empty or nearly). Until retention the reply's text is held twice, in the log (for resume) and in the history; a history row of a reply this size (a few KB) takes a page of its own with what is left of it unused.`);
+  }
   return out;
 }
 

@@ -175,14 +175,18 @@ impl Store {
 
     /// A run's number in the keys of `event_batches`: given when its row is written
     /// ([`Store::save_run`]), or, for a run that started before the upgrade, when it first logs.
+    /// A run that logs before it has a row (a manual compaction saves its row when it ends) gets
+    /// one here, not `running` (only a running run is restored, from a checkpoint it does not
+    /// have yet); its end, when it is saved, starts its retention clock.
     fn run_log(&self, run_id: &str) -> worker::Result<i64> {
         if let Some(log) = self.logged_as(run_id)? {
             return Ok(log);
         }
         self.exec(
-            "UPDATE runs SET log = (SELECT COALESCE(MAX(log), 0) + 1 FROM runs) \
-             WHERE run_id = ? AND log IS NULL",
-            vec![s(run_id)],
+            "INSERT INTO runs (run_id, status, checkpoint, created, log) \
+             VALUES (?, 'done', '', ?, (SELECT COALESCE(MAX(log), 0) + 1 FROM runs)) \
+             ON CONFLICT(run_id) DO UPDATE SET log = COALESCE(runs.log, excluded.log)",
+            vec![s(run_id), i(js_sys::Date::now() as i64)],
         )?;
         self.logged_as(run_id)?.ok_or_else(|| {
             worker::Error::RustError(format!("run {run_id} has no row to number its log by"))
