@@ -55,10 +55,12 @@ pub struct Logged {
     pub delta: Option<Delta>,
 }
 
-/// A streamed piece taken apart: its shape and its text.
-#[derive(Debug, Clone, PartialEq)]
+/// A streamed piece taken apart: its shape (and the shape's JSON, what tells one shape from
+/// another) and its text.
+#[derive(Debug, Clone)]
 pub struct Delta {
     shape: Sequenced,
+    shape_json: String,
     text: String,
 }
 
@@ -72,7 +74,12 @@ impl Delta {
         shape.envelope.event_id = None;
         shape.envelope.run_id = None;
         let text = core::mem::take(text_of(&mut shape.event)?);
-        Some(Delta { shape, text })
+        let shape_json = serde_json::to_string(&shape).ok()?;
+        Some(Delta {
+            shape,
+            shape_json,
+            text,
+        })
     }
 }
 
@@ -101,7 +108,7 @@ fn expand(shape: &Sequenced, text: &str, event_id: u64) -> Result<String, String
 }
 
 /// The text of a message's pieces written as text, and their first and last event ids.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 struct Message {
     id: String,
     from: u64,
@@ -110,9 +117,10 @@ struct Message {
 }
 
 /// What the writer of a run's rows remembers from one row to the next (see the module docs).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default)]
 pub struct Memory {
-    shape: Option<Sequenced>,
+    /// The last shape written: its JSON, and the shape as the reader reads it back.
+    shape: Option<(String, Sequenced)>,
     message: Option<Message>,
 }
 
@@ -123,20 +131,19 @@ pub fn encode(events: &[Logged], memory: &Memory) -> (String, Memory) {
     let mut records: Vec<String> = Vec::with_capacity(events.len() + 1);
     for ev in events {
         if let Some(delta) = ev.delta.as_ref().filter(|d| plain(&d.text)) {
-            if memory.shape.as_ref() != Some(&delta.shape) {
-                // A shape that does not read back as itself, or a piece that does not expand to
-                // its line, is kept as its line.
-                let shape = serde_json::to_string(&delta.shape).ok().filter(|json| {
-                    serde_json::from_str::<Sequenced>(json).ok().as_ref() == Some(&delta.shape)
-                });
-                if let Some(json) = shape {
-                    records.push(format!("{SHAPE}{json}"));
-                    memory.shape = Some(delta.shape.clone());
+            if memory.shape.as_ref().map(|(json, _)| json) != Some(&delta.shape_json) {
+                if let Ok(read) = serde_json::from_str::<Sequenced>(&delta.shape_json) {
+                    records.push(format!("{SHAPE}{}", delta.shape_json));
+                    memory.shape = Some((delta.shape_json.clone(), read));
                 }
             }
-            if memory.shape.as_ref() == Some(&delta.shape)
-                && expand(&delta.shape, &delta.text, ev.event_id).as_deref() == Ok(&ev.json)
-            {
+            // Checked as the reader will read it: a piece that does not expand to its line, from
+            // the shape read back, is kept as its line.
+            let expands = |(json, read): &(String, Sequenced)| {
+                *json == delta.shape_json
+                    && expand(read, &delta.text, ev.event_id).as_deref() == Ok(&ev.json)
+            };
+            if memory.shape.as_ref().is_some_and(expands) {
                 records.push(delta.text.clone());
                 remember_piece(&mut memory, &delta.shape, &delta.text, ev.event_id);
                 continue;
@@ -261,7 +268,7 @@ impl Reader {
 
 /// A row of a run's log as stored: its last event id and its text, in the layout it was
 /// written in.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub enum Stored {
     /// A row of `event_batches`, in this module's form.
     Batch { last: u64, body: String },
