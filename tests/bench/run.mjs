@@ -267,13 +267,36 @@ async function main() {
     // 5. storage: rows written per turn and bytes per session (Durable Object SQLite)
     if (o.sections.includes('storage')) {
       const opts = o.quick
-        ? { turns: 1, tokens: 20, paceMs: 5, idleMs: 0, curveTurns: 3, curveTokens: 20, checkpoints: [1, 3], retentionHours: 0.0005, systems: ['cf-agents'] }
-        : { turns: o.runs, tokens: 2000, paceMs: 20, idleMs: 30_000, curveTurns: 50, curveTokens: 2000, checkpoints: [1, 10, 50], retentionHours: 0.0005 };
+        ? {
+            turns: 1,
+            tokens: 20,
+            paceMs: 5,
+            idleMs: 0,
+            curveTurns: 3,
+            curveTokens: 20,
+            windowTurns: 2,
+            windowTokens: 20,
+            checkpoints: [1, 3],
+            retentionHours: 0.0005,
+            systems: ['cf-agents'],
+          }
+        : {
+            turns: o.runs,
+            tokens: 2000,
+            paceMs: 20,
+            idleMs: 30_000,
+            curveTurns: 50,
+            curveTokens: 2000,
+            windowTurns: 50,
+            windowTokens: 400,
+            checkpoints: [1, 10, 50],
+            retentionHours: 0.0005,
+          };
       if (o.only) opts.systems = (opts.systems ?? ['weft', 'cf-agents']).filter((s) => o.only.test(s));
       log('storage: Durable Object SQLite, rows written and bytes');
       results.sections.storage = { opts, ...(await storageBench(opts)) };
       cmd(
-        `storage: wrangler dev (worker/ with WEFT_STORAGE_STATS=1 and CONTEXT_WINDOW=100000000, then again with EVENT_RETENTION_HOURS=${opts.retentionHours}; tests/bench/peers), scripted LLM in-process: "long reply ${opts.tokens}" paced ${opts.paceMs} ms/piece, ${opts.turns} turns after one${opts.idleMs ? `, one more after ${opts.idleMs / 1000} s idle` : ''}; "long reply ${opts.curveTokens}" unpaced × ${opts.curveTurns} turns in one session`,
+        `storage: wrangler dev (worker/ with WEFT_STORAGE_STATS=1 and CONTEXT_WINDOW=100000000, then again with EVENT_RETENTION_HOURS=${opts.retentionHours}; tests/bench/peers), scripted LLM in-process: "long reply ${opts.tokens}" paced ${opts.paceMs} ms/piece, ${opts.turns} turns after one${opts.idleMs ? `, one more after ${opts.idleMs / 1000} s idle` : ''}; "long reply ${opts.curveTokens}" unpaced × ${opts.curveTurns} turns in one session; weft: "long reply ${opts.windowTokens}" paced × ${opts.windowTurns} turns in one session`,
       );
     }
 

@@ -16,7 +16,8 @@
 // paceMs, a warm-up turn (it creates the tables) then `turns` measured turns, the systems taking
 // turns back to back; (2) the curve — a new session per system, `curveTurns` turns unpaced;
 // (3) retention — the same curve on the weft Worker with the short retention, a wait and a cheap
-// turn at each checkpoint. Then each system's database file (wrangler's --persist-to) is read
+// turn at each checkpoint; and for weft (1b), a new session of `windowTurns` paced turns, its size
+// inside the retention window. Then each system's database file (wrangler's --persist-to) is read
 // for what its bytes hold, table by table.
 
 import { readdirSync } from 'node:fs';
@@ -288,7 +289,11 @@ async function tables(persist, pick) {
 const weftFile = (run) => (db) => db.prepare('SELECT 1 FROM runs WHERE run_id = ?').get(run);
 const cfFile = (message) => (db) => db.prepare('SELECT 1 FROM cf_agents_session_messages WHERE id = ?').get(message);
 
-/** weft: the event_log rows of each of `runs` (a Map run → rows), from the database file. */
+/**
+ * weft: the event-log rows of each of `runs` (a Map run → rows), from the database file: rows of
+ * `event_batches` (keyed by the run's `log` number, shifted 32 bits, and an event id) and of
+ * `event_log` (the layout before it), where each exists.
+ */
 async function eventRows(persist, runs) {
   let DatabaseSync;
   try {
@@ -302,9 +307,12 @@ async function eventRows(persist, runs) {
     .filter((f) => f.endsWith('.sqlite'))) {
     const db = new DatabaseSync(join(persist, file), { readOnly: true });
     try {
-      if (!db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'event_log'").get()) continue;
+      const has = (t) => db.prepare('SELECT 1 FROM sqlite_master WHERE name = ?').get(t);
+      if (!has('runs')) continue;
       for (const run of runs) {
-        const n = db.prepare('SELECT COUNT(*) AS n FROM event_log WHERE run_id = ?').get(run).n;
+        let n = has('event_log') ? db.prepare('SELECT COUNT(*) AS n FROM event_log WHERE run_id = ?').get(run).n : 0;
+        const log = has('event_batches') ? db.prepare('SELECT log FROM runs WHERE run_id = ?').get(run)?.log : null;
+        if (log != null) n += db.prepare('SELECT COUNT(*) AS n FROM event_batches WHERE key >= ? * 4294967296 AND key < (? + 1) * 4294967296').get(log, log).n;
         if (n) out.set(run, n);
       }
     } finally {
@@ -320,7 +328,7 @@ const chars = (t) => t.message.length + t.reply.length;
 
 /**
  * @param {{turns: number, tokens: number, paceMs: number, curveTurns: number,
- *   curveTokens: number, checkpoints: number[], retentionHours: number, systems?: string[]}} o
+ *   curveTokens: number, windowTurns?: number, windowTokens?: number, checkpoints: number[], retentionHours: number, systems?: string[]}} o
  */
 export async function storageBench(o) {
   const systems = o.systems ?? ['weft', 'cf-agents'];
@@ -471,6 +479,31 @@ export async function storageBench(o) {
         out.pacedTables[s] = s === 'weft' ? await tables(weft.persist, weftFile(`${id}-t1`)) : await tables(peers.persist, cfFile(`u-${id}-1`));
         p.conversation = conv;
       });
+    // (1b) inside the retention window: a new weft session, `windowTurns` turns of "long reply
+    // windowTokens" paced as above, the database size read after every turn. Nothing has
+    // expired yet (the retention is a day by default), so this is what a paced conversation
+    // holds for that day; the unpaced curve below logs fewer, larger deltas and understates it.
+    if (weft && o.windowTurns) {
+      await again(`weft's ${o.windowTurns} paced turns`, 'weft', async (suffix) => {
+        const id = `st-${tag}-window${suffix}`;
+        const c = await weftChat(weft, lines, id);
+        const points = [];
+        let text = 0;
+        let prevRows = null;
+        for (let n = 1; n <= o.windowTurns; n++) {
+          const t = await c.turn(`long reply ${o.windowTokens}`);
+          text += chars(t);
+          points.push({ turn: n, chars: text, bytes: t.bytes, rows: prevRows === null || t.rowsWritten < prevRows ? null : t.rowsWritten - prevRows });
+          prevRows = t.rowsWritten;
+          if (o.checkpoints.includes(n) || n === o.windowTurns)
+            log(
+              `storage: weft paced, after ${n} turns: ${t.bytes.toLocaleString('en-US')} bytes for ${text.toLocaleString('en-US')} characters (${(t.bytes / text).toFixed(2)}×)`,
+            );
+        }
+        c.close();
+        out.window = { turns: o.windowTurns, tokens: o.windowTokens, points, tables: await tables(weft.persist, weftFile(`${id}-t1`)) };
+      });
+    }
     hook.pace(0);
     if (weft) {
       // weft's turn by table, where the database shows it: the event log rows each run left.

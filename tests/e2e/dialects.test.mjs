@@ -477,27 +477,6 @@ async function largestValue(persist) {
   return { largest, where };
 }
 
-/** Moves a run's event log into `events`, the rowid table builds before 2026-11-24 wrote, as
- * a session stored by such a build holds it (the server must be down). */
-async function moveToLegacyEventTable(persist, runId) {
-  const { DatabaseSync } = await import('node:sqlite');
-  let moved = 0;
-  for (const file of readdirSync(persist, { recursive: true }).filter((f) => String(f).endsWith('.sqlite'))) {
-    const db = new DatabaseSync(join(persist, String(file)));
-    try {
-      if (!db.prepare('SELECT 1 FROM event_log WHERE run_id = ? LIMIT 1').get(runId)) continue;
-      db.exec('CREATE TABLE IF NOT EXISTS events (run_id TEXT NOT NULL, event_id INTEGER NOT NULL, json TEXT NOT NULL, PRIMARY KEY (run_id, event_id))');
-      moved += Number(db.prepare('INSERT INTO events SELECT run_id, event_id, json FROM event_log WHERE run_id = ?').run(runId).changes);
-      db.prepare('DELETE FROM event_log WHERE run_id = ?').run(runId);
-    } catch (e) {
-      if (!/no such table: event_log/.test(String(e))) throw e;
-    } finally {
-      db.close();
-    }
-  }
-  assert.ok(moved > 0, `run ${runId}'s events moved`);
-}
-
 describe('persistence', () => {
   test('after a wrangler dev restart: history, remembered approvals, and a run waiting for approval', async () => {
     const remembered = session();
@@ -525,7 +504,6 @@ describe('persistence', () => {
     const p1Frames = loomRun(a.frames, 'p1').length;
     await server.restart(async () => {
       await damageCheckpoint(server.persist, 'p4');
-      await moveToLegacyEventTable(server.persist, 'p1');
     });
 
     // The session is usable at once: the unreadable run is failed, and a new run starts; the
@@ -540,7 +518,8 @@ describe('persistence', () => {
     c2.close();
 
     const a2 = await open('/', remembered);
-    // p1's log now sits in the table of earlier builds: a resume still replays all of it.
+    // p1's log is read back after the restart: a resume replays all of it. (Logs of earlier
+    // builds' layouts: storage.test.mjs, a session stored before event_batches.)
     a2.send({ type: 'resume', run_id: 'p1', after_event_id: 0 });
     await a2.wait((f) => f.type === 'run_end' && f.id === 'p1');
     assert.equal(loomRun(a2.frames, 'p1').length, p1Frames);

@@ -4,9 +4,10 @@
 
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { readdirSync } from 'node:fs';
+import { cpSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 
 import { Conn } from './client.mjs';
 import { startServer } from './server.mjs';
@@ -28,10 +29,10 @@ const open = (sid) => Conn.open(`${server.url}/?session_id=${sid}`, ['weft.loom'
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** Runs `query` (read-only) on the SQLite file of the session that holds run `runId`. */
-async function inSessionOf(runId, query) {
+async function inSessionOf(runId, query, persist = server.persist, readOnly = true) {
   const { DatabaseSync } = await import('node:sqlite');
-  for (const file of readdirSync(server.persist, { recursive: true }).filter((f) => String(f).endsWith('.sqlite'))) {
-    const db = new DatabaseSync(join(server.persist, String(file)), { readOnly: true });
+  for (const file of readdirSync(persist, { recursive: true }).filter((f) => String(f).endsWith('.sqlite'))) {
+    const db = new DatabaseSync(join(persist, String(file)), { readOnly });
     try {
       const hasRuns = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'runs'").get();
       if (hasRuns && db.prepare('SELECT 1 FROM runs WHERE run_id = ?').get(runId)) return query(db);
@@ -41,6 +42,19 @@ async function inSessionOf(runId, query) {
   }
   return null;
 }
+
+/**
+ * The bodies of a run's event-log rows (`event_batches`: keyed by the run's `log` number shifted
+ * 32 bits, and the row's last event id), in order.
+ */
+const logRows = (db, runId) => {
+  const log = db.prepare('SELECT log FROM runs WHERE run_id = ?').get(runId)?.log;
+  if (log == null) return [];
+  return db
+    .prepare('SELECT body FROM event_batches WHERE key >= ? * 4294967296 AND key < (? + 1) * 4294967296 ORDER BY key')
+    .all(log, log)
+    .map((r) => r.body);
+};
 
 /** A run's row as the server stored it. */
 const runRow = (runId) => inSessionOf(runId, (db) => db.prepare('SELECT status FROM runs WHERE run_id = ?').get(runId));
@@ -129,10 +143,19 @@ describe('the event log, a row per batch', () => {
     const live = c.frames.filter((f) => f.id === 'rows');
     const chunks = live.filter((f) => f.event?.type === 'message_chunk').length;
     assert.ok(chunks >= 100, `the reply streamed in pieces: ${chunks}`);
-    const rows = await inSessionOf('rows', (db) => db.prepare('SELECT COUNT(*) AS n FROM event_log WHERE run_id = ?').get('rows').n);
+    const bodies = await inSessionOf('rows', (db) => logRows(db, 'rows'));
+    const rows = bodies.length;
     const others = live.length - chunks;
     assert.ok(rows <= Math.ceil(chunks / 16) + others, `${rows} rows for ${chunks} pieces and ${others} other frames`);
     assert.ok(rows < live.length / 4, `${rows} rows for ${live.length} frames`);
+    // A row holds its pieces as their text: the reply and little more, not a JSON object each.
+    const text = live
+      .filter((f) => f.event?.type === 'message_chunk')
+      .map((f) => f.event.content)
+      .join('');
+    const stored = bodies.reduce((n, b) => n + Buffer.byteLength(b), 0);
+    const json = live.filter((f) => f.event).reduce((n, f) => n + Buffer.byteLength(JSON.stringify(f.event)), 0);
+    assert.ok(stored < 1.5 * Buffer.byteLength(text) + 3000, `${stored} bytes of rows for ${text.length} characters of text (the events' JSON: ${json})`);
     // Every frame sent live is in the log, in order: a resume from the start gives them back.
     const again = await open(sid);
     again.send({ type: 'resume', run_id: 'rows', after_event_id: 0 });
@@ -167,8 +190,12 @@ describe('the history, stored once', () => {
     }));
     assert.equal(stored.history.n, 20, 'a user and an assistant message per turn, each once');
     assert.ok(stored.history.bytes > 10 * 1200, 'the turns are in the history rows');
-    const [first, last] = [stored.checkpoints[0].bytes, stored.checkpoints.at(-1).bytes];
-    assert.ok(last < first + 200, `checkpoints do not carry the history: turn 1 ${first} B, turn 10 ${last} B`);
+    // Only a running run is restored: a finished one keeps its row, not its checkpoint.
+    assert.deepEqual(
+      stored.checkpoints.map((c) => c.bytes),
+      Array(10).fill(0),
+      'finished runs keep no checkpoint',
+    );
     assert.ok(stored.state.bytes < 300, `the session state points at its rows: ${stored.state.bytes} B`);
     assert.equal(stored.listed.pointing, 20, 'the listing points at the history rows instead of holding the text again');
     // After a restart, the history is read back from the rows: the next turn sees it all.
@@ -198,13 +225,7 @@ describe('the loom checkpoint event, stored as a pointer', () => {
     const live = c.frames.filter((f) => f.id === 'cp4');
     const checkpoint = live.find((f) => f.event?.type === 'checkpoint')?.event;
     assert.equal(checkpoint.state.messages.length, 8, 'the whole conversation, sent live');
-    const logged = await inSessionOf('cp4', (db) =>
-      db
-        .prepare('SELECT json FROM event_log WHERE run_id = ?')
-        .all('cp4')
-        .map((r) => r.json)
-        .join('\n'),
-    );
+    const logged = await inSessionOf('cp4', (db) => logRows(db, 'cp4').join('\n'));
     // Earlier turns are only in the checkpoint's state: the log of turn 4 does not hold them.
     assert.ok(!logged.includes('turn 1:'), 'no earlier message in the log');
     assert.match(logged, /"messages_rows"/);
@@ -218,6 +239,114 @@ describe('the loom checkpoint event, stored as a pointer', () => {
     );
     c.close();
     again.close();
+  });
+});
+
+describe('a session stored before event_batches, upgraded', () => {
+  // tests/e2e/fixtures/legacy-log: a session's Durable Object storage written by weft 904df78,
+  // whose event log was `event_log` (a row per batch of JSON lines), and the frames its client
+  // was sent live (record.mjs there says how it was made). Recorded rather than written here by
+  // an old code path kept for the test: the Worker carries no writer of the old layout, and the
+  // rows are the very bytes a deployed session holds. Two runs finished; `mid` was cut by
+  // killing wrangler mid-stream, so it spans the upgrade.
+  const fixture = fileURLToPath(new URL('./fixtures/legacy-log/', import.meta.url));
+  const live = JSON.parse(readFileSync(join(fixture, 'frames.json'), 'utf8'));
+  let up;
+  before(
+    async () => {
+      // The recorded runs ended when they were recorded: no retention may expire them here.
+      up = await startServer({ delayMs: 2, vars: { EVENT_RETENTION_HOURS: '10000000' } });
+    },
+    { timeout: 900_000 },
+  );
+  after(async () => {
+    await up?.stop();
+  });
+
+  test('its runs replay frame for frame, the cut run finishes across both layouts, finished runs drop their checkpoints', async () => {
+    await up.restart(async () => {
+      cpSync(join(fixture, 'persist'), up.persist, { recursive: true });
+      // Run `snap` moves to `events`, the layout before `event_log` (a row per event), so the
+      // three are read together.
+      await inSessionOf(
+        'snap',
+        (db) => {
+          db.exec('CREATE TABLE events (run_id TEXT NOT NULL, event_id INTEGER NOT NULL, json TEXT NOT NULL, PRIMARY KEY (run_id, event_id))');
+          const insert = db.prepare('INSERT INTO events (run_id, event_id, json) VALUES (?, ?, ?)');
+          for (const { json } of db.prepare("SELECT json FROM event_log WHERE run_id = 'snap'").all()) {
+            for (const line of json.split('\n')) insert.run('snap', JSON.parse(line).event_id, line);
+          }
+          db.exec("DELETE FROM event_log WHERE run_id = 'snap'");
+        },
+        up.persist,
+        false,
+      );
+    });
+    const c = await Conn.open(`${up.url}/?session_id=legacy-log`, ['weft.loom']);
+    for (const id of ['done', 'snap']) {
+      const from = c.frames.length;
+      c.send({ type: 'resume', run_id: id, after_event_id: 0 });
+      await c.wait((f) => f.type === 'run_end' && f.id === id, { from });
+      assert.deepEqual(
+        c.frames.slice(from).filter((f) => f.id === id),
+        live[id],
+        `run ${id} replays as it was sent`,
+      );
+    }
+    // The cut run: resumed after what its client saw (the alarm may have finished it already).
+    const seen = live.mid.length;
+    const from = c.frames.length;
+    c.send({ type: 'resume', run_id: 'mid', after_event_id: seen });
+    const end = await c.wait((f) => f.type === 'run_end' && f.id === 'mid', { from, timeout: 90_000 });
+    assert.match(end.reply, /^(\S+ ){149}\S+$/, 'the whole reply, asked for again after the cut');
+    const resumed = c.frames.slice(from).filter((f) => f.id === 'mid');
+    // From the start, on a new socket: the old rows, then the new ones.
+    const again = await Conn.open(`${up.url}/?session_id=legacy-log`, ['weft.loom']);
+    again.send({ type: 'resume', run_id: 'mid', after_event_id: 0 });
+    await again.wait((f) => f.type === 'run_end' && f.id === 'mid');
+    const replay = again.frames.filter((f) => f.id === 'mid');
+    const lost = replay.findIndex((f) => f.event?.type === 'events_lost');
+    assert.ok(lost >= seen - 16 && lost <= seen, `the old log ends within 16 frames of what was sent: ${lost} of ${seen}`);
+    assert.deepEqual(replay.slice(0, lost), live.mid.slice(0, lost), 'the old rows replay as they were sent');
+    assert.deepEqual(replay.slice(lost), resumed.slice(resumed.findIndex((f) => f.event?.type === 'events_lost')), 'the new rows replay as they were sent');
+    assert.ok(replay.slice(lost).some((f) => f.event?.type === 'llm_complete' && f.event.finish_reason === 'interrupted'));
+    c.close();
+    again.close();
+    // Read with the server down: what it wrote may still be in the WAL, which a reader beside
+    // the running workerd does not always see.
+    let stored;
+    await up.restart(async () => {
+      stored = await inSessionOf(
+        'mid',
+        (db) => ({
+          runs: db
+            .prepare('SELECT run_id, status, checkpoint FROM runs ORDER BY created')
+            .all()
+            .map((r) => ({ ...r })),
+          old: db
+            .prepare('SELECT run_id, COUNT(*) AS n FROM event_log GROUP BY run_id ORDER BY run_id')
+            .all()
+            .map((r) => ({ ...r })),
+          mid: logRows(db, 'mid').length,
+        }),
+        up.persist,
+        false,
+      );
+    });
+    assert.deepEqual(
+      stored.runs,
+      ['done', 'snap', 'mid'].map((run_id) => ({ run_id, status: 'done', checkpoint: '' })),
+      'finished runs keep no checkpoint',
+    );
+    assert.deepEqual(
+      stored.old,
+      [
+        { run_id: 'done', n: 9 },
+        { run_id: 'mid', n: 3 },
+      ],
+      'the old rows are read where they are, not moved',
+    );
+    assert.ok(stored.mid > 0, 'the cut run went on in event_batches');
   });
 });
 

@@ -22,6 +22,7 @@
 use weft_protocol::{Event, Sequenced};
 
 use super::Session;
+use crate::store::log_row::{Delta, Logged};
 use crate::store::Store;
 
 /// Deltas that may be sent before they are logged, at most (minus one): the log is written
@@ -34,11 +35,10 @@ pub(super) const MAX_UNLOGGED: u64 = 16;
 /// fills first (a shorter bound, 100 ms, wrote a row per 5 tokens).
 pub(super) const LOG_WITHIN_MS: f64 = 1000.0;
 
-/// Deltas sent and not yet in the log: `(run id, event id, JSON)` each, in order, and when
-/// the first of them was sent.
+/// Deltas sent and not yet in the log, in order, and when the first of them was sent.
 #[derive(Debug, Default)]
 pub(super) struct Unlogged {
-    events: Vec<(String, u64, String)>,
+    events: Vec<Logged>,
     since: f64,
 }
 
@@ -51,14 +51,19 @@ impl Session {
     /// comes once — except the events that end a run, which its clients must hear.
     pub(super) fn publish(&self, events: &[Sequenced]) -> Result<(), String> {
         let store = self.store();
-        let mut logged: Vec<(String, u64, String)> = Vec::with_capacity(events.len());
+        let mut logged: Vec<Logged> = Vec::with_capacity(events.len());
         let mut written = Ok(());
         for ev in events {
             let Some(run_id) = ev.envelope.run_id.clone() else {
                 continue;
             };
             match self.log_line(&store, ev) {
-                Ok(json) => logged.push((run_id, ev.envelope.event_id.unwrap_or(0), json)),
+                Ok(json) => logged.push(Logged {
+                    run_id,
+                    event_id: ev.envelope.event_id.unwrap_or(0),
+                    json,
+                    delta: Delta::of(ev),
+                }),
                 Err(e) => {
                     worker::console_error!("run {run_id}: event not logged: {e}");
                     written = Err(e);
@@ -148,7 +153,7 @@ impl Session {
             return Ok(());
         }
         store.append_events(&events).map_err(|e| {
-            let run = &events[0].0;
+            let run = &events[0].run_id;
             worker::console_error!(
                 "run {run}: event log write failed ({} events): {e}",
                 events.len()
@@ -176,8 +181,8 @@ impl Session {
             .borrow()
             .events
             .iter()
-            .filter(|(r, _, _)| r == run_id)
-            .map(|(_, _, json)| json.clone())
+            .filter(|l| l.run_id == run_id)
+            .map(|l| l.json.clone())
             .collect()
     }
 }

@@ -15,8 +15,9 @@
 //! message is new; a run's checkpoint and the session state hold `history_rows`, ranges of
 //! those rows, in place of the messages ([`Store::run_checkpoint`], [`Store::restore_run`]); the
 //! listing clients read (`messages`, `user_messages`) points at the same rows where it can
-//! ([`Store::add_message`]), and takes the text back before a compaction deletes them. Once a
-//! finished run's event log is deleted (`EVENT_RETENTION_HOURS`), its checkpoint goes too.
+//! ([`Store::add_message`]), and takes the text back before a compaction deletes them. A run's
+//! checkpoint is kept while it runs: a finished run keeps its status, times and log number, and
+//! its event log until `EVENT_RETENTION_HOURS` has passed.
 //!
 //! A row holds at most 2 MB. Values that can outgrow that — an event, a checkpoint, the session
 //! state, a message — are written through [`Store::pack`]: one over [`INLINE_MAX`] bytes goes to
@@ -24,9 +25,10 @@
 //! reads back. Files need none: the tools cap them at 1 MiB.
 //!
 //! Its rooms: this file the tables, spilling and the session's metadata; `runs.rs` runs, their
-//! event logs and retention; `history.rs` the conversation stored once (checkpoints, session
-//! state, logged snapshots); `listing.rs` the messages clients list; `workspace.rs` the files;
-//! `mcp.rs` what the session knows of its MCP servers.
+//! event logs and retention; `log_row.rs` how a row of the event log holds its events;
+//! `history.rs` the conversation stored once (checkpoints, session state, logged snapshots);
+//! `listing.rs` the messages clients list; `workspace.rs` the files; `mcp.rs` what the session
+//! knows of its MCP servers.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -35,6 +37,7 @@ use worker::{SqlCursor, SqlStorage, SqlStorageValue};
 
 mod history;
 mod listing;
+pub mod log_row;
 mod mcp;
 mod runs;
 mod workspace;
@@ -52,12 +55,7 @@ CREATE TABLE IF NOT EXISTS messages (
   content TEXT NOT NULL,
   run_id TEXT
 );
-CREATE TABLE IF NOT EXISTS event_log (
-  run_id TEXT NOT NULL,
-  event_id INTEGER NOT NULL,
-  json TEXT NOT NULL,
-  PRIMARY KEY (run_id, event_id)
-) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS event_batches (key INTEGER PRIMARY KEY, body TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (
   run_id TEXT PRIMARY KEY,
   status TEXT NOT NULL,
@@ -97,6 +95,13 @@ pub struct Store {
     /// until retention empties it. (`events` was a rowid table keyed by (run, id): every event
     /// wrote its row and its key's index, two rows billed where `event_log` writes one.)
     legacy_events: bool,
+    /// The session predates `event_batches` and may still hold runs in `event_log`, one row per
+    /// batch of JSON lines, read alongside until retention empties it (runs.rs says why it
+    /// was replaced).
+    legacy_log: bool,
+    /// The run whose log rows were written last: its number in their keys and what the writer
+    /// remembers between its rows (log_row.rs).
+    log_writer: Rc<RefCell<Option<runs::LogWriter>>>,
     /// Rows written since the object started (what Durable Objects bill, index entries
     /// included), for `WEFT_STORAGE_STATS`.
     written: Rc<Cell<u64>>,
@@ -208,16 +213,21 @@ impl Store {
                 worker::console_error!("weft: could not create the session tables: {e}");
             }
         }
-        let legacy_events = rows(
-            &sql,
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'events'",
-            None,
-        )
-        .is_ok_and(|r| !r.is_empty());
+        let exists = |table: &str| {
+            rows(
+                &sql,
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                vec![s(table)],
+            )
+            .is_ok_and(|r| !r.is_empty())
+        };
+        let (legacy_events, legacy_log) = (exists("events"), exists("event_log"));
         let store = Store {
             sql,
             history: Rc::default(),
             legacy_events,
+            legacy_log,
+            log_writer: Rc::default(),
             written: Rc::default(),
         };
         if let Err(e) = store.migrate() {
@@ -227,7 +237,8 @@ impl Store {
     }
 
     /// Columns added after the first release, to tables that may predate them: a run's end
-    /// time and whether its event log is still kept (retention).
+    /// time, whether its event log is still kept (retention), and its number in the keys of
+    /// `event_batches`.
     fn migrate(&self) -> worker::Result<()> {
         let columns: Vec<String> = rows(&self.sql, "PRAGMA table_info(runs)", None)?
             .into_iter()
@@ -246,6 +257,12 @@ impl Store {
                 "ALTER TABLE runs ADD COLUMN logged INTEGER NOT NULL DEFAULT 1",
                 None,
             )?;
+        }
+        if !columns.iter().any(|c| c == "log") {
+            self.exec("ALTER TABLE runs ADD COLUMN log INTEGER", None)?;
+            // Runs that predate it get theirs when they next log (a run resumed across the
+            // upgrade); finished ones keep no checkpoint any more (runs.rs, `save_run`).
+            self.drop_finished_checkpoints()?;
         }
         Ok(())
     }

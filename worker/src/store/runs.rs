@@ -1,9 +1,24 @@
 //! Runs and their event logs: a run's row with its checkpoint and status, the log a row per
-//! batch of events, and the retention that deletes a finished run's log.
+//! batch of events (log_row.rs), and the retention that deletes a finished run's log.
 
 use worker::SqlStorageValue;
 
+use super::log_row::{self, Logged, Memory, Stored};
 use super::{i, int, rows, s, text, Store, INLINE_MAX};
+
+/// The run [`Store::append_events`] wrote last, as it remembers it between rows.
+#[derive(Debug)]
+pub(super) struct LogWriter {
+    run_id: String,
+    log: i64,
+    memory: Memory,
+}
+
+/// The keys of a run's rows in `event_batches`: from the first, up to the end (excluded). A
+/// key is the run's log number, then the row's last event id in the low 32 bits.
+fn log_keys(log: i64) -> (i64, i64) {
+    (log << 32, (log + 1) << 32)
+}
 
 #[derive(Debug, Clone)]
 pub struct RunRow {
@@ -49,14 +64,23 @@ impl Store {
     pub fn drop_event_logs(&self, before_ms: i64) -> worker::Result<()> {
         let runs = rows(
             &self.sql,
-            "SELECT run_id FROM runs WHERE logged = 1 AND ended IS NOT NULL AND ended < ?",
+            "SELECT run_id, log FROM runs WHERE logged = 1 AND ended IS NOT NULL AND ended < ?",
             vec![i(before_ms)],
         )?;
         for mut row in runs {
             let Some(run_id) = text(&mut row, 0) else {
                 continue;
             };
-            self.exec("DELETE FROM event_log WHERE run_id = ?", vec![s(&run_id)])?;
+            if let Some(log) = int(&row, 1) {
+                let (first, end) = log_keys(log);
+                self.exec(
+                    "DELETE FROM event_batches WHERE key >= ? AND key < ?",
+                    vec![i(first), i(end)],
+                )?;
+            }
+            if self.legacy_log {
+                self.exec("DELETE FROM event_log WHERE run_id = ?", vec![s(&run_id)])?;
+            }
             if self.legacy_events {
                 self.exec("DELETE FROM events WHERE run_id = ?", vec![s(&run_id)])?;
             }
@@ -69,8 +93,7 @@ impl Store {
                     s(&format!("event:{run_id};")),
                 ],
             )?;
-            // A finished run's checkpoint is read by nothing (only a running run is restored):
-            // it goes with the log.
+            // A checkpoint left by a build that kept them for finished runs.
             self.exec(
                 "DELETE FROM spill WHERE key = ?",
                 vec![s(&format!("run:{run_id}"))],
@@ -93,68 +116,168 @@ impl Store {
         Ok(rows.first().and_then(|r| int(r, 0)) == Some(0))
     }
 
-    /// Appends events to the log, one row per run: the events' JSON, one per line (JSON text
-    /// holds no raw newline), under the id of the row's last event. A row per event made the
-    /// log most of what a turn wrote; a row per batch is what the session's batching of
-    /// streamed text (session/publish.rs) pays for.
-    pub fn append_events(&self, events: &[(String, u64, String)]) -> worker::Result<()> {
+    /// Appends events to the log: a row per run and run of consecutive ids, in the form
+    /// log_row.rs describes, keyed by the run's log number and the row's last event id.
+    ///
+    /// A row per event made the log most of what a turn wrote; a row per batch is what the
+    /// session's batching of streamed text (session/publish.rs) pays for. The rows of the
+    /// layout before this one (`event_log`, still read) held each event's whole JSON, ~150
+    /// bytes around a few characters of text, and, over ~1 KB, left most of an overflow page
+    /// empty (a WITHOUT ROWID table keeps at most a quarter page of a row in its b-tree); its
+    /// keys, a run id first, also put a run's rows among another's. Keys that grow with every
+    /// row append to the end of a rowid table, whose rows stay in its pages up to ~4 KB.
+    pub fn append_events(&self, events: &[Logged]) -> worker::Result<()> {
         let mut rest = events;
-        while let Some((run_id, _, _)) = rest.first() {
-            let same = rest.iter().take_while(|(r, _, _)| r == run_id).count();
+        while let Some(first) = rest.first() {
+            let same = 1 + rest
+                .windows(2)
+                .take_while(|w| w[1].run_id == first.run_id && w[1].event_id == w[0].event_id + 1)
+                .count();
             let (row, after) = rest.split_at(same);
             rest = after;
-            let last = row.last().map_or(0, |(_, id, _)| *id);
-            let lines: Vec<&str> = row.iter().map(|(_, _, json)| json.as_str()).collect();
-            let mut json = lines.join("\n");
-            if json.len() > INLINE_MAX {
-                json = self.pack(&format!("event:{run_id}:{last}"), &json)?;
+            let last = row.last().map_or(0, |l| l.event_id);
+            let written = self.append_row(&first.run_id, last, row);
+            if written.is_err() {
+                // The writer's memory may no longer match the rows: it starts afresh.
+                *self.log_writer.borrow_mut() = None;
             }
-            self.exec(
-                "INSERT OR REPLACE INTO event_log (run_id, event_id, json) VALUES (?, ?, ?)",
-                vec![s(run_id), i(last as i64), s(&json)],
-            )?;
+            written?;
         }
         Ok(())
     }
 
-    /// The run's logged events, in order (rows of one event, from builds before the batching,
-    /// and rows of many alike).
-    pub fn events(&self, run_id: &str) -> worker::Result<Vec<String>> {
-        let rows = rows(
+    /// Writes one row of [`Store::append_events`].
+    fn append_row(&self, run_id: &str, last: u64, row: &[Logged]) -> worker::Result<()> {
+        let (log, memory) = match self.log_writer.borrow().as_ref() {
+            Some(w) if w.run_id == run_id => (w.log, w.memory.clone()),
+            _ => (self.run_log(run_id)?, Memory::default()),
+        };
+        let key = u32::try_from(last)
+            .map(|id| log_keys(log).0 + i64::from(id))
+            .map_err(|_| worker::Error::RustError(format!("event id {last} is out of range")))?;
+        let (body, memory) = log_row::encode(row, &memory);
+        let body = if body.len() > INLINE_MAX || body.starts_with('\0') {
+            self.pack(&format!("event:{run_id}:{last}"), &body)?
+        } else {
+            body
+        };
+        self.exec(
+            "INSERT OR REPLACE INTO event_batches (key, body) VALUES (?, ?)",
+            vec![i(key), s(&body)],
+        )?;
+        *self.log_writer.borrow_mut() = Some(LogWriter {
+            run_id: run_id.to_string(),
+            log,
+            memory,
+        });
+        Ok(())
+    }
+
+    /// A run's number in the keys of `event_batches`: given when its row is written
+    /// ([`Store::save_run`]), or, for a run that started before the upgrade, when it first logs.
+    /// A run that logs before it has a row (a manual compaction saves its row when it ends) gets
+    /// one here, not `running` (only a running run is restored, from a checkpoint it does not
+    /// have yet); its end, when it is saved, starts its retention clock.
+    fn run_log(&self, run_id: &str) -> worker::Result<i64> {
+        if let Some(log) = self.logged_as(run_id)? {
+            return Ok(log);
+        }
+        self.exec(
+            "INSERT INTO runs (run_id, status, checkpoint, created, log) \
+             VALUES (?, 'done', '', ?, (SELECT COALESCE(MAX(log), 0) + 1 FROM runs)) \
+             ON CONFLICT(run_id) DO UPDATE SET log = COALESCE(runs.log, excluded.log)",
+            vec![s(run_id), i(js_sys::Date::now() as i64)],
+        )?;
+        self.logged_as(run_id)?.ok_or_else(|| {
+            worker::Error::RustError(format!("run {run_id} has no row to number its log by"))
+        })
+    }
+
+    /// The run's log number, if it has one (it has logged in `event_batches`).
+    fn logged_as(&self, run_id: &str) -> worker::Result<Option<i64>> {
+        let found = rows(
             &self.sql,
-            if self.legacy_events {
-                "SELECT json, event_id FROM events WHERE run_id = ?1 UNION ALL \
-                 SELECT json, event_id FROM event_log WHERE run_id = ?1 ORDER BY event_id"
-            } else {
-                "SELECT json FROM event_log WHERE run_id = ? ORDER BY event_id"
-            },
+            "SELECT log FROM runs WHERE run_id = ?",
             vec![s(run_id)],
         )?;
-        let mut events = Vec::new();
-        for json in rows.into_iter().filter_map(|mut r| text(&mut r, 0)) {
-            for line in self.unpack(json)?.split('\n') {
-                events.push(self.event_from_log(line)?);
+        Ok(found.first().and_then(|r| int(r, 0)))
+    }
+
+    /// The run's logged events, in order: the rows of `event_batches` read back into lines
+    /// (log_row.rs), and those of the layouts before it (`event_log`: a row per batch of JSON
+    /// lines; `events`: a row per event) for a session that predates it. A run resumed across
+    /// the upgrade has rows in both; event ids order them.
+    pub fn events(&self, run_id: &str) -> worker::Result<Vec<String>> {
+        let mut stored = Vec::new();
+        if let Some(log) = self.logged_as(run_id)? {
+            let (first, end) = log_keys(log);
+            let found = rows(
+                &self.sql,
+                "SELECT key, body FROM event_batches WHERE key >= ? AND key < ? ORDER BY key",
+                vec![i(first), i(end)],
+            )?;
+            for mut row in found {
+                stored.push(Stored::Batch {
+                    last: (int(&row, 0).unwrap_or(0) - first).max(0) as u64,
+                    body: self.unpack(text(&mut row, 1).unwrap_or_default())?,
+                });
             }
         }
-        Ok(events)
+        if self.legacy_log || self.legacy_events {
+            let query = match (self.legacy_log, self.legacy_events) {
+                (true, true) => {
+                    "SELECT event_id, json FROM events WHERE run_id = ?1 UNION ALL \
+                     SELECT event_id, json FROM event_log WHERE run_id = ?1"
+                }
+                (true, false) => "SELECT event_id, json FROM event_log WHERE run_id = ?",
+                _ => "SELECT event_id, json FROM events WHERE run_id = ?",
+            };
+            for mut row in rows(&self.sql, query, vec![s(run_id)])? {
+                stored.push(Stored::Lines {
+                    last: int(&row, 0).unwrap_or(0).max(0) as u64,
+                    json: self.unpack(text(&mut row, 1).unwrap_or_default())?,
+                });
+            }
+        }
+        let lines = log_row::read_run(stored)
+            .map_err(|e| worker::Error::RustError(format!("run {run_id}: {e}")))?;
+        lines.iter().map(|line| self.event_from_log(line)).collect()
     }
 
     /// The last logged event id of a run (0 if none).
     pub fn last_event_id(&self, run_id: &str) -> worker::Result<u64> {
-        let rows = rows(
-            &self.sql,
-            if self.legacy_events {
-                "SELECT MAX(event_id) FROM (SELECT event_id FROM events WHERE run_id = ?1 \
-                 UNION ALL SELECT event_id FROM event_log WHERE run_id = ?1)"
-            } else {
-                "SELECT MAX(event_id) FROM event_log WHERE run_id = ?"
-            },
-            vec![s(run_id)],
-        )?;
-        Ok(rows.first().and_then(|r| int(r, 0)).unwrap_or(0).max(0) as u64)
+        let mut last = 0;
+        if let Some(log) = self.logged_as(run_id)? {
+            let (first, end) = log_keys(log);
+            let found = rows(
+                &self.sql,
+                "SELECT MAX(key) FROM event_batches WHERE key >= ? AND key < ?",
+                vec![i(first), i(end)],
+            )?;
+            if let Some(key) = found.first().and_then(|r| int(r, 0)) {
+                last = (key - first).max(0);
+            }
+        }
+        for (present, table) in [
+            (self.legacy_log, "event_log"),
+            (self.legacy_events, "events"),
+        ] {
+            if present {
+                let found = rows(
+                    &self.sql,
+                    &format!("SELECT MAX(event_id) FROM {table} WHERE run_id = ?"),
+                    vec![s(run_id)],
+                )?;
+                last = last.max(found.first().and_then(|r| int(r, 0)).unwrap_or(0));
+            }
+        }
+        Ok(last.max(0) as u64)
     }
 
-    /// Creates or updates a run's row with its latest checkpoint.
+    /// Creates or updates a run's row with its latest checkpoint. A finished run's is not
+    /// kept: only a running run is ever restored, and resume and the history need its row's
+    /// id, status and times alone (a checkpoint is some 7 KB: the engine's configuration and
+    /// tools ride along).
     pub fn save_run(
         &self,
         run_id: &str,
@@ -162,9 +285,17 @@ impl Store {
         checkpoint: &str,
         now_ms: i64,
     ) -> worker::Result<()> {
+        let checkpoint = if status == RunStatus::Running {
+            checkpoint
+        } else {
+            ""
+        };
         let checkpoint = self.pack(&format!("run:{run_id}"), checkpoint)?;
+        // A new run takes the next log number (`event_batches`' keys) as its row is written,
+        // rather than with a write of its own when it first logs.
         self.exec(
-            "INSERT INTO runs (run_id, status, checkpoint, created) VALUES (?, ?, ?, ?)
+            "INSERT INTO runs (run_id, status, checkpoint, created, log) \
+             VALUES (?, ?, ?, ?, (SELECT COALESCE(MAX(log), 0) + 1 FROM runs))
              ON CONFLICT(run_id) DO UPDATE SET status = excluded.status, checkpoint = excluded.checkpoint",
             vec![s(run_id), s(status.as_str()), s(&checkpoint), i(now_ms)],
         )?;
@@ -175,15 +306,37 @@ impl Store {
     }
 
     /// Sets a run's status and nothing else: a small write that still works when its
-    /// checkpoint cannot be stored.
+    /// checkpoint cannot be stored. A run it ends drops its checkpoint, as in
+    /// [`Store::save_run`].
     pub fn set_run_status(&self, run_id: &str, status: RunStatus) -> worker::Result<()> {
         self.exec(
             "UPDATE runs SET status = ? WHERE run_id = ?",
             vec![s(status.as_str()), s(run_id)],
         )?;
         if status != RunStatus::Running {
+            self.pack(&format!("run:{run_id}"), "")?;
+            self.exec(
+                "UPDATE runs SET checkpoint = '' WHERE run_id = ? AND checkpoint != ''",
+                vec![s(run_id)],
+            )?;
             self.mark_ended(run_id, js_sys::Date::now() as i64)?;
         }
+        Ok(())
+    }
+
+    /// Drops the checkpoints that finished runs kept before [`Store::save_run`] stopped keeping
+    /// them (once, with the migration that numbers runs' logs). Nothing reads them: only a
+    /// running run is restored.
+    pub(super) fn drop_finished_checkpoints(&self) -> worker::Result<()> {
+        self.exec(
+            "DELETE FROM spill WHERE key IN \
+             (SELECT 'run:' || run_id FROM runs WHERE status != 'running')",
+            None,
+        )?;
+        self.exec(
+            "UPDATE runs SET checkpoint = '' WHERE status != 'running' AND checkpoint != ''",
+            None,
+        )?;
         Ok(())
     }
 
