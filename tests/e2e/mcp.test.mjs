@@ -11,7 +11,7 @@ import { after, before, describe, test } from 'node:test';
 
 import { Conn } from './client.mjs';
 import { startDocsServer, startEverythingServer } from './mcp/servers.mjs';
-import { startServer } from './server.mjs';
+import { freePort, startServer } from './server.mjs';
 
 const TOKEN = 'mcp-secret-token-42';
 const TIMEOUT_MS = 4000;
@@ -22,16 +22,7 @@ let priv;
 let every;
 
 /** A port nothing listens on: the server that is down. */
-function closedPort() {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = /** @type {import('node:net').AddressInfo} */ (srv.address());
-      srv.close(() => resolve(port));
-    });
-    srv.on('error', reject);
-  });
-}
+const closedPort = freePort;
 
 before(
   async () => {

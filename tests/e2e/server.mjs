@@ -13,7 +13,8 @@ import { startScriptedLlm } from '../scripted-llm/server.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
-function freePort() {
+/** @returns {Promise<number>} a loopback port free a moment ago */
+export function freePort() {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.listen(0, '127.0.0.1', () => {

@@ -314,6 +314,7 @@ describe('a session stored before event_batches, upgraded', () => {
     again.close();
     // Read with the server down: what it wrote may still be in the WAL, which a reader beside
     // the running workerd does not always see.
+    /** @type {any} what the session's database holds, read while the server is down */
     let stored;
     await up.restart(async () => {
       stored = await inSessionOf(

@@ -120,7 +120,7 @@ impl std::fmt::Debug for Settings {
     }
 }
 
-fn var(env: &Env, name: &str) -> Option<String> {
+pub(crate) fn var(env: &Env, name: &str) -> Option<String> {
     env.secret(name)
         .map(|s| s.to_string())
         .or_else(|_| env.var(name).map(|v| v.to_string()))
@@ -304,23 +304,8 @@ fn choose_model(env: &Env) -> Model {
     };
     let binding = env.ai("AI").is_ok();
     if choice == Some(Provider::WorkersAi) {
-        let model = model.unwrap_or_else(|| WORKERS_AI_DEFAULT_MODEL.into());
-        if let (Some(account), Some(token)) = (
-            var(env, "WORKERS_AI_ACCOUNT_ID"),
-            var(env, "WORKERS_AI_API_TOKEN"),
-        ) {
-            let config = ProviderConfig::new(Provider::WorkersAi, token, model)
-                .with_base_url(workers_ai_rest_base(&account));
-            return Model::Api(config);
-        }
-        if binding {
-            return Model::Binding(ProviderConfig::new(Provider::WorkersAi, "", model));
-        }
-        return Model::Missing(
-            "PROVIDER=workers-ai needs the Workers AI binding (`[ai] binding = \"AI\"`, on a \
-             deployed Worker) or WORKERS_AI_ACCOUNT_ID and WORKERS_AI_API_TOKEN (the REST API)"
-                .into(),
-        );
+        // The same rules as an agent that names the provider: the REST API, else the binding.
+        return provider_model(&|name| var(env, name), binding, Provider::WorkersAi, model);
     }
     let keys = [
         (Provider::OpenAi, var(env, "OPENAI_API_KEY")),

@@ -23,6 +23,8 @@ import { dirname, join } from 'node:path';
 import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 
+import { freePort } from '../server.mjs';
+
 const require = createRequire(import.meta.url);
 
 /** The JSON-RPC messages of a request body (one message, or a batch): each one's method (or
@@ -179,17 +181,6 @@ function spawnEverything(port) {
     child.stdout.on('data', onData);
     child.stderr.on('data', onData);
     child.once('exit', (code) => reject(new Error(`server-everything exited (${code}):\n${out}`)));
-  });
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = /** @type {import('node:net').AddressInfo} */ (srv.address());
-      srv.close(() => resolve(port));
-    });
-    srv.on('error', reject);
   });
 }
 

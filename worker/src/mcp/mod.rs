@@ -7,6 +7,7 @@ pub mod catalog;
 pub mod config;
 pub mod transport;
 
+use crate::settings::var;
 use futures_util::future::join_all;
 use serde_json::{json, Value};
 use weft_agent::mcp::{Limits, Operation, Outcome, ServerState};
@@ -16,17 +17,6 @@ pub use config::{McpSettings, ServerSettings};
 
 /// How long `/status` and a discovery wait for one server's tools.
 pub const DISCOVERY_TIMEOUT_MS: u64 = 10_000;
-
-/// A setting or secret as settings.rs reads them: a secret first, then a var; trimmed, `None`
-/// when unset or empty.
-fn var(env: &Env, name: &str) -> Option<String> {
-    env.secret(name)
-        .map(|s| s.to_string())
-        .or_else(|_| env.var(name).map(|v| v.to_string()))
-        .ok()
-        .map(|v| v.trim().to_string())
-        .filter(|v| !v.is_empty())
-}
 
 impl McpSettings {
     /// The settings from the Worker's environment; `${secret:NAME}` is read the same way.
