@@ -841,15 +841,29 @@ function storageSection(st, targets, lines) {
   if (wLast) {
     lines.push(`### Inside the retention window (${w.turns} turns at ${opts.paceMs} ms a piece)`);
     lines.push('');
-    lines.push(`weft alone: a new session, ${w.turns} turns of "long reply ${w.tokens}" streamed a word every ${opts.paceMs} ms, the database size read after every turn, before any run's event log has expired (\`EVENT_RETENTION_HOURS\`, a day by default, keeps every log for resume that long). Rows written per turn: the difference of two lines of the session, where the object did not start again in between.`);
+    lines.push(
+      `weft alone: a new session, ${w.turns} turns of "long reply ${w.tokens}" streamed a word every ${opts.paceMs} ms, the database size read after every turn, before any run's event log has expired (\`EVENT_RETENTION_HOURS\`, a day by default, keeps every log for resume that long). Rows written per turn: the difference of two lines of the session, where the object did not start again in between.`,
+    );
     lines.push('');
     const wRows = summary(w.points.map((p) => p.rows ?? NaN).filter(Number.isFinite));
-    const wAt = [...new Set([...opts.checkpoints, w.turns])].filter((n) => n <= w.turns).map((n) => w.points.find((p) => p.turn === n)).filter(Boolean);
-    lines.push(table(['turns', 'conversation, characters', 'weft, bytes', '× conversation'], wAt.map((p) => [String(p.turn), int(p.chars), int(p.bytes), times(p.bytes, p.chars)])));
+    const wAt = [...new Set([...opts.checkpoints, w.turns])]
+      .filter((n) => n <= w.turns)
+      .map((n) => w.points.find((p) => p.turn === n))
+      .filter(Boolean);
+    lines.push(
+      table(
+        ['turns', 'conversation, characters', 'weft, bytes', '× conversation'],
+        wAt.map((p) => [String(p.turn), int(p.chars), int(p.bytes), times(p.bytes, p.chars)]),
+      ),
+    );
     lines.push('');
     lines.push(`Rows written per turn in this session: ${fmt(wRows, 0)}.`);
     lines.push('');
-    targets.push([`Storage: inside the retention window ≤ 3× the conversation's text (${w.turns} turns of ${w.tokens} words at ${opts.paceMs} ms/piece)`, `${times(wLast.bytes, wLast.chars)} (${int(wLast.bytes)} bytes for ${int(wLast.chars)} characters)`, yes(wLast.bytes / wLast.chars <= 3)]);
+    targets.push([
+      `Storage: inside the retention window ≤ 3× the conversation's text (${w.turns} turns of ${w.tokens} words at ${opts.paceMs} ms/piece)`,
+      `${times(wLast.bytes, wLast.chars)} (${int(wLast.bytes)} bytes for ${int(wLast.chars)} characters)`,
+      yes(wLast.bytes / wLast.chars <= 3),
+    ]);
   }
   lines.push(`### Bytes stored against the conversation (${f.last} turns, unpaced)`);
   lines.push('');
@@ -1102,7 +1116,9 @@ function limits(S, targets) {
     const named = ['event_batches', 'event_log', 'history'].map(of).filter(Boolean);
     const rest = pages.filter((x) => !named.includes(x));
     const part = (x) => `\`${x.name}\` ${times(x.pages * ps, conv)} (${int(x.pages)} pages, ${int(x.unused)} bytes of them unused)`;
-    out.push(`- **Storage inside the retention window** (${w.turns} turns of ${w.tokens} words, section 5): the session's pages as multiples of the conversation's text: ${named.map(part).join(', ')}, and ${int(rest.reduce((a, x) => a + x.pages, 0))} pages of the other tables and indexes, ${times(rest.reduce((a, x) => a + x.pages, 0) * ps, conv)} (most of them one page each, empty or nearly). Until retention the reply's text is held twice, in the log (for resume) and in the history; a history row of a reply this size (a few KB) takes a page of its own with what is left of it unused.`);
+    out.push(
+      `- **Storage inside the retention window** (${w.turns} turns of ${w.tokens} words, section 5): the session's pages as multiples of the conversation's text: ${named.map(part).join(', ')}, and ${int(rest.reduce((a, x) => a + x.pages, 0))} pages of the other tables and indexes, ${times(rest.reduce((a, x) => a + x.pages, 0) * ps, conv)} (most of them one page each, empty or nearly). Until retention the reply's text is held twice, in the log (for resume) and in the history; a history row of a reply this size (a few KB) takes a page of its own with what is left of it unused.`,
+    );
   }
   return out;
 }
