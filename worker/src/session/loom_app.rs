@@ -13,8 +13,8 @@ use weft_protocol::dialect::loom_app::{
 use weft_protocol::Agent;
 use worker::WebSocket;
 
-use super::socket::SocketInfo;
 use super::commands::{unreadable, ACTIVE_RUN};
+use super::socket::SocketInfo;
 use super::{error_event, Session};
 
 /// The agents a run may name, with what each does: `agent_list` answers with them. The one
@@ -139,7 +139,9 @@ impl Session {
             AppRequest::CancelRun { run_id } => {
                 let active = match self.is_active(run_id) {
                     Ok(active) => active,
-                    Err(e) => return self.reply(ws, info, unreadable(ACTIVE_RUN, &e, Some(id.clone()))),
+                    Err(e) => {
+                        return self.reply(ws, info, unreadable(ACTIVE_RUN, &e, Some(id.clone())))
+                    }
                 };
                 if !active {
                     // The newer loom server's words.
