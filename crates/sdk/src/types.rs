@@ -219,6 +219,21 @@ pub struct ToolDefinition {
     pub read_only: bool,
 }
 
+/// `client.addMcpServer(server)`: a remote MCP server whose tools this session's runs may call.
+#[derive(Debug, Clone, Default, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct McpServerOptions {
+    /// The prefix of its tools' names (`<name>_<tool>`): A-Z, a-z, 0-9, - and _.
+    pub name: String,
+    /// Its Streamable HTTP endpoint (`https://…/mcp`).
+    pub url: String,
+    /// Sent with every request to it (a token, typically): kept with the session, never
+    /// shown back.
+    #[serde(default)]
+    #[tsify(optional, type = "Record<string, string>")]
+    pub headers: Option<std::collections::BTreeMap<String, String>>,
+}
+
 /// `client.userMessages(threadId, options)`.
 #[derive(Debug, Clone, Default, Tsify)]
 #[serde(rename_all = "camelCase")]
