@@ -59,7 +59,7 @@ fn add_mcp_server_sends_its_headers_and_resolves_with_the_tools_or_rejects_on_ev
         let answers = [
             Event::ToolsList {
                 id: ok.clone(),
-                tools: vec![weft_protocol::event::ToolSpec {
+                tools: vec![ToolSpec {
                     name: "docs_lookup".into(),
                     description: None,
                     input_schema: json!({"type": "object"}).into(),
@@ -74,7 +74,7 @@ fn add_mcp_server_sends_its_headers_and_resolves_with_the_tools_or_rejects_on_ev
             },
         ];
         for event in answers {
-            for f in encoder.encode(&weft_protocol::Sequenced::bare(event)) {
+            for f in encoder.encode(&Sequenced::bare(event)) {
                 c.frame(f.as_bytes(), 1.0);
             }
         }
