@@ -4,11 +4,14 @@
 // `MCP_CLIENT_SERVERS` lists the server's exact `127.0.0.1:<port>` (the operator's choice of
 // that one endpoint, which the URL guard lets through) and `localhost` without a port (which
 // the guard refuses: a local host is refused even when listed). Refused when the setting is
-// unset: mcp.test.mjs, whose Worker has none.
+// unset: mcp.test.mjs, whose Worker has none. The SDK's `client.addMcpServer` is driven in
+// Node from the built package (scripts/build-sdk first).
 
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+
+import init, { Client } from 'weft-sdk';
 
 import { Conn } from './client.mjs';
 import { startDocsServer } from './mcp/servers.mjs';
@@ -20,6 +23,7 @@ let server;
 let docs;
 
 before(async () => {
+  await init();
   docs = await startDocsServer({ token: TOKEN });
   const { port } = new URL(docs.url);
   server = await startServer({
@@ -142,5 +146,28 @@ describe('MCP servers a client adds', () => {
     assert.deepEqual([first.method, first.auth], ['tools/call', true], 'no discovery before the call');
     tokenNeverShown(c);
     c.close();
+  });
+
+  test('the SDK: client.addMcpServer resolves with the tools, or rejects with the reason', async () => {
+    const sessionId = `mcpc-${randomUUID()}`;
+    const client = new Client({ url: server.url, dialect: 'loom', sessionId });
+    try {
+      await client.connect();
+      assert.equal(client.server, 'weft');
+      const tools = await client.addMcpServer({ name: 'sdk', url: docs.url, headers: { Authorization: `Bearer ${TOKEN}` } });
+      const lookup = tools.find((t) => t.name === 'sdk_lookup');
+      assert.ok(lookup, tools.map((t) => t.name).join(','));
+      assert.deepEqual(lookup.inputSchema.required, ['term']);
+      assert.ok(!lookup.readOnly);
+      assert.ok((await client.toolsList()).some((t) => t.name === 'sdk_lookup'));
+      await assert.rejects(
+        client.addMcpServer({ name: 'sdk2', url: 'https://other.example/mcp' }),
+        (e) => e.name === 'WeftError' && e.code === 'mcp_refused' && /MCP_CLIENT_SERVERS/.test(e.message),
+      );
+      await assert.rejects(client.addMcpServer({ name: 'sdk3', url: docs.url, headers: { Authorization: 42 } }),
+        (e) => e.code === 'invalid_argument' && /headers\.Authorization/.test(e.message));
+    } finally {
+      client.close();
+    }
   });
 });

@@ -79,9 +79,12 @@ impl Session {
         if let Err(e) = stored {
             worker::console_error!("MCP catalog of {name:?} not stored: {e}");
         }
-        let mut cell = self.mcp_entries.borrow_mut();
-        cell.get_or_insert_with(BTreeMap::new)
-            .insert(name.to_string(), entry);
+        // The others are read first, if they were not yet (a server added before any run of
+        // a woken object): a cache of this entry alone would send the others' servers asking
+        // again.
+        let mut entries = self.mcp_entries();
+        entries.insert(name.to_string(), entry);
+        *self.mcp_entries.borrow_mut() = Some(entries);
     }
 
     /// The servers clients added, read once after a wake-up and checked against the
