@@ -271,6 +271,16 @@ describe('MCP servers as tools', () => {
     c.close();
   });
 
+  test('add_mcp_server is refused where MCP_CLIENT_SERVERS is unset, with the request id', async () => {
+    const c = await open(`mcp-${randomUUID()}`);
+    c.send({ type: 'add_mcp_server', id: 'add-1', name: 'mine', url: docs.url, headers: { Authorization: `Bearer ${TOKEN}` } });
+    const r = await c.wait((f) => f.type === 'error' && f.id === 'add-1');
+    assert.equal(r.code, 'mcp_refused');
+    assert.match(r.error, /MCP_CLIENT_SERVERS/);
+    assert.ok(!JSON.stringify(r).includes(TOKEN));
+    c.close();
+  });
+
   test('wrangler dev restarted between two runs: the second calls MCP tools with no discovery first', async () => {
     const sid = `mcp-${randomUUID()}`;
     let c = await open(sid);

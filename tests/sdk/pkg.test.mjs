@@ -49,8 +49,8 @@ test('dialectInfo says what each dialect carries', () => {
     DIALECTS.map((d) => info[d].endpoint),
     ['/', '/agentloop', '/ws', '/ws/chat'],
   );
-  assert.deepEqual(info.loom.requests, ['ping', 'toolsList', 'toolShow', 'userMessages']);
-  assert.deepEqual(info.agentloop.requests, ['ping', 'contextInfo', 'compact']);
+  assert.deepEqual(info.loom.requests, ['ping', 'toolsList', 'toolShow', 'userMessages', 'addMcpServer']);
+  assert.deepEqual(info.agentloop.requests, ['ping', 'contextInfo', 'compact', 'addMcpServer']);
   // The plans (node spans, ToT, GoT) and the run options travel on loom alone.
   assert.deepEqual(
     DIALECTS.filter((d) => info[d].plans),

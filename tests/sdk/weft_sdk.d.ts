@@ -525,8 +525,8 @@ export interface DialectInfo {
     endpoint: string;
     /**
      * The `Client` requests a weft server serves on its sockets (`"ping"`, `"toolsList"`,
-     * `"toolShow"`, `"userMessages"`, `"contextInfo"`, `"compact"`); the others reject with
-     * `unsupported`.
+     * `"toolShow"`, `"userMessages"`, `"contextInfo"`, `"compact"`, `"addMcpServer"`); the
+     * others reject with `unsupported`.
      */
     requests: string[];
     /**
@@ -611,6 +611,25 @@ export type Role = "system" | "user" | "assistant" | (string & {});
  * Why an LLM response stopped, in OpenAI's spelling.
  */
 export type FinishReason = "stop" | "tool_calls" | "length" | "content_filter" | (string & {});
+
+/**
+ * `client.addMcpServer(server)`: a remote MCP server whose tools this session's runs may call.
+ */
+export interface McpServerOptions {
+    /**
+     * The prefix of its tools' names (`<name>_<tool>`): A-Z, a-z, 0-9, - and _.
+     */
+    name: string;
+    /**
+     * Its Streamable HTTP endpoint (`https://…/mcp`).
+     */
+    url: string;
+    /**
+     * Sent with every request to it (a token, typically): kept with the session, never
+     * shown back.
+     */
+    headers?: Record<string, string>;
+}
 
 /**
  * `client.run(options)`.
@@ -710,9 +729,9 @@ export interface ClientOptions {
      */
     heartbeatTimeoutMs?: number;
     /**
-     * How long `ping()`, `toolsList()`, `toolShow()`, `userMessages()`, `contextInfo()` and
-     * `compact()` wait for their reply before rejecting with code `timeout`, in ms (default
-     * 30000).
+     * How long `ping()`, `toolsList()`, `toolShow()`, `userMessages()`, `contextInfo()`,
+     * `compact()` and `addMcpServer()` wait for their reply before rejecting with code
+     * `timeout`, in ms (default 30000).
      */
     requestTimeoutMs?: number;
 }
@@ -739,6 +758,13 @@ export type Reconnect = boolean | ReconnectOptions;
 export class Client {
     free(): void;
     [Symbol.dispose](): void;
+    /**
+     * Adds a remote MCP server to this client's session, where the server's operator allows
+     * it (`MCP_CLIENT_SERVERS`): resolves with its tools as the model sees them
+     * (`<name>_<tool>`, every call asking approval), or rejects with why it was refused. The
+     * headers stay with the session; no reply, status or tool list shows them.
+     */
+    addMcpServer(server: McpServerOptions): Promise<ToolDefinition[]>;
     /**
      * The agents the server offers — weft's four and the operator's own (`AGENTS`), each with
      * its description, the weft agent that runs it and its model — and the one a run that
@@ -1011,6 +1037,7 @@ export interface InitOutput {
     readonly __wbg_reassembler_free: (a: number, b: number) => void;
     readonly __wbg_run_free: (a: number, b: number) => void;
     readonly __wbg_runevents_free: (a: number, b: number) => void;
+    readonly client_addMcpServer: (a: number, b: any) => any;
     readonly client_agents: (a: number) => any;
     readonly client_close: (a: number) => void;
     readonly client_compact: (a: number) => any;
@@ -1053,7 +1080,7 @@ export interface InitOutput {
     readonly wasm_bindgen_b2274a1287d9f2dc___convert__closures_____invoke___js_sys_7372e5b13f55676___Function_fn_wasm_bindgen_b2274a1287d9f2dc___JsValue_____wasm_bindgen_b2274a1287d9f2dc___sys__Undefined___js_sys_7372e5b13f55676___Function_fn_wasm_bindgen_b2274a1287d9f2dc___JsValue_____wasm_bindgen_b2274a1287d9f2dc___sys__Undefined_______true_: (a: number, b: number, c: any, d: any) => void;
     readonly wasm_bindgen_b2274a1287d9f2dc___convert__closures_____invoke___wasm_bindgen_b2274a1287d9f2dc___JsValue______true_: (a: number, b: number, c: any) => void;
     readonly wasm_bindgen_b2274a1287d9f2dc___convert__closures_____invoke___web_sys_97501976544811f2___features__gen_CloseEvent__CloseEvent______true_: (a: number, b: number, c: any) => void;
-    readonly wasm_bindgen_b2274a1287d9f2dc___convert__closures_____invoke___web_sys_97501976544811f2___features__gen_CloseEvent__CloseEvent______true__41: (a: number, b: number, c: any) => void;
+    readonly wasm_bindgen_b2274a1287d9f2dc___convert__closures_____invoke___web_sys_97501976544811f2___features__gen_CloseEvent__CloseEvent______true__43: (a: number, b: number, c: any) => void;
     readonly wasm_bindgen_b2274a1287d9f2dc___convert__closures_____invoke_______true_: (a: number, b: number) => void;
     readonly __wbindgen_malloc: (a: number, b: number) => number;
     readonly __wbindgen_realloc: (a: number, b: number, c: number, d: number) => number;

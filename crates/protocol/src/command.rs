@@ -1,5 +1,6 @@
 //! The canonical model of what a client asks, whatever dialect it speaks.
 
+use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::vec::Vec;
 use serde::Serialize;
@@ -23,6 +24,8 @@ pub enum Command {
     ToolResult(ToolResult),
     /// Declare the tools this socket runs itself.
     ClientTools(ClientTools),
+    /// Add an MCP server to the session (weft's extension, where the operator allows it).
+    AddMcpServer(AddMcpServer),
     /// Replay the frames of a run after the given event id, then continue live.
     Resume(Resume),
     /// Stop a run.
@@ -62,6 +65,7 @@ impl Command {
             Command::ApprovalResponse(_) => "approval_response",
             Command::ToolResult(_) => "tool_result",
             Command::ClientTools(_) => "client_tools",
+            Command::AddMcpServer(_) => "add_mcp_server",
             Command::Resume(_) => "resume",
             Command::Cancel { .. } => "cancel",
             Command::ToolsList(_) => "tools_list",
@@ -151,6 +155,34 @@ pub struct ClientTools {
     /// protocols have none).
     #[serde(skip_serializing_if = "core::ops::Not::not")]
     pub approvals: bool,
+}
+
+/// An MCP server a client adds to its session: its tools join the session's under
+/// `<name>_<tool>`. The answer is a `tools_list` carrying `id` and those tools, or an `error`
+/// carrying `id`.
+#[derive(Clone, PartialEq, Eq, Serialize)]
+pub struct AddMcpServer {
+    /// Request id, echoed.
+    pub id: String,
+    /// The prefix of its tools' names.
+    pub name: String,
+    /// Its Streamable HTTP endpoint.
+    pub url: String,
+    /// Sent with every request to it (a token, typically): kept by the session, never shown.
+    pub headers: BTreeMap<String, String>,
+}
+
+impl core::fmt::Debug for AddMcpServer {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        // Header values hold tokens: a logged command names the headers, nothing more.
+        let headers: Vec<&str> = self.headers.keys().map(String::as_str).collect();
+        f.debug_struct("AddMcpServer")
+            .field("id", &self.id)
+            .field("name", &self.name)
+            .field("url", &self.url)
+            .field("headers", &headers)
+            .finish()
+    }
 }
 
 /// Resume a run after a reconnect.

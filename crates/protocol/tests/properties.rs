@@ -10,8 +10,8 @@ mod common;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use weft_protocol::command::{
-    ApprovalDecision, ClientTools, Resume, RunCommand, ToolFormat, ToolResult, ToolShowQuery,
-    ToolsQuery, UserMessagesQuery,
+    AddMcpServer, ApprovalDecision, ClientTools, Resume, RunCommand, ToolFormat, ToolResult,
+    ToolShowQuery, ToolsQuery, UserMessagesQuery,
 };
 use weft_protocol::event::{NodeResult, StoredMessage, ToolSpec};
 use weft_protocol::json::RawJson;
@@ -421,6 +421,12 @@ proptest! {
             Command::UserMessages(UserMessagesQuery { id: id.clone(), thread_id: "t".into(), before: Some(after), limit: None }),
             Command::ContextInfo { id: Some(id.clone()) },
             Command::Compact { id: Some(id.clone()) },
+            Command::AddMcpServer(AddMcpServer {
+                id: id.clone(),
+                name: id.clone(),
+                url: message.clone(),
+                headers: [("Authorization".to_string(), message.clone())].into_iter().collect(),
+            }),
         ];
         for d in Dialect::ALL {
             for cmd in &commands {
@@ -433,9 +439,9 @@ proptest! {
                 prop_assert_eq!(got, want, "{} {}", d, frame);
             }
         }
-        // Every dialect can run a message, resume, cancel and ping.
+        // Every dialect can run a message, resume, cancel, ping and add an MCP server.
         for d in Dialect::ALL {
-            for cmd in [&commands[0], &commands[4], &commands[5], &commands[6]] {
+            for cmd in [&commands[0], &commands[4], &commands[5], &commands[6], &commands[12]] {
                 prop_assert!(d.encode_request(cmd, &id).is_ok(), "{} cannot carry {:?}", d, cmd);
             }
         }

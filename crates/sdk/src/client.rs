@@ -32,7 +32,9 @@ use crate::marshal;
 use crate::reassembler::parse_dialect;
 use crate::run::{Run, RunState};
 use crate::socket::Socket;
-use crate::types::{ClientOptions, Reconnect, RunOptions, ToolDefinition, UserMessagesOptions};
+use crate::types::{
+    ClientOptions, McpServerOptions, Reconnect, RunOptions, ToolDefinition, UserMessagesOptions,
+};
 use drive::random_uuid;
 
 /// A connection to a weft server, or to the original server of one of the four dialects, for
@@ -438,6 +440,18 @@ impl Client {
     #[wasm_bindgen(js_name = toolsList, unchecked_return_type = "Promise<ToolDefinition[]>")]
     pub fn tools_list(&self) -> Promise {
         self.shared.request(|c, now| c.tools_list(now))
+    }
+
+    /// Adds a remote MCP server to this client's session, where the server's operator allows
+    /// it (`MCP_CLIENT_SERVERS`): resolves with its tools as the model sees them
+    /// (`<name>_<tool>`, every call asking approval), or rejects with why it was refused. The
+    /// headers stay with the session; no reply, status or tool list shows them.
+    #[wasm_bindgen(js_name = addMcpServer, unchecked_return_type = "Promise<ToolDefinition[]>")]
+    pub fn add_mcp_server(&self, server: Ts<McpServerOptions>) -> Promise {
+        match marshal::from_ts(&server, "McpServerOptions") {
+            Ok(server) => self.shared.request(|c, now| c.add_mcp_server(server, now)),
+            Err(e) => rejected(e),
+        }
     }
 
     /// One tool's definition: a JSON object with `format` `"json"`, YAML text by default

@@ -13,8 +13,8 @@ use weft_protocol::text;
 
 use crate::marshal::{number, type_of};
 use crate::types::{
-    ApprovalAnswer, ClientOptions, Reconnect, ReconnectOptions, RunOptions, ToolDefinition,
-    UserMessagesOptions,
+    ApprovalAnswer, ClientOptions, McpServerOptions, Reconnect, ReconnectOptions, RunOptions,
+    ToolDefinition, UserMessagesOptions,
 };
 
 /// A type the app passes in; `Err` says what is wrong, to follow "invalid <Type>: ".
@@ -185,6 +185,39 @@ impl FromJs for ToolDefinition {
             description: f.string("description")?,
             input_schema: f.json("inputSchema")?,
             read_only: f.bool("readOnly")?.unwrap_or(false),
+        })
+    }
+}
+
+impl FromJs for McpServerOptions {
+    fn read(value: &JsValue) -> Result<Self, String> {
+        let f = Fields::of(value)?;
+        let headers = match f.get("headers") {
+            None => None,
+            Some(h) => {
+                let h = Fields::of(&h).map_err(|why| text::concat(&["`headers`: ", &why]))?;
+                let mut headers = std::collections::BTreeMap::new();
+                for entry in js_sys::Object::entries(&js_sys::Object::from(h.0.clone())) {
+                    let pair = Array::from(&entry);
+                    let name = pair.get(0).as_string().unwrap_or_default();
+                    let Some(value) = pair.get(1).as_string() else {
+                        return Err(text::concat(&[
+                            "`headers.",
+                            &name,
+                            "` must be a string (got ",
+                            &type_of(&pair.get(1)),
+                            ")",
+                        ]));
+                    };
+                    headers.insert(name, value);
+                }
+                Some(headers)
+            }
+        };
+        Ok(McpServerOptions {
+            name: f.required_string("name")?,
+            url: f.required_string("url")?,
+            headers,
         })
     }
 }

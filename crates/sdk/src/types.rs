@@ -60,9 +60,9 @@ pub struct ClientOptions {
     #[serde(default)]
     #[tsify(optional)]
     pub heartbeat_timeout_ms: Option<f64>,
-    /// How long `ping()`, `toolsList()`, `toolShow()`, `userMessages()`, `contextInfo()` and
-    /// `compact()` wait for their reply before rejecting with code `timeout`, in ms (default
-    /// 30000).
+    /// How long `ping()`, `toolsList()`, `toolShow()`, `userMessages()`, `contextInfo()`,
+    /// `compact()` and `addMcpServer()` wait for their reply before rejecting with code
+    /// `timeout`, in ms (default 30000).
     #[serde(default)]
     #[tsify(optional)]
     pub request_timeout_ms: Option<f64>,
@@ -221,6 +221,21 @@ pub struct ToolDefinition {
     pub read_only: bool,
 }
 
+/// `client.addMcpServer(server)`: a remote MCP server whose tools this session's runs may call.
+#[derive(Debug, Clone, Default, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct McpServerOptions {
+    /// The prefix of its tools' names (`<name>_<tool>`): A-Z, a-z, 0-9, - and _.
+    pub name: String,
+    /// Its Streamable HTTP endpoint (`https://…/mcp`).
+    pub url: String,
+    /// Sent with every request to it (a token, typically): kept with the session, never
+    /// shown back.
+    #[serde(default)]
+    #[tsify(optional, type = "Record<string, string>")]
+    pub headers: Option<std::collections::BTreeMap<String, String>>,
+}
+
 /// `client.userMessages(threadId, options)`.
 #[derive(Debug, Clone, Default, Tsify)]
 #[serde(rename_all = "camelCase")]
@@ -345,8 +360,8 @@ pub struct DialectInfo {
     /// a `url` without a path gets.
     pub endpoint: &'static str,
     /// The `Client` requests a weft server serves on its sockets (`"ping"`, `"toolsList"`,
-    /// `"toolShow"`, `"userMessages"`, `"contextInfo"`, `"compact"`); the others reject with
-    /// `unsupported`.
+    /// `"toolShow"`, `"userMessages"`, `"contextInfo"`, `"compact"`, `"addMcpServer"`); the
+    /// others reject with `unsupported`.
     pub requests: Vec<&'static str>,
     /// Whether its runs report the context window as they go (`context_info` events); where
     /// they do not, `contextInfo()` on a socket of a dialect that serves it asks.

@@ -45,6 +45,8 @@ async function main(render: (s: string) => void) {
   for (const c of t.tool_calls) console.log(c.status, c.result?.length, c.arguments);
   for (const r of t.runs) console.log(r.status, r.reply?.length, r.error);
   const tools = await client.toolsList();
+  const added = await client.addMcpServer({ name: 'docs', url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer t' } });
+  console.log(added[0].name, added[0].readOnly, (await client.addMcpServer({ name: 'open', url: 'https://mcp.example.com/open' })).length);
   console.log(tools[0].inputSchema, await client.toolShow('read'), await client.toolShow('read', 'json'));
   const page = await client.userMessages('t', { before: 10, limit: 5 });
   console.log(page.hasMore, page.messages[0]?.content, await client.userMessages('t'), await client.ping());

@@ -36,6 +36,67 @@ pub struct McpSettings {
     pub call_timeout_ms: u64,
     /// `MCP_RESULT_MAX_BYTES`: a call whose response body grows past this fails.
     pub result_max_bytes: usize,
+    /// `MCP_CLIENT_SERVERS`: the hosts whose MCP servers a client may add to its session;
+    /// `None` (unset): no client may add one.
+    pub client_hosts: Option<Vec<HostRule>>,
+    /// `MCP_CLIENT_SERVERS` does not parse: no client may add a server, and this says why.
+    pub client_problem: Option<String>,
+}
+
+/// The most MCP servers a client may add to one session: each is asked for its tools before a
+/// run that has none of them yet, and every subrequest counts against the run's budget.
+pub const MAX_CLIENT_SERVERS: usize = 8;
+
+/// One entry of `MCP_CLIENT_SERVERS`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HostRule {
+    /// `*`: any host the URL guard lets through.
+    Any,
+    /// `*.example.com`: the host's subdomains (not the host itself).
+    Subdomains(String),
+    /// `mcp.example.com` (any port) or `mcp.example.com:8443` (that port alone).
+    Host { host: String, port: Option<u16> },
+}
+
+impl HostRule {
+    fn parse(entry: &str) -> Result<HostRule, String> {
+        let entry = entry.trim().to_ascii_lowercase();
+        if entry == "*" {
+            return Ok(HostRule::Any);
+        }
+        if let Some(suffix) = entry.strip_prefix("*.") {
+            if suffix.is_empty() || suffix.contains(['*', ':', '/']) {
+                return Err(format!("{entry:?} is not a host pattern"));
+            }
+            return Ok(HostRule::Subdomains(format!(".{suffix}")));
+        }
+        // `[::1]:8080` or `host:8080`; a bare IPv6 address is written in brackets.
+        let (host, port) = match entry.rsplit_once(':') {
+            Some((host, port))
+                if !host.is_empty() && (!host.contains(':') || host.ends_with(']')) =>
+            {
+                let port = port
+                    .parse::<u16>()
+                    .map_err(|_| format!("{entry:?}: {port:?} is not a port"))?;
+                (host.to_string(), Some(port))
+            }
+            _ => (entry.clone(), None),
+        };
+        if host.is_empty() || host.contains(['*', '/', '@', '?', '#']) {
+            return Err(format!("{entry:?} is not a host"));
+        }
+        Ok(HostRule::Host { host, port })
+    }
+
+    /// Whether `host` (as the URL parser wrote it: lower case, an IPv6 address in brackets)
+    /// on `port` is allowed by this entry.
+    fn allows(&self, host: &str, port: Option<u16>) -> bool {
+        match self {
+            HostRule::Any => true,
+            HostRule::Subdomains(suffix) => host.ends_with(suffix.as_str()),
+            HostRule::Host { host: h, port: p } => h == host && (p.is_none() || *p == port),
+        }
+    }
 }
 
 impl std::fmt::Debug for McpSettings {
@@ -158,6 +219,8 @@ pub struct Texts {
     pub call_timeout_ms: Option<String>,
     /// `MCP_RESULT_MAX_BYTES`.
     pub result_max_bytes: Option<String>,
+    /// `MCP_CLIENT_SERVERS`.
+    pub client_servers: Option<String>,
 }
 
 impl McpSettings {
@@ -179,6 +242,24 @@ impl McpSettings {
             result_max_bytes,
             ..McpSettings::default()
         };
+        if let Some(text) = texts.client_servers {
+            let rules: Result<Vec<HostRule>, String> = text
+                .split([',', ' ', '\n', '\t'])
+                .filter(|e| !e.trim().is_empty())
+                .map(HostRule::parse)
+                .collect();
+            match rules {
+                Ok(rules) => settings.client_hosts = Some(rules),
+                // No client may add a server then: a list read in part could allow what the
+                // operator did not mean to.
+                Err(why) => {
+                    settings.client_problem = Some(format!(
+                        "MCP_CLIENT_SERVERS is a list of hosts (mcp.example.com, \
+                         mcp.example.com:8443, *.example.com or *), separated by commas: {why}"
+                    ));
+                }
+            }
+        }
         let Some(text) = texts.servers else {
             return settings;
         };
@@ -205,7 +286,7 @@ impl McpSettings {
                 settings.refused.clear();
                 return settings;
             }
-            match server(entry, &lookup) {
+            match server(entry, Some(&lookup)) {
                 Ok(server) => settings.servers.push(server),
                 Err(why) => settings.refused.push((name, why)),
             }
@@ -217,6 +298,7 @@ impl McpSettings {
     pub fn problems(&self) -> Vec<String> {
         self.problem
             .iter()
+            .chain(&self.client_problem)
             .cloned()
             .chain(
                 self.refused
@@ -230,12 +312,76 @@ impl McpSettings {
     pub fn server(&self, name: &str) -> Option<&ServerSettings> {
         self.servers.iter().find(|s| s.name == name)
     }
+
+    /// The server a client asks to add to its session, or why it may not: only with
+    /// `MCP_CLIENT_SERVERS` set, to a host it lists, through `web_fetch`'s URL guard (a local
+    /// or private host is refused even when listed, unless the entry names it with its exact
+    /// port: the operator then chose that one endpoint, as for its own servers), under a name
+    /// none of the operator's servers has. Its calls always ask the user's approval: nothing
+    /// a client's server claims about its tools is believed.
+    pub fn client_server(
+        &self,
+        name: &str,
+        url: &str,
+        headers: &BTreeMap<String, String>,
+    ) -> Result<ServerSettings, String> {
+        let Some(rules) = &self.client_hosts else {
+            return Err(
+                "this server lets no client add MCP servers (its operator has not \
+                        set MCP_CLIENT_SERVERS)"
+                    .into(),
+            );
+        };
+        if self.server(name).is_some() || self.refused.iter().any(|(n, _)| n == name) {
+            return Err(format!(
+                "{name:?} names one of the operator's MCP servers: choose another name"
+            ));
+        }
+        let parsed = url::Url::parse(url.trim())
+            .map_err(|e| format!("{url:?} is not an http:// or https:// URL ({e})"))?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Err(format!("{url:?} is not an http:// or https:// URL"));
+        }
+        let Some(host) = parsed.host_str() else {
+            return Err(format!("{url:?} has no host"));
+        };
+        let port = parsed.port_or_known_default();
+        let Some(rule) = rules.iter().find(|r| r.allows(host, port)) else {
+            return Err(format!(
+                "the host {host} is not one whose MCP servers clients may add here \
+                 (MCP_CLIENT_SERVERS)"
+            ));
+        };
+        let url = match weft_agent::tools::checked_url(url) {
+            Ok(url) => url,
+            Err(_)
+                if matches!(rule, HostRule::Host { port: Some(_), .. })
+                    && parsed.username().is_empty()
+                    && parsed.password().is_none() =>
+            {
+                parsed.to_string()
+            }
+            Err(why) => return Err(why),
+        };
+        let entry = Entry {
+            name: name.to_string(),
+            url,
+            headers: headers.clone(),
+            approval: Some(ApprovalEntry::Word("always".into())),
+            tools: None,
+            trusted: false,
+        };
+        server(entry, None)
+    }
 }
 
-fn server(
-    entry: Entry,
-    lookup: &impl Fn(&str) -> Option<String>,
-) -> Result<ServerSettings, String> {
+/// Gives a secret's (or a var's) value by its name.
+type Lookup<'a> = dyn Fn(&str) -> Option<String> + 'a;
+
+/// The server `entry` describes; `lookup` fills `${secret:NAME}` in its header values (an
+/// operator's server), `None` takes them as written (a client's server must never be given
+/// the operator's secrets).
+fn server(entry: Entry, lookup: Option<&Lookup>) -> Result<ServerSettings, String> {
     let name = entry.name;
     if name.is_empty() || name.len() > MAX_SERVER_NAME {
         return Err(format!(
@@ -270,7 +416,12 @@ fn server(
         {
             return Err(format!("{header:?} is not a header name"));
         }
-        let value = fill_secrets(value, lookup).map_err(|why| format!("header {header}: {why}"))?;
+        let value = match lookup {
+            Some(lookup) => {
+                fill_secrets(value, lookup).map_err(|why| format!("header {header}: {why}"))?
+            }
+            None => value.clone(),
+        };
         if value.contains(['\r', '\n']) {
             return Err(format!("header {header}: a value cannot span lines"));
         }
@@ -308,7 +459,7 @@ fn server(
 
 /// `value` with every `${secret:NAME}` replaced by that setting's value; an unset one is an
 /// error naming it (the value is never shown).
-fn fill_secrets(value: &str, lookup: &impl Fn(&str) -> Option<String>) -> Result<String, String> {
+fn fill_secrets(value: &str, lookup: &Lookup<'_>) -> Result<String, String> {
     let mut out = String::new();
     let mut rest = value;
     while let Some(start) = rest.find("${secret:") {
@@ -360,6 +511,7 @@ mod tests {
             servers: get("MCP_SERVERS"),
             call_timeout_ms: get("MCP_CALL_TIMEOUT_MS"),
             result_max_bytes: get("MCP_RESULT_MAX_BYTES"),
+            client_servers: get("MCP_CLIENT_SERVERS"),
         };
         McpSettings::read(texts, get)
     }
@@ -459,5 +611,66 @@ mod tests {
             r#"[{"name":"a","url":"https://user:pw@mcp.example:8443/k/SECRET?x=1"}]"#,
         )]);
         assert_eq!(s.servers[0].host(), "mcp.example:8443");
+    }
+
+    #[test]
+    fn a_client_adds_a_server_only_to_a_listed_public_host_without_the_operators_secrets() {
+        let ops = r#"[{"name":"docs","url":"https://docs.example/mcp"}]"#;
+        let headers: BTreeMap<String, String> = [(
+            "Authorization".to_string(),
+            "Bearer ${secret:TOKEN}".to_string(),
+        )]
+        .into();
+        let add = |s: &McpSettings, name: &str, url: &str| s.client_server(name, url, &headers);
+
+        let off = read(&[("MCP_SERVERS", ops)]);
+        let why = add(&off, "mine", "https://mcp.example/mcp").unwrap_err();
+        assert!(why.contains("MCP_CLIENT_SERVERS"), "{why}");
+
+        let on = read(&[
+            ("MCP_SERVERS", ops),
+            ("TOKEN", "operator-secret"),
+            (
+                "MCP_CLIENT_SERVERS",
+                "mcp.example.com, *.tools.example 127.0.0.1:8790,10.0.0.1",
+            ),
+        ]);
+        // The secrets are the operator's: a client's header value is sent as written.
+        let server = add(&on, "mine", "https://mcp.example.com/mcp").unwrap();
+        assert_eq!(server.headers[0].1, "Bearer ${secret:TOKEN}");
+        assert!(server.needs_approval("anything", true));
+        assert!(add(&on, "mine", "https://a.tools.example/mcp").is_ok());
+        for (name, url, wanted) in [
+            (
+                "docs",
+                "https://mcp.example.com/mcp",
+                "names one of the operator's",
+            ),
+            ("mine", "https://other.example/mcp", "not one whose"),
+            ("mine", "https://tools.example/mcp", "not one whose"),
+            ("mine", "ftp://mcp.example.com/", "not an http"),
+            (
+                "bad.name",
+                "https://mcp.example.com/mcp",
+                "may contain only",
+            ),
+            // Listed without its port: the guard refuses a private address.
+            ("mine", "http://10.0.0.1/mcp", "only public hosts"),
+            ("mine", "http://127.0.0.1:8791/mcp", "not one whose"),
+            ("mine", "http://u:p@127.0.0.1:8790/mcp", "credentials"),
+        ] {
+            let why = add(&on, name, url).unwrap_err();
+            assert!(why.contains(wanted), "{url}: {why}");
+        }
+        // Listed with its exact port: the operator chose that endpoint.
+        assert!(add(&on, "mine", "http://127.0.0.1:8790/mcp").is_ok());
+
+        let bad = read(&[("MCP_CLIENT_SERVERS", "mcp.example.com, https://x/")]);
+        assert!(bad.client_problem.is_some() && bad.client_hosts.is_none());
+        assert_eq!(bad.problems().len(), 1);
+        let any = read(&[("MCP_CLIENT_SERVERS", "*")]);
+        assert!(add(&any, "mine", "https://anything.example/mcp").is_ok());
+        let why = add(&any, "mine", "http://localhost:8790/mcp").unwrap_err();
+        assert!(why.contains("only public hosts"), "{why}");
     }
 }

@@ -25,6 +25,7 @@ impl McpSettings {
             servers: var(env, "MCP_SERVERS"),
             call_timeout_ms: var(env, "MCP_CALL_TIMEOUT_MS"),
             result_max_bytes: var(env, "MCP_RESULT_MAX_BYTES"),
+            client_servers: var(env, "MCP_CLIENT_SERVERS"),
         };
         McpSettings::read(texts, |name| var(env, name))
     }
@@ -90,6 +91,7 @@ pub async fn status(settings: &McpSettings) -> Value {
     );
     json!({
         "problem": settings.problem,
+        "client_problem": settings.client_problem,
         "servers": servers,
         "call_timeout_ms": settings.call_timeout_ms,
     })

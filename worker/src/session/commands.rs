@@ -40,6 +40,7 @@ impl Session {
                 let tools = self.tool_specs();
                 self.reply(ws, info, Event::ToolsList { id: q.id, tools });
             }
+            Command::AddMcpServer(add) => self.add_mcp_server(ws, info, add).await,
             Command::ToolShow(q) => {
                 self.mcp_prepare().await;
                 let event = toolbox::tool_show(self.tool_specs(), q);

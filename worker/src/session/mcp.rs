@@ -4,18 +4,35 @@
 //! a discovery before a run only for a server the session has no tools of yet; a refresh of
 //! a stale catalog after a run, never before one; and the calls, with their progress, their
 //! timeout and their errors told to the model.
+//!
+//! The servers a client added (`add_mcp_server`, where `MCP_CLIENT_SERVERS` allows it) join
+//! the operator's here: stored with the session, read back on wake-up and checked against the
+//! operator's settings of the moment, then used exactly as the operator's servers are.
 
 use std::collections::BTreeMap;
 
 use futures_util::future::join_all;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use weft_agent::engine::Input;
-use weft_agent::mcp::{Operation, Outcome};
+use weft_agent::mcp::{Operation, Outcome, ServerState};
 use weft_agent::tools;
+use weft_protocol::command::AddMcpServer;
+use weft_protocol::Event;
+use worker::WebSocket;
 
-use super::Session;
+use super::socket::SocketInfo;
+use super::{error_event, toolbox, Session};
 use crate::mcp::catalog::{self, Due, Entry, McpTool};
-use crate::mcp::{discover, limits, transport, ServerSettings};
+use crate::mcp::config::MAX_CLIENT_SERVERS;
+use crate::mcp::{discover, limits, transport, McpSettings, ServerSettings};
+
+/// A server a client added, as the session stores it.
+#[derive(Serialize, Deserialize)]
+struct ClientServer {
+    url: String,
+    headers: BTreeMap<String, String>,
+}
 
 impl Session {
     /// The stored entries, read once after a wake-up. A store that cannot be read is logged
@@ -62,21 +79,145 @@ impl Session {
         if let Err(e) = stored {
             worker::console_error!("MCP catalog of {name:?} not stored: {e}");
         }
-        let mut cell = self.mcp_entries.borrow_mut();
-        cell.get_or_insert_with(BTreeMap::new)
-            .insert(name.to_string(), entry);
+        // The others are read first, if they were not yet (a server added before any run of
+        // a woken object): a cache of this entry alone would send the others' servers asking
+        // again.
+        let mut entries = self.mcp_entries();
+        entries.insert(name.to_string(), entry);
+        *self.mcp_entries.borrow_mut() = Some(entries);
+    }
+
+    /// The servers clients added, read once after a wake-up and checked against the
+    /// operator's settings of now: one they no longer allow (`MCP_CLIENT_SERVERS` changed, a
+    /// name the operator took since) is left out, and logged by name.
+    fn client_servers(&self) -> Vec<ServerSettings> {
+        if let Some(servers) = self.mcp_client_servers.borrow().as_ref() {
+            return servers.clone();
+        }
+        let rows = match self.store().mcp_client_servers() {
+            Ok(rows) => rows,
+            Err(e) => {
+                // Not cached: read again next time.
+                worker::console_error!("MCP servers added by clients unreadable: {e}");
+                return Vec::new();
+            }
+        };
+        let mut servers = Vec::new();
+        for (name, json) in rows {
+            let server = serde_json::from_str::<ClientServer>(&json)
+                .map_err(|e| e.to_string())
+                .and_then(|c| self.mcp.client_server(&name, &c.url, &c.headers));
+            match server {
+                Ok(server) => servers.push(server),
+                Err(why) => {
+                    worker::console_warn!("MCP server {name:?} added by a client unused: {why}")
+                }
+            }
+        }
+        *self.mcp_client_servers.borrow_mut() = Some(servers.clone());
+        servers
+    }
+
+    /// The operator's servers, then those clients added.
+    fn mcp_all(&self) -> McpSettings {
+        let mut all = self.mcp.clone();
+        all.servers.extend(self.client_servers());
+        all
     }
 
     /// The MCP tools offered now, named as the model sees them. A built-in tool's name is
     /// never given to one.
     pub(super) fn mcp_tools(&self) -> Vec<McpTool> {
-        if self.mcp.servers.is_empty() {
+        let all = self.mcp_all();
+        if all.servers.is_empty() {
             return Vec::new();
         }
         let builtins: Vec<String> = tools::builtin_specs().into_iter().map(|s| s.name).collect();
-        catalog::tools(&self.mcp, &self.mcp_entries(), |name| {
+        catalog::tools(&all, &self.mcp_entries(), |name| {
             builtins.iter().any(|b| b == name)
         })
+    }
+
+    /// `add_mcp_server`: checks the server against the operator's settings, asks it for its
+    /// tools, and only then keeps it (its headers with the session, nowhere else). The answer
+    /// is a `tools_list` of its tools under the request's id, or an `error` carrying that id
+    /// — neither ever holds a header value.
+    pub(super) async fn add_mcp_server(
+        &self,
+        ws: &WebSocket,
+        info: &SocketInfo,
+        add: AddMcpServer,
+    ) {
+        let id = add.id.clone();
+        let refuse = |why: &str| error_event(why, "mcp_refused", Some(id.clone()));
+        let server = match self.mcp.client_server(&add.name, &add.url, &add.headers) {
+            Ok(server) => server,
+            Err(why) => return self.reply(ws, info, refuse(&why)),
+        };
+        let others = self.client_servers();
+        if others.len() >= MAX_CLIENT_SERVERS && !others.iter().any(|s| s.name == server.name) {
+            let why = format!(
+                "a session holds at most {MAX_CLIENT_SERVERS} MCP servers added by clients"
+            );
+            return self.reply(ws, info, refuse(&why));
+        }
+        let (catalog, state) =
+            discover(&server, ServerState::default(), self.mcp.result_max_bytes).await;
+        let catalog = match catalog {
+            Ok(catalog) => catalog,
+            Err(why) => {
+                let why = format!("the MCP server {:?} was not added: {why}", server.name);
+                return self.reply(ws, info, error_event(&why, "mcp_unavailable", Some(id)));
+            }
+        };
+        let stored = serde_json::to_string(&ClientServer {
+            url: add.url,
+            headers: add.headers,
+        })
+        .map_err(|e| e.to_string())
+        .and_then(|json| {
+            self.store()
+                .save_mcp_client_server(&server.name, &json)
+                .map_err(|e| e.to_string())
+        });
+        if let Err(e) = stored {
+            worker::console_error!(
+                "MCP server {:?} added by a client not stored: {e}",
+                server.name
+            );
+            let why = format!(
+                "the MCP server {:?} was not added: the session could not store it",
+                server.name
+            );
+            return self.reply(ws, info, error_event(&why, "storage", Some(id)));
+        }
+        let now = js_sys::Date::now() as i64;
+        self.mcp_save(
+            &server.name,
+            Entry {
+                fingerprint: server.fingerprint.clone(),
+                state,
+                catalog: Some(catalog),
+                fetched_ms: now,
+                tried_ms: now,
+                error: None,
+            },
+        );
+        let name = server.name.clone();
+        {
+            let mut cell = self.mcp_client_servers.borrow_mut();
+            let servers = cell.get_or_insert_with(Vec::new);
+            servers.retain(|s| s.name != name);
+            servers.push(server);
+        }
+        let infos = self
+            .mcp_tools()
+            .iter()
+            .filter(|t| t.server == name)
+            .map(McpTool::info)
+            .collect();
+        let tools = toolbox::tool_specs(infos);
+        self.reply(ws, info, Event::ToolsList { id, tools });
     }
 
     /// Before a run: asks the servers the session has no tools of yet (or whose discovery
@@ -93,13 +234,13 @@ impl Session {
     }
 
     async fn mcp_discover_due(&self, wanted: Due) {
-        if self.mcp.servers.is_empty() {
+        let all = self.mcp_all();
+        if all.servers.is_empty() {
             return;
         }
         let entries = self.mcp_entries();
         let now = js_sys::Date::now() as i64;
-        let due: Vec<&ServerSettings> = self
-            .mcp
+        let due: Vec<&ServerSettings> = all
             .servers
             .iter()
             .filter(|s| catalog::due(s, entries.get(&s.name), now) == wanted)
@@ -175,8 +316,8 @@ impl Session {
         let tool = self.mcp_tool(name).ok_or_else(|| {
             format!("{name} is no longer offered: its MCP server's tools changed")
         })?;
-        let server = self
-            .mcp
+        let all = self.mcp_all();
+        let server = all
             .server(&tool.server)
             .ok_or_else(|| format!("the MCP server {:?} is no longer configured", tool.server))?;
         let entry = self.mcp_entries().remove(&server.name).unwrap_or_default();

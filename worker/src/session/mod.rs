@@ -70,6 +70,9 @@ pub struct Session {
     /// What the session knows of each MCP server, read from storage once per wake-up
     /// (session/mcp.rs).
     mcp_entries: RefCell<Option<BTreeMap<String, catalog::Entry>>>,
+    /// The MCP servers this session's clients added, read from storage once per wake-up
+    /// (session/mcp.rs).
+    mcp_client_servers: RefCell<Option<Vec<crate::mcp::ServerSettings>>>,
     store: RefCell<Option<Store>>,
     /// The active run, loaded lazily from its checkpoint after a wake-up.
     run: RefCell<Option<Run>>,
@@ -119,6 +122,7 @@ impl DurableObject for Session {
             settings: Settings::from_env(&env),
             mcp,
             mcp_entries: RefCell::new(None),
+            mcp_client_servers: RefCell::new(None),
             state,
             store: RefCell::new(None),
             run: RefCell::new(None),

@@ -203,7 +203,9 @@ pub(crate) fn encode(out: &mut Out<'_>) {
         | Event::ApprovalResolved { .. }
         | Event::UserMessage { .. }
         | Event::EventsLost { .. }
-        | Event::Pong { .. } => return extension::push_event_frame(out),
+        | Event::Pong { .. }
+        // The answer to `add_mcp_server`.
+        | Event::ToolsList { .. } => return extension::push_event_frame(out),
         _ => return,
     };
     let body = match &ev.event {

@@ -362,7 +362,8 @@ impl Dialect {
 
     /// Whether weft serves this request on a socket of this dialect: every request the
     /// dialect's document has, plus weft's extensions (`ping`, `resume`, `cancel`,
-    /// `client_tools`, `tool_result`, an approval answer naming its call) everywhere. The rest
+    /// `client_tools`, `add_mcp_server`, `tool_result`, an approval answer naming its call)
+    /// everywhere. The rest
     /// belongs to one document alone ([`Description::requests`]). The dialect's encoder refuses
     /// exactly what this refuses.
     pub fn serves(self, command: &Command) -> bool {
@@ -373,6 +374,7 @@ impl Dialect {
             | Command::Resume(_)
             | Command::Cancel { .. }
             | Command::ClientTools(_)
+            | Command::AddMcpServer(_)
             | Command::ToolResult(_) => true,
             // Only a document with its own answer answers "the pending request" without naming it.
             Command::ApprovalResponse(d) => d.call_id.is_some() || own.approvals,
@@ -399,6 +401,7 @@ impl Dialect {
             Command::ContextInfo { .. } | Command::Compact { .. } => own.context,
             Command::ToolResult(_)
             | Command::ClientTools(_)
+            | Command::AddMcpServer(_)
             | Command::Resume(_)
             | Command::Cancel { .. }
             | Command::LoomApp(_) => false,
@@ -498,6 +501,8 @@ mod tests {
             assert!(!d.original_serves(&resume), "{d}");
             assert!(!d.original_serves(&tools), "{d}");
             assert!(!d.original_serves(&Command::Cancel { run_id: "r".into() }));
+            let add = every_command().pop().unwrap();
+            assert!(d.serves(&add) && !d.original_serves(&add), "{d}");
         }
         assert!(Dialect::Agentloop.original_serves(&Command::Compact { id: None }));
         assert!(!Dialect::Cueso.original_serves(&Command::Compact { id: None }));
@@ -559,6 +564,12 @@ mod tests {
             }),
             Command::ContextInfo { id: None },
             Command::Compact { id: None },
+            Command::AddMcpServer(crate::command::AddMcpServer {
+                id: "a".into(),
+                name: "docs".into(),
+                url: "https://mcp.example/mcp".into(),
+                headers: Default::default(),
+            }),
         ]
     }
 

@@ -1,16 +1,20 @@
 //! weft's extensions, shared by every dialect (DESIGN.md "weft extensions").
 //!
-//! Requests: `approval_response`, `tool_result`, `client_tools`, `resume`, `cancel` and `ping`,
+//! Requests: `approval_response`, `tool_result`, `client_tools`, `add_mcp_server`, `resume`,
+//! `cancel` and `ping`,
 //! with the same top-level shape on every endpoint (agentloop keeps its own
 //! `approval_response`, with `payload`).
 //!
 //! Server frames: where a dialect has no frame for a canonical event a client needs, the event's
 //! own JSON object is sent as a frame, with `run_id` and `event_id` beside it.
 
+use alloc::collections::BTreeMap;
 use alloc::string::String;
 use serde::Serialize;
 
-use crate::command::{ApprovalDecision, ClientTools, Command, Resume, RunCommand, ToolResult};
+use crate::command::{
+    AddMcpServer, ApprovalDecision, ClientTools, Command, Resume, RunCommand, ToolResult,
+};
 use crate::event::{Event, Sequenced, ToolSpec, Usage};
 use crate::field::{Fields, Lenient};
 use crate::json::{Json, Object, ObjectWriter, RawJson};
@@ -39,6 +43,25 @@ pub(crate) fn decode_request(kind: &str, obj: &Object<'_>) -> Option<Result<Comm
                 tools: f.objects("tools", ToolSpec::read)?,
                 approvals: f.opt("approvals")?.unwrap_or(false),
             }),
+            "add_mcp_server" => Command::AddMcpServer(AddMcpServer {
+                id: f.req("id")?,
+                name: f.req("name")?,
+                url: f.req("url")?,
+                headers: match f.raw("headers") {
+                    None => BTreeMap::new(),
+                    Some(Json::Object(m)) => {
+                        let mut headers = BTreeMap::new();
+                        for (name, value) in m.iter() {
+                            let Json::String(value) = value else {
+                                return Err(f.err("headers", "must map names to strings"));
+                            };
+                            headers.insert(String::from(name), String::from(value.as_ref()));
+                        }
+                        headers
+                    }
+                    Some(_) => return Err(f.err("headers", "must be an object")),
+                },
+            }),
             "resume" => Command::Resume(Resume {
                 run_id: f.req("run_id")?,
                 after_event_id: f.opt("after_event_id")?.unwrap_or(0),
@@ -53,9 +76,8 @@ pub(crate) fn decode_request(kind: &str, obj: &Object<'_>) -> Option<Result<Comm
         })
     };
     match kind {
-        "approval_response" | "tool_result" | "client_tools" | "resume" | "cancel" | "ping" => {
-            Some(read())
-        }
+        "approval_response" | "tool_result" | "client_tools" | "add_mcp_server" | "resume"
+        | "cancel" | "ping" => Some(read()),
         _ => None,
     }
 }
@@ -86,6 +108,16 @@ pub(crate) fn encode_request(dialect: Dialect, command: &Command) -> Result<Stri
             if t.approvals {
                 w.bool("approvals", true);
             }
+            w.finish()
+        }
+        Command::AddMcpServer(a) => {
+            let mut w = ObjectWriter::typed("add_mcp_server");
+            w.str("id", &a.id).str("name", &a.name).str("url", &a.url);
+            w.object("headers", |h| {
+                for (name, value) in &a.headers {
+                    h.str(name, value);
+                }
+            });
             w.finish()
         }
         Command::Resume(r) => ObjectWriter::typed("resume")

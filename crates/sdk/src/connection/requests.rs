@@ -1,8 +1,10 @@
 //! App calls that wait for a reply (`ping()`, `toolsList()`, `toolShow()`, `userMessages()`,
-//! `contextInfo()`, `compact()`), and which incoming event answers which of them: by request
+//! `contextInfo()`, `compact()`, `addMcpServer()`), and which incoming event answers which of them: by request
 //! id where the dialect names one, else the oldest request of its kind still waiting.
 
-use weft_protocol::command::{ToolFormat, ToolShowQuery, ToolsQuery, UserMessagesQuery};
+use weft_protocol::command::{
+    AddMcpServer, ToolFormat, ToolShowQuery, ToolsQuery, UserMessagesQuery,
+};
 use weft_protocol::event::Sequenced;
 use weft_protocol::json::RawJson;
 use weft_protocol::{Command, Event};
@@ -10,7 +12,8 @@ use weft_protocol::{Command, Event};
 use super::{Connection, Output, Request, RunHandle, Tag};
 use crate::error::{Error, ErrorCode};
 use crate::types::{
-    CompactResult, ContextInfo, ToolDefinition, UserMessagesOptions, UserMessagesPage,
+    CompactResult, ContextInfo, McpServerOptions, ToolDefinition, UserMessagesOptions,
+    UserMessagesPage,
 };
 
 /// What kind of reply a request waits for.
@@ -22,17 +25,19 @@ pub enum RequestKind {
     UserMessages,
     ContextInfo,
     Compact,
+    AddMcpServer,
 }
 
 impl RequestKind {
     /// Every kind, in the order `dialectInfo()` lists them.
-    pub const ALL: [RequestKind; 6] = [
+    pub const ALL: [RequestKind; 7] = [
         RequestKind::Ping,
         RequestKind::ToolsList,
         RequestKind::ToolShow,
         RequestKind::UserMessages,
         RequestKind::ContextInfo,
         RequestKind::Compact,
+        RequestKind::AddMcpServer,
     ];
 
     /// A request of this kind with no particular content, to ask a dialect whether it serves
@@ -60,6 +65,12 @@ impl RequestKind {
             }),
             RequestKind::ContextInfo => Command::ContextInfo { id: None },
             RequestKind::Compact => Command::Compact { id: None },
+            RequestKind::AddMcpServer => Command::AddMcpServer(AddMcpServer {
+                id: String::new(),
+                name: String::new(),
+                url: String::new(),
+                headers: Default::default(),
+            }),
         }
     }
 
@@ -78,6 +89,7 @@ impl RequestKind {
             RequestKind::UserMessages => "userMessages()",
             RequestKind::ContextInfo => "contextInfo()",
             RequestKind::Compact => "compact()",
+            RequestKind::AddMcpServer => "addMcpServer()",
         }
     }
 }
@@ -203,6 +215,26 @@ impl Connection {
             RequestKind::Compact,
             String::new(),
             "compact()",
+            now,
+        )
+    }
+
+    /// `addMcpServer()`: the server answers with the added server's tools (a `tools_list`
+    /// under the request's id) or an `error` naming the request.
+    pub fn add_mcp_server(&mut self, server: McpServerOptions, now: f64) -> Result<String, Error> {
+        let id = self.new_id("mcp");
+        let cmd = Command::AddMcpServer(AddMcpServer {
+            id: id.clone(),
+            name: server.name,
+            url: server.url,
+            headers: server.headers.unwrap_or_default(),
+        });
+        self.request(
+            cmd,
+            id,
+            RequestKind::AddMcpServer,
+            String::new(),
+            "addMcpServer()",
             now,
         )
     }

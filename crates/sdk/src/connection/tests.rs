@@ -10,7 +10,9 @@ use weft_protocol::reassembler::RunStatus;
 use weft_protocol::{Agent, Encoder, Event, Review, Role, Sequencer, Usage};
 
 use super::*;
-use crate::types::{ApprovalAnswer, CompactResult, ContextInfo, RunOptions, ToolDefinition};
+use crate::types::{
+    ApprovalAnswer, CompactResult, ContextInfo, McpServerOptions, RunOptions, ToolDefinition,
+};
 
 const RUN: &str = "run-a";
 

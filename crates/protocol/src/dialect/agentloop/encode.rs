@@ -311,7 +311,9 @@ pub(crate) fn encode(out: &mut Out<'_>) {
         Event::ApprovalResolved { .. }
         | Event::Usage(_)
         | Event::EventsLost { .. }
-        | Event::Pong { .. } => extension::push_event_frame(out),
+        | Event::Pong { .. }
+        // The answer to `add_mcp_server`.
+        | Event::ToolsList { .. } => extension::push_event_frame(out),
         _ => {}
     }
 }

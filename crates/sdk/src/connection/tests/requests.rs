@@ -40,6 +40,62 @@ fn replies_are_correlated_by_request_id() {
 }
 
 #[test]
+fn add_mcp_server_sends_its_headers_and_resolves_with_the_tools_or_rejects_on_every_dialect() {
+    for dialect in Dialect::ALL {
+        let mut c = connected(dialect);
+        let server = |name: &str| McpServerOptions {
+            name: name.into(),
+            url: "https://mcp.example.com/mcp".into(),
+            headers: Some([("Authorization".to_string(), "Bearer t".to_string())].into()),
+        };
+        let ok = c.add_mcp_server(server("docs"), 0.0).unwrap();
+        let refused = c.add_mcp_server(server("other"), 0.0).unwrap();
+        let frames = sent(&drain(&mut c));
+        assert_eq!(frames[0]["type"], "add_mcp_server", "{dialect}");
+        assert_eq!(frames[0]["id"], ok.as_str());
+        assert_eq!(frames[0]["headers"]["Authorization"], "Bearer t");
+        // The server's answers as a loom socket, or a weft socket of another dialect, has them.
+        let mut encoder = Encoder::for_socket(dialect, 1, true);
+        let answers = [
+            Event::ToolsList {
+                id: ok.clone(),
+                tools: vec![ToolSpec {
+                    name: "docs_lookup".into(),
+                    description: None,
+                    input_schema: json!({"type": "object"}).into(),
+                    read_only: false,
+                }],
+            },
+            Event::Error {
+                message: "the host other.example is not listed".into(),
+                code: Some("mcp_refused".into()),
+                id: Some(refused.clone()),
+                details: None,
+            },
+        ];
+        for event in answers {
+            for f in encoder.encode(&Sequenced::bare(event)) {
+                c.frame(f.as_bytes(), 1.0);
+            }
+        }
+        let out = drain(&mut c);
+        assert!(
+            out.iter().any(
+                |o| matches!(o, Output::Reply { id, result: Ok(Reply::Tools(t)), .. }
+                if *id == ok && t[0].name == "docs_lookup")
+            ),
+            "{dialect}: {out:?}"
+        );
+        assert!(
+            out.iter()
+                .any(|o| matches!(o, Output::Reply { id, result: Err(e), .. }
+                if *id == refused && e.code() == "mcp_refused")),
+            "{dialect}: {out:?}"
+        );
+    }
+}
+
+#[test]
 fn an_error_reply_rejects_its_request_and_leaves_the_run_alone() {
     let mut c = connected(Dialect::Loom);
     c.run(opts("Hello"), RUN.into(), 0.0).unwrap();
@@ -312,14 +368,20 @@ fn each_dialect_serves_its_documents_requests_and_names_who_serves_the_rest() {
     };
     assert_eq!(
         served(Dialect::Loom),
-        ["ping", "toolsList", "toolShow", "userMessages"]
+        [
+            "ping",
+            "toolsList",
+            "toolShow",
+            "userMessages",
+            "addMcpServer"
+        ]
     );
     assert_eq!(
         served(Dialect::Agentloop),
-        ["ping", "contextInfo", "compact"]
+        ["ping", "contextInfo", "compact", "addMcpServer"]
     );
-    assert_eq!(served(Dialect::Agentchat), ["ping"]);
-    assert_eq!(served(Dialect::Cueso), ["ping"]);
+    assert_eq!(served(Dialect::Agentchat), ["ping", "addMcpServer"]);
+    assert_eq!(served(Dialect::Cueso), ["ping", "addMcpServer"]);
     let e = connected(Dialect::Cueso).tools_list(0.0).unwrap_err();
     assert_eq!(
         e.message(),
