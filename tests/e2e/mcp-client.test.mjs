@@ -171,7 +171,7 @@ describe('MCP servers a client adds', () => {
       const tools = await client.addMcpServer({ name: 'sdk', url: docs.url, headers: { Authorization: `Bearer ${TOKEN}` } });
       const lookup = tools.find((t) => t.name === 'sdk_lookup');
       assert.ok(lookup, tools.map((t) => t.name).join(','));
-      assert.deepEqual(lookup.inputSchema.required, ['term']);
+      assert.deepEqual(/** @type {any} */ (lookup.inputSchema).required, ['term']);
       assert.ok(!lookup.readOnly);
       assert.ok((await client.toolsList()).some((t) => t.name === 'sdk_lookup'));
       await assert.rejects(
