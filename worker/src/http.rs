@@ -17,9 +17,9 @@
 //! commands read from it, each as a loom frame on a line of its own ([`Turn::encode`]): a few
 //! small frames rather than the whole conversation the AI SDK sends with every turn.
 
-use weft_protocol::command::Command;
+use weft_protocol::command::{Command, RunCommand};
 use weft_protocol::dialect::{agui, aisdk};
-use weft_protocol::{Dialect, Limits, Sequenced};
+use weft_protocol::{Agent, Dialect, Limits, Sequenced};
 use worker::Method;
 
 /// One request's stream of a run, in its dialect.
@@ -79,11 +79,24 @@ pub struct Turn {
 impl Turn {
     /// The commands as the session's object gets them: a loom frame a line (a frame is one
     /// line of JSON). `Err`: a command loom cannot carry, which no HTTP dialect produces.
-    pub fn encode(&self) -> Result<String, weft_protocol::Error> {
+    ///
+    /// loom's `run` always names its agent, so a run that names none is given
+    /// `default_agent` (the operator's `DEFAULT_AGENT`) here: the session's choice for a run
+    /// that names none would be the same agent.
+    pub fn encode(&self, default_agent: &str) -> Result<String, weft_protocol::Error> {
         let frames = self
             .commands
             .iter()
-            .map(|c| Dialect::Loom.encode_request(c, ""))
+            .map(|c| match c {
+                Command::Run(run) if run.agent.is_none() => {
+                    let run = RunCommand {
+                        agent: Some(Agent::from(default_agent)),
+                        ..run.clone()
+                    };
+                    Dialect::Loom.encode_request(&Command::Run(run), "")
+                }
+                _ => Dialect::Loom.encode_request(c, ""),
+            })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(frames.join("\n"))
     }
@@ -349,7 +362,7 @@ mod tests {
             session: "chat-1".into(),
             commands: commands.clone(),
         };
-        let text = turn.encode().expect("loom carries every command");
+        let text = turn.encode("react").expect("loom carries every command");
         assert_eq!(text.lines().count(), 4);
         let limits = Limits {
             max_frame_bytes: AISDK.max_body_bytes,

@@ -248,7 +248,7 @@ async fn http_request(
                 Ok(turn) => turn,
                 Err(e) => return Response::error(e.to_string(), 400),
             };
-            let commands = match turn.encode() {
+            let commands = match turn.encode(settings.agents.default_name()) {
                 Ok(commands) => commands,
                 Err(e) => return Response::error(e.to_string(), 400),
             };
