@@ -270,8 +270,11 @@ describe('a broken AGENTS setting', () => {
   test('is said at start-up and in /status, and refuses every run with its reason instead of running without it', async () => {
     const why =
       'AGENTS: agent "support": unknown field `promt`, expected one of `agent`, `description`, `prompt`, `model`, `provider`, `temperature`, `max_iterations`';
-    assert.ok(broken.log().includes(`weft: settings: ${why}`), broken.log().slice(-2000));
     const status = await (await fetch(`${broken.http}/status`)).json();
+    // The Worker logs it on its first request (the start-up check's); wrangler's output may
+    // reach us a moment after that request's answer, so the log is read for a while.
+    for (let i = 0; i < 100 && !broken.log().includes(`weft: settings: ${why}`); i++) await new Promise((r) => setTimeout(r, 100));
+    assert.ok(broken.log().includes(`weft: settings: ${why}`), broken.log().slice(-2000));
     assert.equal(status.problems.length, 1);
     assert.ok(status.problems[0].startsWith(why), status.problems[0]);
     const c = await Conn.open(`${broken.url}/?session_id=${session()}`, ['weft.loom']);
