@@ -101,10 +101,11 @@ async fn run_binding(env: &Env, model: &str, body: &str) -> Result<ByteStream, P
     if let Ok(stream) = output.clone().dyn_into::<web_sys::ReadableStream>() {
         return Ok(ByteStream::from(stream));
     }
+    // An answer that cannot be written as JSON is the binding's error, not an empty reply.
     let whole = js_sys::JSON::stringify(&output)
-        .ok()
-        .and_then(|s| s.as_string())
-        .unwrap_or_default();
+        .map_err(|e| binding_error(&describe(&e)))?
+        .as_string()
+        .ok_or_else(|| binding_error("the AI binding answered with nothing to read"))?;
     let framed = format!("data: {whole}\n\ndata: [DONE]\n\n");
     Response::from_bytes(framed.into_bytes())
         .and_then(|mut r| r.stream())

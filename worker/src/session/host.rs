@@ -90,7 +90,17 @@ pub(super) async fn web_fetch(url: &str, max_bytes: usize) -> (String, bool) {
             Ok(r) => r,
             Err(e) => return (format!("fetch failed: {e}"), true),
         };
-        let location = response.headers().get("location").ok().flatten();
+        // A `Location` the runtime cannot read is not "no redirect": the page would be taken
+        // for the answer when it is only the way to it.
+        let location = match response.headers().get("location") {
+            Ok(location) => location,
+            Err(e) => {
+                return (
+                    format!("fetch failed: unreadable Location header: {e}"),
+                    true,
+                )
+            }
+        };
         match tools::redirect_target(&url, response.status_code(), location.as_deref()) {
             Ok(None) => break response,
             Ok(Some(next)) if redirects < tools::MAX_REDIRECTS => {
@@ -108,19 +118,33 @@ pub(super) async fn web_fetch(url: &str, max_bytes: usize) -> (String, bool) {
         }
     };
     let status = response.status_code();
-    let content_type = response
-        .headers()
-        .get("content-type")
-        .ok()
-        .flatten()
-        .unwrap_or_default();
+    let content_type = match response.headers().get("content-type") {
+        Ok(content_type) => content_type.unwrap_or_default(),
+        Err(e) => {
+            return (
+                format!("fetch failed: unreadable Content-Type header: {e}"),
+                true,
+            )
+        }
+    };
+    // A body cut by an error is not the page: the model is told it failed, not given a part.
+    let mut stream = match response.stream() {
+        Ok(stream) => stream,
+        Err(e) => {
+            return (
+                format!("fetch failed: the body could not be read: {e}"),
+                true,
+            )
+        }
+    };
     let mut body = Vec::new();
-    if let Ok(mut stream) = response.stream() {
-        while let Some(Ok(chunk)) = stream.next().await {
-            body.extend_from_slice(&chunk);
-            if body.len() > max_bytes {
-                break;
-            }
+    while let Some(chunk) = stream.next().await {
+        match chunk {
+            Ok(chunk) => body.extend_from_slice(&chunk),
+            Err(e) => return (format!("fetch failed: the body broke off: {e}"), true),
+        }
+        if body.len() > max_bytes {
+            break;
         }
     }
     tools::fetch_result(status, &content_type, &body, max_bytes)
