@@ -1,0 +1,338 @@
+//! AG-UI (the Agent-User Interaction protocol, `@ag-ui/core` 1.0): what `HttpAgent` from
+//! `@ag-ui/client` speaks, and CopilotKit, assistant-ui and the agent frameworks behind them.
+//!
+//! A run is one [`RunAgentInput`] in and a stream of [`AguiEvent`]s out. Over HTTP the input
+//! is a `POST` body and the events are server-sent events (`data: <json>\n\n`, [`sse`]).
+//!
+//! # Why an HTTP dialect of its own, not a variant of [`Dialect`](super::Dialect)
+//!
+//! The socket [`Dialect`](super::Dialect)s speak *commands* (one frame, one request) and
+//! number the frames of a weft run densely for `resume`. AG-UI has no commands: its request
+//! is a whole [`RunAgentInput`] (the conversation, the page's tools, `resume` answers), and
+//! one weft run can span several AG-UI runs (a run that waits for the page ends its AG-UI run
+//! with `RUN_FINISHED`; the answer's input starts the next, which carries on the same weft
+//! run). So, like the AI SDK ([`super::aisdk`]), its reader turns an input into canonical
+//! [`Command`]s and a per-stream [`Encoder`] turns the run's events into AG-UI events. The
+//! same two serve the WebSocket at `/agui` still to come (issue 37): one input per client
+//! frame, one event per server frame — what differs there is only the framing ([`sse`] or
+//! none), and weft's own `resume`/`cancel` frames, which belong to that endpoint.
+//!
+//! # The input
+//!
+//! | in the input | commands |
+//! |---|---|
+//! | `tools` (non-empty) | [`Command::ClientTools`]: AG-UI's frontend tools, run in the page; declared read-only, so weft asks no approval of them (the page that runs a call is the one that would approve it), and the socket declares no approvals (those it answers through `resume`) |
+//! | the last message, `user` | [`Command::Run`] (its text; `content` parts of type `text` joined) |
+//! | the `tool` messages after the last `assistant` message | [`Command::ToolResult`] each (`error` set: an error result) |
+//! | `resume` entries | [`Command::ApprovalResponse`] each: `interruptId` is the call id; `resolved` approves unless `payload.approved` is `false`, `cancelled` denies |
+//!
+//! `threadId` is the weft session; `runId`, `parentRunId`, `state`, `context` and
+//! `forwardedProps` are read and kept (weft's agents do not use them yet). weft's extension
+//! of `forwardedProps`: `agent` (`react`, `dup`, `tot`, `got`).
+//!
+//! # The events
+//!
+//! | canonical | AG-UI |
+//! |---|---|
+//! | the first event of a stream | `RUN_STARTED {threadId, runId}` (the weft session and run) |
+//! | `message_chunk` | `TEXT_MESSAGE_START` (role `assistant`) once, then `TEXT_MESSAGE_CONTENT`; `TEXT_MESSAGE_END` when something else comes |
+//! | `reasoning_chunk` | `REASONING_START` + `REASONING_MESSAGE_START` once, then `REASONING_MESSAGE_CONTENT`; `REASONING_MESSAGE_END` + `REASONING_END` when something else comes |
+//! | `tool_call_chunk` | `TOOL_CALL_START` (once per call), `TOOL_CALL_ARGS` |
+//! | `tool_call` | `TOOL_CALL_START` + `TOOL_CALL_ARGS` if not streamed, then `TOOL_CALL_END` |
+//! | `tool_end` | `TOOL_CALL_RESULT` (`messageId` `result-<call id>`, `role: "tool"`) |
+//! | `node_enter` / `node_exit` | `STEP_STARTED` / `STEP_FINISHED`, `stepName` the node span's id (`run-<node>-<n>`: unique, so parallel spans of one node do not clash) |
+//! | `values` | `STATE_SNAPSHOT` |
+//! | `run_end` | `RUN_FINISHED {outcome: {type: "success"}, result: <reply>}` |
+//! | `error`, code `cancelled` | `RUN_FINISHED {outcome: {type: "cancelled"}}` |
+//! | `error`, otherwise | `RUN_ERROR {message, code}` |
+//! | `tool_approval` | nothing at once; the stream's [`Encoder::pause`] ends the AG-UI run with `RUN_FINISHED {outcome: {type: "interrupt", interrupts: [{id: <call id>, reason: "tool_call", toolCallId: <call id>, …}]}}` |
+//! | a pause with no approval waiting (a frontend tool) | `RUN_FINISHED {outcome: {type: "success", pendingToolCallIds}}` |
+//! | `llm_complete`, `user_message` | nothing (the text went out as it streamed; the user's message is the input's) |
+//! | everything else: `usage`, `updates`, `custom`, `checkpoint`, the ToT/GoT plan events, `tool_start`, `tool_output`, `approval_resolved`, `context_info`, `context_compacted`, `events_lost`, unknown events | `CUSTOM {name: "weft:<type>", value: <the canonical event object>}` |
+//!
+//! Decision: AG-UI's own carriers first (STEP_* for node spans, STATE_SNAPSHOT for state, an
+//! interrupt for an approval), and CUSTOM for the rest, named `weft:<canonical type>` with
+//! the canonical object as its value, so a weft client rebuilds the run losslessly
+//! ([`Decoder`] turns them back) and other AG-UI clients pass them by, as AG-UI defines
+//! CUSTOM. Why not ACTIVITY_* for plans: activity messages enter the client's message list,
+//! which the client sends back with its next input as history; weft keeps its own history.
+//!
+//! Every open part, step and tool call is closed before a `RUN_FINISHED`: `@ag-ui/client`
+//! refuses a run that finishes with any open. A step left open by a pause is not finished in
+//! the next stream (that AG-UI run never started it).
+//!
+//! # Client side
+//!
+//! [`decode_event`] reads one event: an unknown `type` is kept ([`AguiEvent::Unknown`]), a
+//! known type with a bad body is an error. [`Decoder`] turns events into canonical ones; what
+//! has no canonical counterpart (`STATE_DELTA`, `MESSAGES_SNAPSHOT`, `ACTIVITY_*`, `RAW`,
+//! `REASONING_ENCRYPTED_VALUE`, the `SUBAGENT_*` events, unknown types) becomes
+//! [`Event::Unknown`] with the AG-UI type as its kind and the event's other fields as its data.
+
+mod decode;
+mod encode;
+mod events;
+
+pub use decode::Decoder;
+pub use encode::Encoder;
+pub use events::{decode_event, AguiEvent, Interrupt, Outcome, KNOWN_TYPES};
+
+use alloc::borrow::ToOwned;
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use crate::command::{ApprovalDecision, ClientTools, Command, RunCommand, ToolResult};
+use crate::event::ToolSpec;
+use crate::frame::{parse_object, Limits};
+use crate::json::RawJson;
+use crate::names::{Agent, Review};
+use crate::Error;
+
+/// The response headers of an AG-UI event stream.
+pub const STREAM_HEADERS: &[(&str, &str)] = &[
+    ("content-type", "text/event-stream"),
+    ("cache-control", "no-cache"),
+];
+
+/// One event as a server-sent event.
+pub fn sse(event: &str) -> String {
+    format!("data: {event}\n\n")
+}
+
+/// A run's input (`RunAgentInputSchema`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunAgentInput {
+    pub thread_id: String,
+    pub run_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol_version: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_run_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<Value>,
+    pub messages: Vec<Message>,
+    #[serde(default)]
+    pub tools: Vec<Tool>,
+    #[serde(default)]
+    pub context: Vec<Context>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forwarded_props: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resume: Option<Vec<ResumeEntry>>,
+}
+
+/// A message of the conversation (`MessageSchema`, every role in one shape).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Message {
+    pub id: String,
+    /// `developer`, `system`, `assistant`, `user`, `tool`, `activity`, `reasoning`.
+    pub role: String,
+    /// Text, or (user and tool messages) an array of content parts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_calls: Option<Vec<ToolCall>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub activity_type: Option<String>,
+}
+
+/// A call in an assistant message (`ToolCallSchema`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    /// Always `function`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub function: FunctionCall,
+}
+
+/// `FunctionCallSchema`: the arguments are JSON text.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FunctionCall {
+    pub name: String,
+    pub arguments: String,
+}
+
+/// A frontend tool (`ToolSchema`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Tool {
+    pub name: String,
+    pub description: String,
+    /// Its JSON Schema.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parameters: Option<Value>,
+}
+
+/// `ContextSchema`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Context {
+    pub description: String,
+    pub value: String,
+}
+
+/// An answer to an interrupt (`ResumeEntrySchema`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResumeEntry {
+    pub interrupt_id: String,
+    /// `resolved` or `cancelled`.
+    pub status: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payload: Option<Value>,
+}
+
+/// A `RunAgentInput`, read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AguiRequest {
+    pub input: RunAgentInput,
+    /// What it asks, in order (see the module docs).
+    pub commands: Vec<Command>,
+}
+
+pub(super) fn bad(kind: &str, e: &serde_json::Error) -> Error {
+    Error::invalid(kind, e.to_string())
+}
+
+/// Reads a `RunAgentInput` body into the commands it asks (see the module docs).
+pub fn decode_request(body: &[u8], limits: Limits) -> Result<AguiRequest, Error> {
+    let obj = parse_object(body, limits)?;
+    let value = Value::Object(obj.to_serde());
+    let input: RunAgentInput =
+        serde_json::from_value(value).map_err(|e| bad("RunAgentInput", &e))?;
+    if input.thread_id.is_empty() {
+        return Err(Error::field(
+            "RunAgentInput",
+            "threadId",
+            "must not be empty",
+        ));
+    }
+    let mut commands = Vec::new();
+    if !input.tools.is_empty() {
+        let tools = input
+            .tools
+            .iter()
+            .map(|t| ToolSpec {
+                name: t.name.clone(),
+                description: Some(t.description.clone()),
+                input_schema: t
+                    .parameters
+                    .as_ref()
+                    .map_or_else(|| json!({"type": "object"}).into(), RawJson::from_value),
+                // The page runs them: asking it to approve its own call first would ask twice.
+                read_only: true,
+            })
+            .collect();
+        commands.push(Command::ClientTools(ClientTools {
+            tools,
+            approvals: false,
+        }));
+    }
+    for entry in input.resume.iter().flatten() {
+        let approved = entry.status == "resolved"
+            && entry
+                .payload
+                .as_ref()
+                .and_then(|p| p.get("approved"))
+                .and_then(Value::as_bool)
+                != Some(false);
+        let reason = entry
+            .payload
+            .as_ref()
+            .and_then(|p| p.get("reason"))
+            .and_then(Value::as_str)
+            .map(ToOwned::to_owned);
+        commands.push(Command::ApprovalResponse(ApprovalDecision {
+            call_id: Some(entry.interrupt_id.clone()),
+            review: if approved {
+                Review::Yes
+            } else {
+                Review::NoContinue
+            },
+            custom_deny_message: if approved { None } else { reason },
+            explanation: None,
+        }));
+    }
+    match input.messages.last() {
+        Some(m) if m.role == "user" => {
+            let text = text_of(m.content.as_ref());
+            if text.trim().is_empty() {
+                return Err(Error::invalid(
+                    "RunAgentInput",
+                    "the last message has no text",
+                ));
+            }
+            let agent = input
+                .forwarded_props
+                .as_ref()
+                .and_then(|p| p.get("agent"))
+                .and_then(Value::as_str)
+                .map(Agent::from);
+            commands.push(Command::Run(RunCommand {
+                message: text,
+                agent,
+                thread_id: Some(input.thread_id.clone()),
+                ..RunCommand::default()
+            }));
+        }
+        _ => {
+            let since = input
+                .messages
+                .iter()
+                .rposition(|m| m.role == "assistant")
+                .map_or(0, |i| i + 1);
+            for m in &input.messages[since..] {
+                if m.role != "tool" {
+                    continue;
+                }
+                let Some(call_id) = m.tool_call_id.clone() else {
+                    return Err(Error::field("tool message", "toolCallId", "is required"));
+                };
+                let (result, is_error) = match &m.error {
+                    Some(e) => (e.clone(), true),
+                    None => (text_of(m.content.as_ref()), false),
+                };
+                commands.push(Command::ToolResult(ToolResult {
+                    call_id,
+                    result,
+                    is_error,
+                }));
+            }
+        }
+    }
+    if !commands.iter().any(|c| {
+        matches!(
+            c,
+            Command::Run(_) | Command::ToolResult(_) | Command::ApprovalResponse(_)
+        )
+    }) {
+        return Err(Error::invalid(
+            "RunAgentInput",
+            "nothing to run: no user message last, no tool results, no resume",
+        ));
+    }
+    Ok(AguiRequest { input, commands })
+}
+
+/// The text of a message's `content`: a string, or its `text` parts joined.
+pub(super) fn text_of(content: Option<&Value>) -> String {
+    match content {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter(|p| p.get("type").and_then(Value::as_str) == Some("text"))
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect(),
+        _ => String::new(),
+    }
+}
