@@ -67,7 +67,7 @@
 //! known type with a bad body is an error. [`Decoder`] turns events into canonical ones; what
 //! has no canonical counterpart (`STATE_DELTA`, `MESSAGES_SNAPSHOT`, `ACTIVITY_*`, `RAW`,
 //! `REASONING_ENCRYPTED_VALUE`, the `SUBAGENT_*` events, unknown types) becomes
-//! [`Event::Unknown`] with the AG-UI type as its kind and the event's other fields as its data.
+//! [`Event::Unknown`](crate::event::Event::Unknown) with the AG-UI type as its kind and the event's other fields as its data.
 
 mod decode;
 mod encode;
