@@ -7,8 +7,6 @@
 
 mod common;
 
-use std::path::PathBuf;
-
 use serde_json::{json, Value};
 use weft_protocol::dialect::aisdk::{decode_request, Encoder};
 use weft_protocol::{Agent, Command, Envelope, Event, Limits, Review, Sequenced};
@@ -30,19 +28,8 @@ fn streams_of(run: &[Sequenced]) -> Vec<String> {
 
 #[test]
 fn golden_streams() {
-    let bless = std::env::var_os("WEFT_BLESS").is_some();
     for (name, run) in common::scenarios() {
-        let jsonl = streams_of(&run).join("\n") + "\n";
-        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/aisdk")
-            .join(format!("{name}.jsonl"));
-        if bless {
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(&path, &jsonl).unwrap();
-        }
-        let recorded = std::fs::read_to_string(&path)
-            .unwrap_or_else(|e| panic!("{}: {e} (run with WEFT_BLESS=1)", path.display()));
-        assert_eq!(jsonl, recorded, "aisdk/{name}: encoding changed");
+        common::golden("aisdk", name, &(streams_of(&run).join("\n") + "\n"));
     }
 }
 

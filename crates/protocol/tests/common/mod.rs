@@ -284,3 +284,20 @@ pub fn scenarios() -> Vec<(&'static str, Vec<Sequenced>)> {
         ("cancelled", cancelled()),
     ]
 }
+
+/// Holds `text` equal to the fixture `tests/fixtures/<dir>/<name>.jsonl`, or writes it there
+/// under `WEFT_BLESS=1` (then review the diff).
+#[allow(dead_code)] // not every test binary that includes this module has golden files
+pub fn golden(dir: &str, name: &str, text: &str) {
+    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(dir)
+        .join(format!("{name}.jsonl"));
+    if std::env::var_os("WEFT_BLESS").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+    }
+    let recorded = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (run with WEFT_BLESS=1)", path.display()));
+    assert_eq!(text, recorded, "{dir}/{name}: encoding changed");
+}
