@@ -287,7 +287,6 @@ pub fn scenarios() -> Vec<(&'static str, Vec<Sequenced>)> {
 
 /// Holds `text` equal to the fixture `tests/fixtures/<dir>/<name>.jsonl`, or writes it there
 /// under `WEFT_BLESS=1` (then review the diff).
-#[allow(dead_code)] // not every test binary that includes this module has golden files
 pub fn golden(dir: &str, name: &str, text: &str) {
     let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")
