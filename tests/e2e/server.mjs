@@ -125,7 +125,9 @@ export async function startServer(opts = {}) {
 
   function kill() {
     return new Promise((resolve) => {
-      if (!child || child.exitCode !== null) return resolve(undefined);
+      // A child killed by a signal has a signalCode and no exitCode; its 'exit' has been emitted
+      // already, and waiting for another would wait forever.
+      if (!child || child.exitCode !== null || child.signalCode !== null) return resolve(undefined);
       child.once('exit', () => resolve(undefined));
       try {
         process.kill(-child.pid, 'SIGKILL');

@@ -115,14 +115,23 @@ impl Session {
         }
     }
 
-    /// Publishes the run's queued events (as one batch) and queues its effects.
+    /// Publishes the run's queued events (as one batch), saves its checkpoint if it asked for
+    /// one, and queues its other effects.
+    ///
+    /// The checkpoint is written here, in the same synchronous turn as the batch's log rows,
+    /// not queued behind effects that await: the Durable Object commits a turn's writes
+    /// together and holds the turn's frames until they are stored, so no client sees an event
+    /// (an approval asked, say) that a restart would not find. Queued, it waited behind
+    /// `AwaitApproval`'s alarm, and a server killed in that gap lost the waiting approval.
     pub(super) fn drain_run(&self) {
         loop {
             let mut events = Vec::new();
+            let mut checkpoint = false;
             loop {
                 let out = self.run.borrow_mut().as_mut().and_then(Run::poll);
                 match out {
                     Some(Output::Event(ev)) => events.push(ev),
+                    Some(Output::Effect(Effect::Checkpoint)) => checkpoint = true,
                     Some(Output::Effect(e)) => {
                         self.pending.borrow_mut().push_back(e);
                         self.wake();
@@ -131,6 +140,9 @@ impl Session {
                 }
             }
             let Err(e) = self.publish(&events) else {
+                if checkpoint {
+                    self.checkpoint(RunStatus::Running);
+                }
                 return;
             };
             // A run whose log cannot be written stops: its error is the next batch (sent even
@@ -244,6 +256,7 @@ impl Session {
                     self.arm_alarm().await;
                 }
             }
+            // Saved as the run's events are published (`drain_run`); never queued.
             Effect::Checkpoint => self.checkpoint(RunStatus::Running),
             Effect::Finished => {
                 self.checkpoint(RunStatus::Done);
