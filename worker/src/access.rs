@@ -102,7 +102,7 @@ impl Access {
         &self,
         named: Option<&str>,
         naming: Naming,
-        fresh: impl Fn() -> String,
+        fresh: impl Fn() -> Result<String, String>,
     ) -> Result<String, Refusal> {
         let (label, noun) = match naming {
             Naming::SessionId => ("session_id", "session"),
@@ -116,10 +116,15 @@ impl Access {
                 })?;
                 named.to_string()
             }
-            None => self
-                .grant()
-                .and_then(|grant| grant.default_session(&fresh()))
-                .unwrap_or_else(&fresh),
+            None => {
+                let fresh = fresh().map_err(|why| Refusal {
+                    status: 500,
+                    message: format!("no new {noun} id could be made: {why}"),
+                })?;
+                self.grant()
+                    .and_then(|grant| grant.default_session(&fresh))
+                    .unwrap_or(fresh)
+            }
         };
         if let Some(grant) = self.grant().filter(|g| !g.allows(&session)) {
             return Err(Refusal {
@@ -312,7 +317,7 @@ mod tests {
             sub: "ann".into(),
             sessions: vec!["user-1/*".into(), "shared".into()],
         });
-        let fresh = || "f".to_string();
+        let fresh = || Ok("f".to_string());
         let refused = |status: u16, message: &str| {
             Err(Refusal {
                 status,
@@ -357,6 +362,11 @@ mod tests {
         assert_eq!(
             Access::Full.session_for(None, Naming::SessionId, fresh),
             Ok("f".into())
+        );
+        // A runtime that cannot make a random id refuses the socket rather than guess one.
+        assert_eq!(
+            scoped.session_for(None, Naming::SessionId, || Err("no crypto".into())),
+            refused(500, "no new session id could be made: no crypto")
         );
     }
 

@@ -221,7 +221,7 @@ async fn http_access(
     if origin_forbidden(settings, req)? {
         return Response::error("origin not allowed", 403).map(Err);
     }
-    if let Err(refusal) = access.session_for(Some(session), Naming::Chat, String::new) {
+    if let Err(refusal) = access.session_for(Some(session), Naming::Chat, || Ok(String::new())) {
         return Response::error(refusal.message, refusal.status).map(Err);
     }
     client_of(&access, req).map(Ok)

@@ -86,8 +86,12 @@ pub async fn chat_completions(
         Ok(opened) => opened,
         Err(e) => return provider_error_response(&e),
     };
+    let id = match crate::session::uuid() {
+        Ok(uuid) => uuid.replace('-', ""),
+        Err(e) => return error(500, &e, "server_error"),
+    };
     let writer = CompletionsWriter::new(
-        format!("chatcmpl-{}", crate::session::uuid().replace('-', "")),
+        format!("chatcmpl-{id}"),
         (js_sys::Date::now() / 1000.0) as u64,
         request.model.clone(),
         include_usage,

@@ -109,7 +109,10 @@ impl Session {
                     }
                     Err(e) => return self.reply(ws, info, unreadable(RUNS, &e, id)),
                 }
-                let run_id = format!("compact-{}", uuid());
+                let run_id = match uuid() {
+                    Ok(uuid) => format!("compact-{uuid}"),
+                    Err(e) => return self.reply(ws, info, error_event(&e, "internal", id)),
+                };
                 let run = Run::compact(
                     self.settings.engine_config(),
                     self.tool_infos(),
@@ -170,7 +173,13 @@ impl Session {
         if let Err(msg) = self.take_run() {
             return Err(error_event(&msg, "rate_limited", run.id));
         }
-        let run_id = run.id.clone().unwrap_or_else(|| format!("run-{}", uuid()));
+        let run_id = match &run.id {
+            Some(id) => id.clone(),
+            None => format!(
+                "run-{}",
+                uuid().map_err(|e| error_event(&e, "internal", None))?
+            ),
+        };
         let store = self.store();
         // A store that cannot be read refuses the run: a duplicate id would go unnoticed, and a
         // run on a history read as empty would save it back empty.

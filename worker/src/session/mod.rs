@@ -425,15 +425,16 @@ fn last_reply(state: &engine::Session) -> Option<String> {
     })
 }
 
-/// A random UUID v4 from the runtime's `crypto.randomUUID()`.
-pub fn uuid() -> String {
+/// A random UUID v4 from the runtime's `crypto.randomUUID()`. A runtime that cannot give one
+/// is an error the caller reports: an id made up from `Math.random` instead could repeat.
+pub fn uuid() -> Result<String, String> {
     let global = js_sys::global();
     js_sys::Reflect::get(&global, &"crypto".into())
         .and_then(|crypto| {
             let f = js_sys::Reflect::get(&crypto, &"randomUUID".into())?;
             js_sys::Function::from(f).call0(&crypto)
         })
-        .ok()
-        .and_then(|v| v.as_string())
-        .unwrap_or_else(|| format!("{:x}", (js_sys::Math::random() * 1e16) as u64))
+        .map_err(|e| format!("crypto.randomUUID() failed: {e:?}"))?
+        .as_string()
+        .ok_or_else(|| "crypto.randomUUID() gave no string".to_string())
 }
