@@ -153,7 +153,7 @@ impl Dialect {
     /// Client side: one server frame to the canonical events it carries (often one, sometimes
     /// none, as for agentloop's `agent_finished`). `envelope.event_id` is the frame's own id.
     ///
-    /// The deltas that make up most of a stream take a fast path ([`fast`]) that gives the same
+    /// The deltas that make up most of a stream take a fast path (the private module `fast`) that gives the same
     /// events without building a JSON tree.
     pub fn decode_server(self, frame: &[u8], limits: Limits) -> Result<Vec<Sequenced>, Error> {
         if frame.len() <= limits.max_frame_bytes {
