@@ -49,7 +49,7 @@ use crate::field::Fields;
 use crate::frame::{parse_object, Limits};
 use crate::json::{Json, Object, ObjectWriter};
 use crate::names::{Agent, Review};
-use crate::Error;
+use crate::{text, Error};
 
 /// The response header that marks the body as a UI message stream.
 pub const STREAM_HEADER: (&str, &str) = ("x-vercel-ai-ui-message-stream", "v1");
@@ -231,7 +231,7 @@ impl Encoder {
             self.started = true;
             let id = ev.envelope.run_id.as_deref().unwrap_or("run");
             out.push(chunk("start", |w| {
-                w.str("messageId", &format!("msg-{id}"));
+                w.str("messageId", &text::concat(&["msg-", id]));
             }));
         }
         let at = ev.envelope.event_id.unwrap_or(0);
@@ -372,8 +372,10 @@ impl Encoder {
         let id = match &self.part {
             Some((_, id)) => id.clone(),
             None => {
-                let id = format!("{}{at}", &kind[..1]);
-                out.push(chunk(&format!("{kind}-start"), |w| {
+                // Without `format!`: the browser SDK links this encoder, and none of core's
+                // formatting machinery.
+                let id = text::concat(&[&kind[..1], &text::uint(at)]);
+                out.push(chunk(&text::concat(&[kind, "-start"]), |w| {
                     w.str("id", &id);
                 }));
                 self.part = Some((kind, id.clone()));
@@ -408,7 +410,7 @@ impl Encoder {
 
     fn close_part(&mut self, out: &mut Vec<Chunk>) {
         if let Some((kind, id)) = self.part.take() {
-            out.push(chunk(&format!("{kind}-end"), |w| {
+            out.push(chunk(&text::concat(&[kind, "-end"]), |w| {
                 w.str("id", &id);
             }));
         }
