@@ -280,6 +280,29 @@ function clientSection(c, targets, lines) {
       );
       lines.push('');
     }
+    if (pf.tasks) {
+      const t = pf.tasks;
+      const net = (a, b) =>
+        pairRatio(
+          a.map((x, i) => x - t[i]),
+          b,
+        );
+      const parts = [`the \`Client\` with \`run.onEvent\` ${fmt(net(cl, push), 1)}× \`Reassembler.push\``];
+      if (pf['cf-agents'])
+        parts.push(
+          `\`useChat\` over weft ${fmt(
+            net(
+              ai,
+              pf['cf-agents'].map((x, i) => x - t[i]),
+            ),
+            2,
+          )}× Cloudflare Agents per frame`,
+        );
+      lines.push(
+        `Every socket row pays for a task per frame, ${fmt(summary(t), 2)} µs here (the task-floor row), whatever the client does in it. Less that: ${parts.join('; ')}.`,
+      );
+      lines.push('');
+    }
     if (ms['cf-agents']) {
       lines.push(
         `Against Cloudflare Agents' client doing the same job (its \`WebSocketChatTransport\` under the same \`Chat\`, fed its own frames of the same conversation): ${fmt(pairRatio(ms['weft-ai'], ms['cf-agents']), 2)}× its time per stream, ${fmt(pairRatio(ai, pf['cf-agents']), 2)}× per frame (${R['weft-ai'][0].units.toLocaleString('en-US')} loom frames against its ${R['cf-agents'][0].units.toLocaleString('en-US')}). The AI SDK's share of the CF Agents row is the same \`Chat\`; what differs is the transport under it (CF Agents: \`JSON.parse\` of each frame and of the chunk inside it; weft: the \`Client\`'s decoding, then the protocol crate's \`aisdk\` encoder in the wasm and one \`JSON.parse\` per lot of chunks).`,
