@@ -1,17 +1,6 @@
 // Types of weft-sdk/ai. The AI SDK is a peer dependency: its types are named, not copied.
-import type { ChatTransport, UIMessage, UIMessageChunk } from 'ai';
-import type { Client, RunEvent, ToolDefinition, Transcript, Agent } from './weft_sdk.js';
-
-/** Canonical weft events (`run.onEvent`'s) to AI SDK UI message chunks, for one stream: the
- * same chunks weft's server sends on `POST /api/chat`. */
-export declare class UIChunkEncoder {
-  /** Whether the stream is over (the run ended, failed, or paused). */
-  readonly finished: boolean;
-  /** The chunks that carry this event, possibly none. */
-  encode(event: RunEvent): UIMessageChunk[];
-  /** The chunks that end the stream while the run waits for the page. */
-  pause(): UIMessageChunk[];
-}
+import type { ChatTransport, UIMessage } from 'ai';
+import type { Client, ToolDefinition, Transcript, Agent } from './weft_sdk.js';
 
 export interface WeftChatTransportOptions {
   /** A weft client (any dialect; `reconnectToStream` needs loom to find the running turn). */

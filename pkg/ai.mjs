@@ -6,147 +6,10 @@
 // A subpath of its own, so apps that do not use the AI SDK do not load it. The AI SDK is a
 // peer: only its types are named (ai.d.mts), nothing of it is imported.
 //
-// The chunks are the ones weft's server sends on `POST /api/chat` (the protocol crate's
-// `dialect::aisdk`): `UIChunkEncoder` is that encoder's twin for the page, and
-// tests/sdk/ai.test.mjs holds the two equal on every golden stream.
-
-/** Canonical weft events (`run.onEvent`'s) to AI SDK UI message chunks, for one stream. */
-export class UIChunkEncoder {
-  #started = false;
-  #step = false;
-  #answered = false;
-  /** The open text or reasoning part: `{ kind, id }`. */
-  #part = null;
-  #inputs = new Set();
-  #denied = new Set();
-  #finished = false;
-
-  /** Whether the stream is over (the run ended, failed, or paused). */
-  get finished() {
-    return this.#finished;
-  }
-
-  /** The chunks that carry this event, possibly none. */
-  encode(ev) {
-    const out = [];
-    if (this.#finished) return out;
-    if (!this.#started) {
-      this.#started = true;
-      out.push({ type: 'start', messageId: `msg-${ev.run_id ?? 'run'}` });
-    }
-    const call = ev.call_id;
-    switch (ev.type) {
-      case 'message_chunk':
-        this.#piece(out, 'text', ev.event_id ?? 0, ev.content);
-        break;
-      case 'reasoning_chunk':
-        this.#piece(out, 'reasoning', ev.event_id ?? 0, ev.content);
-        break;
-      case 'tool_call_chunk':
-        if (call == null) break;
-        this.#openStep(out);
-        this.#closePart(out);
-        if (!this.#inputs.has(call)) {
-          this.#inputs.add(call);
-          out.push({ type: 'tool-input-start', toolCallId: call, toolName: ev.name ?? '' });
-        }
-        if (ev.arguments_delta) out.push({ type: 'tool-input-delta', toolCallId: call, inputTextDelta: ev.arguments_delta });
-        break;
-      case 'tool_call':
-        if (call == null) break;
-        this.#openStep(out);
-        this.#closePart(out);
-        out.push({ type: 'tool-input-available', toolCallId: call, toolName: ev.name, input: ev.arguments ?? null });
-        break;
-      case 'llm_complete':
-        this.#closePart(out);
-        this.#answered = true;
-        break;
-      case 'tool_approval':
-        if (call == null) break;
-        this.#closePart(out);
-        out.push({ type: 'tool-approval-request', approvalId: call, toolCallId: call });
-        break;
-      case 'approval_resolved':
-        if (call == null || ev.review === 'yes' || ev.review === 'always') break;
-        this.#closePart(out);
-        this.#denied.add(call);
-        out.push({ type: 'tool-output-denied', toolCallId: call });
-        break;
-      case 'tool_end':
-        if (call == null || this.#denied.has(call)) break;
-        this.#closePart(out);
-        out.push(
-          ev.is_error
-            ? { type: 'tool-output-error', toolCallId: call, errorText: ev.result }
-            : { type: 'tool-output-available', toolCallId: call, output: ev.result },
-        );
-        break;
-      case 'run_end':
-        this.#finish(out, 'stop');
-        break;
-      case 'error':
-        this.#closePart(out);
-        this.#closeStep(out);
-        out.push(ev.code === 'cancelled' ? { type: 'abort', reason: ev.message } : { type: 'error', errorText: ev.message });
-        this.#finished = true;
-        break;
-      default:
-    }
-    return out;
-  }
-
-  /** The chunks that end the stream while the run waits for the page. */
-  pause() {
-    const out = [];
-    if (!this.#finished && this.#started) this.#finish(out, 'tool-calls');
-    this.#finished = true;
-    return out;
-  }
-
-  #piece(out, kind, at, delta) {
-    this.#openStep(out);
-    if (this.#part && this.#part.kind !== kind) this.#closePart(out);
-    if (!this.#part) {
-      this.#part = { kind, id: `${kind[0]}${at}` };
-      out.push({ type: `${kind}-start`, id: this.#part.id });
-    }
-    out.push({ type: `${kind}-delta`, id: this.#part.id, delta });
-  }
-
-  #openStep(out) {
-    if (this.#step && this.#answered) {
-      this.#closePart(out);
-      this.#closeStep(out);
-    }
-    if (!this.#step) {
-      this.#step = true;
-      this.#answered = false;
-      out.push({ type: 'start-step' });
-    }
-  }
-
-  #closeStep(out) {
-    if (this.#step) {
-      this.#step = false;
-      out.push({ type: 'finish-step' });
-    }
-  }
-
-  #closePart(out) {
-    if (this.#part) {
-      out.push({ type: `${this.#part.kind}-end`, id: this.#part.id });
-      this.#part = null;
-    }
-  }
-
-  #finish(out, reason) {
-    this.#closePart(out);
-    this.#closeStep(out);
-    out.push({ type: 'finish', finishReason: reason });
-    this.#finished = true;
-  }
-}
+// The chunks are the ones weft's server sends on `POST /api/chat`: the wasm writes them with the
+// protocol crate's own encoder (`dialect::aisdk`), and each stream gets its own, so the page
+// holds no second copy of that mapping. Chunks that arrive in one task come in one lot, deltas
+// of one part joined (`Chat` costs per chunk); the first delta of a reply is never held.
 
 /**
  * The AI SDK's `ChatTransport` over a weft `Client`. The chat id is the weft session (each
@@ -158,14 +21,12 @@ export class UIChunkEncoder {
 export class WeftChatTransport {
   #client;
   #agent;
-  /** Answers the run waits for, by call id: `{ resolve, reject, kind }`. */
+  /** Answers runs wait for, by call id: `{ resolve, reject, kind }`. */
   #waiting = new Map();
-  /** Calls of the current step, by id: `'open'`, `'ended'`. */
-  #step = new Map();
   /** The run of each chat that may still stream. */
   #runs = new Map();
-  /** The stream open now, told when the page holds everything the run waits for. */
-  #onSettled = null;
+  /** The streams open now, each with its own state (two `useChat`s may share a transport). */
+  #streams = new Set();
   #off = [];
 
   /** Reconnecting follows the running turn from its start (a reloaded page has lost it). */
@@ -237,8 +98,11 @@ export class WeftChatTransport {
     let runId;
     try {
       runId = (await this.#client.userMessages(chatId, { limit: 1 })).activeRunId;
-    } catch {
-      return null; // the dialect cannot say (only loom names the running run)
+    } catch (e) {
+      // Only loom names the running run: in the other dialects there is nothing to resume.
+      // Anything else (the socket, the server) is the AI SDK's to show.
+      if (/** @type {{code?: string}} */ (e)?.code === 'unsupported') return null;
+      throw e;
     }
     if (!runId) return null;
     const run = this.#client.follow(runId);
@@ -257,38 +121,61 @@ export class WeftChatTransport {
     });
   }
 
-  /** Ends the open stream once every call of the step has ended or waits for this page. */
+  /** Ends each open stream whose step's calls have all ended or wait for this page. */
   #settled() {
-    if (this.#waiting.size === 0) return;
-    for (const [id, state] of this.#step) if (state === 'open' && !this.#waiting.has(id)) return;
-    this.#onSettled?.();
+    for (const s of this.#streams) s.settled();
   }
 
   #stream(run, abortSignal) {
-    let off = () => {};
+    const waiting = this.#waiting;
+    const streams = this.#streams;
+    /** Calls of the stream's current step, by id: `'open'`, `'ended'`. */
+    const step = new Map();
+    let end = null;
+    let controller;
+    const state = {
+      /** Pauses the stream once a call of its step waits for the page and none runs on. */
+      settled() {
+        let asked = false;
+        for (const [id, s] of step) {
+          if (s !== 'open') continue;
+          if (!waiting.has(id)) return;
+          asked = true;
+        }
+        if (asked) close(end(true));
+      },
+    };
+    const close = (chunks) => {
+      if (!streams.delete(state)) return;
+      for (const c of chunks) controller.enqueue(c);
+      controller.close();
+    };
     return new ReadableStream({
-      start: (controller) => {
-        const encoder = new UIChunkEncoder();
-        const end = (chunks) => {
-          for (const c of chunks) controller.enqueue(c);
-          off();
-          if (this.#onSettled === pause) this.#onSettled = null;
-          controller.close();
-        };
-        const pause = () => end(encoder.pause());
-        this.#onSettled = pause;
-        this.#step.clear();
-        off = run.onEvent((ev) => {
-          if (ev.type === 'tool_call' && ev.call_id != null) this.#step.set(ev.call_id, 'open');
-          if (ev.type === 'tool_end' && ev.call_id != null) this.#step.set(ev.call_id, 'ended');
-          if (ev.type === 'llm_complete' && ev.tool_calls?.length) {
-            // A new response: its calls are the step's.
-            for (const [id, state] of this.#step) if (state === 'ended') this.#step.delete(id);
+      start: (c) => {
+        controller = c;
+        streams.add(state);
+        end = run.__uiChunks((chunks, done) => {
+          for (const chunk of chunks) {
+            const id = chunk.toolCallId;
+            switch (chunk.type) {
+              case 'start-step':
+                // A new response: the calls of the last one are behind it.
+                for (const [k, s] of step) if (s === 'ended') step.delete(k);
+                break;
+              case 'tool-input-available':
+                step.set(id, 'open');
+                break;
+              case 'tool-output-available':
+              case 'tool-output-error':
+              case 'tool-output-denied':
+                step.set(id, 'ended');
+                break;
+              default:
+            }
+            controller.enqueue(chunk);
           }
-          const chunks = encoder.encode(ev);
-          if (encoder.finished) return end(chunks);
-          for (const c of chunks) controller.enqueue(c);
-          this.#settled();
+          if (done) close([]);
+          else state.settled();
         });
         abortSignal?.addEventListener(
           'abort',
@@ -298,7 +185,10 @@ export class WeftChatTransport {
           { once: true },
         );
       },
-      cancel: () => off(),
+      cancel: () => {
+        streams.delete(state);
+        end?.(false);
+      },
     });
   }
 }

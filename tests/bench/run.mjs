@@ -6,10 +6,13 @@
 //
 //   node tests/bench/run.mjs [--runs 5] [--sections client,bundle,server,native,storage,mcp]
 //                            [--quick] [--out FILE] [--json FILE] [--report-only] [--only REGEX]
+//                            [--sdk DIR]
 //
 // --quick is the smoke run (`npm run bench:smoke`, tests/bench/smoke.mjs): a tiny input (the golden
 // fixtures of crates/protocol as the stream), one run, pkg/ as built, no Rust build, no weft
-// Worker (the peers' worker only), no report at the root unless --out says where.
+// Worker (the peers' worker only), no report at the root unless --out says where. --sdk measures
+// a weft-sdk package built already (scripts/build-sdk --out DIR, the entry modules beside it;
+// DIR-named, if there, for the profiles): another commit's, to compare in the same bench.
 
 import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -48,6 +51,7 @@ function parseArgs(argv) {
     else if (a === '--report-only') o.reportOnly = true;
     else if (a === '--merge') o.merge = true;
     else if (a === '--only') o.only = new RegExp(v());
+    else if (a === '--sdk') o.sdk = v();
     else throw new Error(`unknown argument ${a}`);
   }
   if (o.quick) o.runs = Math.min(o.runs, 1);
@@ -123,8 +127,10 @@ async function main() {
     // What to measure: the SDK as published (or pkg/ as built, for --quick).
     let sdk = null;
     if (o.sections.includes('client') || o.sections.includes('bundle')) {
-      log(o.quick ? 'using pkg/ as built' : 'building weft-sdk (release, scripts/build-sdk) into a folder of the bench');
-      sdk = await sdkPackage(o.quick ? 'pkg' : 'build', join(work, 'sdk'));
+      log(o.sdk ? `using ${o.sdk}` : o.quick ? 'using pkg/ as built' : 'building weft-sdk (release, scripts/build-sdk) into a folder of the bench');
+      sdk = o.sdk
+        ? { dir: o.sdk, named: existsSync(`${o.sdk}-named`) ? `${o.sdk}-named` : undefined, how: `${o.sdk} as given (--sdk)` }
+        : await sdkPackage(o.quick ? 'pkg' : 'build', join(work, 'sdk'));
       cmd(`weft-sdk: ${sdk.how}`);
     }
     let bin = null;
@@ -143,9 +149,11 @@ async function main() {
         ...DIALECTS.flatMap((d) => [`floor:${d}`, `weft-push:${d}`, `weft-pushMany:${d}`]),
         'ai-objects',
         'ai-sse',
+        'tasks',
         'cf-agents',
         'weft-client',
         'weft-ai',
+        'weft-ai-replay',
       ];
       const growth = [
         'floor:loom',

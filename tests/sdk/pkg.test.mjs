@@ -274,6 +274,48 @@ function client(t, server, dialect, options = {}) {
   return c;
 }
 
+test('an event crosses into JavaScript only when asked for, and then once', async (t) => {
+  const server = await serve('loom', 'tool-call');
+  const c = client(t, server, 'loom');
+  await c.connect();
+  // Nobody listens: no event is made a JS object (JSON.parse is how one crosses).
+  const parsed = [];
+  const parse = JSON.parse;
+  JSON.parse = (text, ...rest) => {
+    parsed.push(String(text));
+    return parse(text, ...rest);
+  };
+  let run;
+  try {
+    run = c.run({ message: 'What time is it?' });
+    await run.result;
+  } finally {
+    JSON.parse = parse;
+  }
+  assert.deepEqual(
+    parsed.filter((p) => p.includes('"event_id"')),
+    [],
+  );
+  // An iterator made after the run still gets every event of it, in order.
+  const { frames } = golden('loom', 'tool-call');
+  const want = frames.map((f) => JSON.parse(f)).map((f) => f.event?.type ?? f.type);
+  const late = [];
+  for await (const ev of run.events()) late.push(ev.type);
+  assert.deepEqual(late, want);
+  // A listener and an iterator share one object per event.
+  const second = c.run({ message: 'What time is it?' });
+  const heard = [];
+  second.onEvent((ev) => heard.push(ev));
+  await second.result;
+  const iterated = [];
+  for await (const ev of second.events()) iterated.push(ev);
+  assert.equal(iterated.length, want.length);
+  assert.ok(
+    iterated.every((ev, i) => ev === heard[i]),
+    'the same objects',
+  );
+});
+
 for (const dialect of DIALECTS) {
   test(`${dialect}: a run streams text and events and resolves`, async (t) => {
     const server = await serve(dialect, 'plain-reply');

@@ -20,6 +20,7 @@ mod raw;
 mod write;
 
 pub use float::parse_f64;
+pub(crate) use raw::write_str;
 pub use raw::RawJson;
 pub use write::{float, objects, ObjectWriter};
 

@@ -389,3 +389,39 @@ fn a_failure_is_an_error_chunk() {
     assert!(out[1].contains("the model is down"));
     assert!(enc.pause().is_empty());
 }
+
+#[test]
+fn deltas_of_one_part_join_and_nothing_else_does() {
+    use weft_protocol::dialect::aisdk::Chunk;
+    let delta = |kind: &'static str, id: &str, text: &str| Chunk::Delta {
+        kind,
+        id: id.into(),
+        delta: text.into(),
+    };
+    let mut a = delta("text", "t1", "Hel");
+    assert_eq!(a.absorb(delta("text", "t1", "lo \"you\"")), None);
+    assert_eq!(
+        serde_json::from_str::<Value>(&a.to_json()).unwrap(),
+        json!({"type": "text-delta", "id": "t1", "delta": "Hello \"you\""})
+    );
+    assert_eq!(
+        a.to_json(),
+        json!({"type": "text-delta", "id": "t1", "delta": "Hello \"you\""}).to_string()
+    );
+    // Another part, another kind, or not a delta: given back, the first left as it was.
+    for other in [
+        delta("text", "t2", "x"),
+        delta("reasoning", "t1", "x"),
+        Chunk::Json(r#"{"id":"t1","type":"text-end"}"#.into()),
+    ] {
+        assert_eq!(a.absorb(other.clone()), Some(other));
+    }
+    assert_eq!(
+        a,
+        delta("text", "t1", "Hello \"you\""),
+        "nothing taken from what was given back"
+    );
+    let mut end = Chunk::Json(r#"{"type":"finish-step"}"#.into());
+    let next = delta("text", "t3", "x");
+    assert_eq!(end.absorb(next.clone()), Some(next));
+}

@@ -281,6 +281,48 @@ async function aiSse(set) {
   return { ms, units: set.uiChunkCount, summary: summarizeUi(out) };
 }
 
+/**
+ * Dispatches each of `frames` into `socket` as a `message` event in a task of its own (a
+ * `MessageChannel` message each), as a socket delivers them: what a transport does at the end
+ * of a task (or what `Chat` does on the microtasks after it) happens once per frame, as it
+ * would on a live stream. Resolves after the last one's task.
+ */
+function feed(socket, frames) {
+  return new Promise((resolve) => {
+    const channel = new MessageChannel();
+    let i = 0;
+    channel.port1.onmessage = function step() {
+      if (i === frames.length) {
+        channel.port1.close();
+        return resolve(undefined);
+      }
+      socket.dispatchEvent(new MessageEvent('message', { data: frames[i++] }));
+      channel.port2.postMessage(0);
+    };
+    channel.port2.postMessage(0);
+  });
+}
+
+/**
+ * What a task per frame costs by itself: the loom frames fed (`feed`) to a socket whose listener
+ * does nothing, per message as the socket rows are. Part of each of those rows, for every
+ * client alike.
+ */
+async function taskFloor(set) {
+  const socket = new EventTarget();
+  let seen = 0;
+  socket.addEventListener('message', () => {
+    seen++;
+  });
+  let ms = 0;
+  for (const { segments } of set.weftRuns) {
+    const t0 = now();
+    for (const seg of segments) await feed(socket, seg);
+    ms += now() - t0;
+  }
+  return { ms, units: seen, summary: {} };
+}
+
 /** A stand-in for the socket `useAgent` gives `useAgentChat`: frames are dispatched into it. */
 class Socket extends EventTarget {
   constructor() {
@@ -297,7 +339,8 @@ class Socket extends EventTarget {
  * Cloudflare Agents' client: the `WebSocketChatTransport` that `useAgentChat` (agents/chat/react,
  * re-exported by @cloudflare/ai-chat/react) creates, under the AI SDK `Chat` that its `useChat`
  * runs — one conversation, one user message per assistant message, the server's frames
- * dispatched as socket messages. Timed from the first frame to the settled message, per message.
+ * dispatched as socket messages, each in a task of its own (`feed`). Timed from the first frame to
+ * the settled message, per message.
  */
 async function cfAgents(set) {
   const socket = new Socket();
@@ -319,7 +362,7 @@ async function cfAgents(set) {
     }
     frames[bodies.length] = JSON.stringify({ body: '', done: true, id: request.id, type: 'cf_agent_use_chat_response' });
     const t0 = now();
-    for (const data of frames) socket.dispatchEvent(new MessageEvent('message', { data }));
+    await feed(socket, frames);
     await done;
     ms += now() - t0;
     units += frames.length;
@@ -431,15 +474,12 @@ async function weftClient() {
  * weft's own client, the baseline of the useChat contestant: the same `Client` on the same
  * stand-in socket and frames, each run started by `client.run()` and its events taken by a
  * `run.onEvent` listener (what `WeftChatTransport` listens with), without the AI SDK. Timed
- * from the first frame to `run.result`, per message; approvals (--quick only) are answered yes
+ * from the first frame (each in a task of its own, `feed`) to `run.result`, per message; approvals (--quick only) are answered yes
  * by an `onApproval` callback, inside the time. The transcript is the client's own.
  */
 async function weftClientRuns(set) {
   const { client, socket } = await weftClient();
   const offApproval = client.onApproval(() => ({ review: 'yes' }));
-  const dispatch = (frames) => {
-    for (const data of frames) socket.dispatchEvent(new MessageEvent('message', { data }));
-  };
   let ms = 0;
   let units = 0;
   let events = 0;
@@ -457,7 +497,7 @@ async function weftClientRuns(set) {
       const t0 = now();
       for (let s = 0; s < segments.length; s++) {
         const answered = s + 1 < segments.length ? nextSend('approval_response') : null;
-        dispatch(segments[s]);
+        await feed(socket, segments[s]);
         if (answered) await answered;
       }
       await run.result;
@@ -504,18 +544,22 @@ function chatSettled(chat) {
  * `useChat` over weft: the AI SDK `Chat` (what `@ai-sdk/react`'s `useChat` runs, without React
  * rendering) with weft-sdk/ai's `WeftChatTransport` over a real weft `Client` (wasm), connected
  * to the stand-in socket. One conversation, one user message per assistant message, as the CF
- * Agents contestant; each run's loom frames dispatched as socket messages (the client names the
+ * Agents contestant; each run's loom frames dispatched as socket messages, each in a task of its
+ * own (`feed`), or with `burst` all in one task, as a resume's replay comes (the client names the
  * run as the stream does: `dealRunIds`). Timed from the first frame to the settled message, per message. An
  * approval (only in the golden fixtures of --quick) is answered yes as a page would, through
  * `addToolApprovalResponse`, outside the time; the frames after it are timed to the next settle.
  */
-async function weftChat(set) {
+async function weftChat(set, { burst = false } = {}) {
   const { client, socket } = await weftClient();
   const transport = new weftAi.WeftChatTransport({ client });
   const chat = new Chat({ id: 'sess-bench', transport, sendAutomaticallyWhen: transport.sendAutomaticallyWhen });
-  const dispatch = (frames) => {
-    for (const data of frames) socket.dispatchEvent(new MessageEvent('message', { data }));
-  };
+  // A live stream: a task per frame; a resume's replay: the frames in one burst, one task.
+  const dispatch = burst
+    ? async (frames) => {
+        for (const data of frames) socket.dispatchEvent(new MessageEvent('message', { data }));
+      }
+    : (frames) => feed(socket, frames);
   let ms = 0;
   let units = 0;
   const restore = dealRunIds();
@@ -527,7 +571,7 @@ async function weftChat(set) {
       const done = chat.sendMessage({ text: `message ${m}` });
       if ((await sent).id !== id) throw new Error(`weft-ai: the client named run ${m} otherwise than ${id}`);
       let t0 = now();
-      dispatch(segments[0]);
+      await dispatch(segments[0]);
       await done;
       ms += now() - t0;
       for (let s = 1; s < segments.length; s++) {
@@ -538,7 +582,7 @@ async function weftChat(set) {
         for (const p of asked) chat.addToolApprovalResponse({ id: p.approval.id, approved: true });
         await answered;
         t0 = now();
-        dispatch(segments[s]);
+        await dispatch(segments[s]);
         await settled;
         ms += now() - t0;
       }
@@ -574,10 +618,14 @@ async function measure(contestant, name) {
       return aiSse(set);
     case 'cf-agents':
       return cfAgents(set);
+    case 'tasks':
+      return taskFloor(set);
     case 'weft-client':
       return weftClientRuns(set);
     case 'weft-ai':
       return weftChat(set);
+    case 'weft-ai-replay':
+      return weftChat(set, { burst: true });
     default:
       throw new Error(`unknown contestant ${contestant}`);
   }

@@ -26,9 +26,11 @@ const NAMES = {
   'weft-pushMany': (d) => `weft-sdk \`Reassembler.pushMany\`, batches of 1,000 (${d})`,
   'ai-objects': () => 'AI SDK `readUIMessageStream`, from chunk objects',
   'ai-sse': () => 'AI SDK `readUIMessageStream`, from SSE text (`DefaultChatTransport` parsing)',
+  tasks: () => 'a task per frame, nothing done: the loom frames fed to a socket whose listener does nothing',
   'cf-agents': () => 'Cloudflare Agents client: `WebSocketChatTransport` + AI SDK `Chat`',
   'weft-client': () => 'weft-sdk `Client` (`run.onEvent`), fed loom frames by a stand-in socket',
   'weft-ai': () => '`useChat` over weft: weft-sdk/ai `WeftChatTransport` + AI SDK `Chat`, weft `Client` fed loom frames',
+  'weft-ai-replay': () => "`useChat` over weft, a resume's replay: the same, each run's frames in one burst (one task)",
 };
 const nameOf = (c) => {
   const [k, d] = c.split(':');
@@ -43,6 +45,8 @@ function clientClassify(fn) {
   if (/garbage collector/.test(fn)) return 'garbage collection';
   if (/^(serde_json|<serde_json|serde_core::de|<serde_core::de|serde::de)/.test(fn) || /serde_json::(de|read)/.test(fn))
     return 'JSON parsing in wasm (serde_json)';
+  if (/weft_protocol::dialect::aisdk|weft_sdk::run::(Lot|ChunkStream|chunk_array|add)/.test(fn))
+    return 'UI message chunks written in wasm (weft_protocol::dialect::aisdk)';
   if (/weft_protocol::reassembler|Reassembler/.test(fn) && /weft_protocol/.test(fn)) return 'reassembly (weft_protocol::reassembler)';
   if (/weft_protocol/.test(fn)) return 'frame → canonical event (weft_protocol dialect/event decoding)';
   if (/serde_wasm_bindgen|weft_sdk::marshal|tsify|serde_core::ser|<serde_core::ser|serde_json::ser/.test(fn))
@@ -57,20 +61,20 @@ function clientClassify(fn) {
 
 /** The functions of the bench page itself (not minified in profiles). */
 const BENCH_FNS =
-  /^(dispatch|deliver|weftChat|weftClientRuns|weftClient|nextSend|chatSettled|randomUUID|cfAgents|send|measure|weftPush|weftPushMany|floor) page\.js$/;
+  /^(dispatch|deliver|feed|step|weftChat|weftClientRuns|weftClient|nextSend|chatSettled|randomUUID|cfAgents|send|measure|weftPush|weftPushMany|floor) page\.js$/;
 
 /** Where a function of a client profile belongs, for contestant `c`: weft's client path and
  * the AI SDK's machinery get groups of their own. */
 function clientClassifier(c) {
-  const aiSdk = /^(weft-ai|cf-agents|ai-)/.test(c);
+  const aiSdk = /^(weft-ai|weft-ai-replay|cf-agents|ai-)/.test(c);
   return (fn) => {
     if (/^\((idle|program)\)/.test(fn)) return '(idle / program)';
     if (/garbage collector/.test(fn)) return 'garbage collection';
-    if (/ ai\.mjs$/.test(fn)) return 'weft-sdk/ai: `WeftChatTransport`, `UIChunkEncoder` (ai.mjs)';
+    if (/ ai\.mjs$/.test(fn)) return 'weft-sdk/ai: `WeftChatTransport` (ai.mjs)';
     if (/^eventObject /.test(fn)) return "events to JS objects (`JSON.parse` of each event's JSON, in the glue)";
     if (/^decode$|^decodeText |^getStringFromWasm0 /.test(fn)) return "strings out of wasm (UTF-8 → UTF-16: each event's JSON, its run id, each text delta)";
     if (/serde_json::ser::|as serde_core::ser::Serialize/.test(fn)) return 'events written out as JSON in wasm (serde_json::ser)';
-    if (/^(MessageEvent|dispatchEvent|dispatch page\.js|deliver page\.js)$/.test(fn))
+    if (/^(MessageEvent|dispatchEvent|postMessage|dispatch page\.js|deliver page\.js|feed page\.js|step page\.js)$/.test(fn))
       return 'socket `message` events (made and dispatched by the page, as for CF Agents)';
     if (aiSdk && /^(enqueue|read|close|ReadableStream|TransformStream|pipeThrough|pipeTo)$/.test(fn)) return 'web streams built-ins (transport → `Chat`)';
     if (aiSdk && / page\.js$/.test(fn) && !BENCH_FNS.test(fn)) return 'AI SDK: `Chat`, `processUIMessageStream`, chunk validation (page.js)';
@@ -156,8 +160,10 @@ function clientSection(c, targets, lines) {
   const ms = Object.fromEntries(contestants.map((k) => [k, msOf(R[k])]));
   const loaded = c.loaded[main.name];
   const meta = c.meta?.full;
-  const texts = new Set(contestants.map((k) => R[k][0]?.summary?.text));
-  const calls = new Set(contestants.map((k) => R[k][0]?.summary?.toolCalls));
+  // What each built (the task floor builds nothing).
+  const builders = contestants.filter((k) => k !== 'tasks');
+  const texts = new Set(builders.map((k) => R[k][0]?.summary?.text));
+  const calls = new Set(builders.map((k) => R[k][0]?.summary?.toolCalls));
   // "N× <label>" against another contestant of the same runs, pair by pair; nothing if absent.
   const vsOf = (k, pairs) =>
     pairs
@@ -173,6 +179,11 @@ function clientSection(c, targets, lines) {
       vs = vsOf(k, [
         ['weft-push:loom', 'weft push (loom)'],
         ['floor:loom', 'the floor (loom)'],
+      ]);
+    else if (kind === 'weft-ai-replay')
+      vs = vsOf(k, [
+        ['weft-ai', '`useChat` over weft, a task per frame'],
+        ['cf-agents', 'CF Agents (a task per frame)'],
       ]);
     else if (kind === 'weft-ai')
       vs = vsOf(k, [
@@ -213,7 +224,7 @@ function clientSection(c, targets, lines) {
   lines.push(table(['contestant', 'frames / chunks', 'ms per stream, median (min–max)', 'µs per frame', 'ratio, pair by pair'], rows));
   lines.push('');
   lines.push(
-    "How each is fed: weft and the floor get the frames as strings, one call per frame (`pushMany`: arrays of 1,000), and `transcript()` is taken once at the end (inside the time). The AI SDK reads one `ReadableStream` per message (objects; or SSE bytes in 16 KiB pieces through `DefaultChatTransport.processResponseStream`, the parsing its `useChat` transport does) and keeps the last message it yields. Cloudflare Agents: the `WebSocketChatTransport` that `useAgentChat` creates, under an AI SDK `Chat` (what its `useChat` runs, without React rendering), one conversation with one user message per assistant message, the server's `cf_agent_use_chat_response` frames dispatched as socket messages; the hook's own extra parse of every frame is not counted, so this figure is a lower bound for `useAgentChat`. weft's `Client` and `useChat` over weft: a real weft-sdk `Client` (loom, as an app makes it, heartbeats off) connected to a stand-in `WebSocket` put on `globalThis` while it connects — it opens selecting `weft.loom` as weft's Worker does and hands the page what the client sends — and each run's loom frames, byte for byte the ones above, dispatched into it as `message` events (the client's run ids are the stream's: the stand-in hands them out as `crypto.randomUUID()`, where the client takes them). The `Client` row starts each run with `client.run()` and listens with `run.onEvent`, timed from the first frame to `run.result`; the `useChat` row is weft-sdk/ai's `WeftChatTransport` over that client under the AI SDK `Chat` (what `useChat` runs, without React rendering), one user message per run as for Cloudflare Agents, timed from the first frame to the settled message. Ratios: each run's cost of one contestant ÷ the other's in the same run, then the median (min–max) of those.",
+    "How each is fed: weft and the floor get the frames as strings, one call per frame (`pushMany`: arrays of 1,000), and `transcript()` is taken once at the end (inside the time). The AI SDK reads one `ReadableStream` per message (objects; or SSE bytes in 16 KiB pieces through `DefaultChatTransport.processResponseStream`, the parsing its `useChat` transport does) and keeps the last message it yields. Cloudflare Agents: the `WebSocketChatTransport` that `useAgentChat` creates, under an AI SDK `Chat` (what its `useChat` runs, without React rendering), one conversation with one user message per assistant message, the server's `cf_agent_use_chat_response` frames dispatched as socket messages, each in a task of its own (a `MessageChannel` message each, as a socket delivers them); the hook's own extra parse of every frame is not counted, so this figure is a lower bound for `useAgentChat`. weft's `Client` and `useChat` over weft: a real weft-sdk `Client` (loom, as an app makes it, heartbeats off) connected to a stand-in `WebSocket` put on `globalThis` while it connects — it opens selecting `weft.loom` as weft's Worker does and hands the page what the client sends — and each run's loom frames, byte for byte the ones above, dispatched into it as `message` events, each in a task of its own as for Cloudflare Agents, so that what the SDK saves by merging what arrives in one task is only what a live stream would give it (the client's run ids are the stream's: the stand-in hands them out as `crypto.randomUUID()`, where the client takes them). The `Client` row starts each run with `client.run()` and listens with `run.onEvent`, timed from the first frame to `run.result`; the `useChat` row is weft-sdk/ai's `WeftChatTransport` over that client under the AI SDK `Chat` (what `useChat` runs, without React rendering), one user message per run as for Cloudflare Agents, timed from the first frame to the settled message; the replay row is the same with each run's frames dispatched in one task, as a resume's replay arrives (where the SDK hands `Chat` what came together as one lot, a part's deltas joined). Ratios: each run's cost of one contestant ÷ the other's in the same run, then the median (min–max) of those.",
   );
   lines.push('');
   if (pf['weft-ai'] && pf['weft-client'] && pf['weft-push:loom']) {
@@ -245,7 +256,7 @@ function clientSection(c, targets, lines) {
             )} %`,
           ],
           [
-            '+ `WeftChatTransport` (events → UI message chunks) and the AI SDK `Chat`',
+            '+ the UI message chunks (written in the wasm), `WeftChatTransport` and the AI SDK `Chat`',
             fmt(diff(ai, cl), 2),
             `${fmt(
               share(
@@ -269,9 +280,32 @@ function clientSection(c, targets, lines) {
       );
       lines.push('');
     }
+    if (pf.tasks) {
+      const t = pf.tasks;
+      const net = (a, b) =>
+        pairRatio(
+          a.map((x, i) => x - t[i]),
+          b,
+        );
+      const parts = [`the \`Client\` with \`run.onEvent\` ${fmt(net(cl, push), 1)}× \`Reassembler.push\``];
+      if (pf['cf-agents'])
+        parts.push(
+          `\`useChat\` over weft ${fmt(
+            net(
+              ai,
+              pf['cf-agents'].map((x, i) => x - t[i]),
+            ),
+            2,
+          )}× Cloudflare Agents per frame`,
+        );
+      lines.push(
+        `Every socket row pays for a task per frame, ${fmt(summary(t), 2)} µs here (the task-floor row), whatever the client does in it. Less that: ${parts.join('; ')}.`,
+      );
+      lines.push('');
+    }
     if (ms['cf-agents']) {
       lines.push(
-        `Against Cloudflare Agents' client doing the same job (its \`WebSocketChatTransport\` under the same \`Chat\`, fed its own frames of the same conversation): ${fmt(pairRatio(ms['weft-ai'], ms['cf-agents']), 2)}× its time per stream, ${fmt(pairRatio(ai, pf['cf-agents']), 2)}× per frame (${R['weft-ai'][0].units.toLocaleString('en-US')} loom frames against its ${R['cf-agents'][0].units.toLocaleString('en-US')}). The AI SDK's share of the CF Agents row is the same \`Chat\`; what differs is the transport under it (CF Agents: \`JSON.parse\` of each frame and of the chunk inside it; weft: the \`Client\` above, then \`UIChunkEncoder\`).`,
+        `Against Cloudflare Agents' client doing the same job (its \`WebSocketChatTransport\` under the same \`Chat\`, fed its own frames of the same conversation): ${fmt(pairRatio(ms['weft-ai'], ms['cf-agents']), 2)}× its time per stream, ${fmt(pairRatio(ai, pf['cf-agents']), 2)}× per frame (${R['weft-ai'][0].units.toLocaleString('en-US')} loom frames against its ${R['cf-agents'][0].units.toLocaleString('en-US')}). The AI SDK's share of the CF Agents row is the same \`Chat\`; what differs is the transport under it (CF Agents: \`JSON.parse\` of each frame and of the chunk inside it; weft: the \`Client\`'s decoding, then the protocol crate's \`aisdk\` encoder in the wasm and one \`JSON.parse\` per lot of chunks).`,
       );
       lines.push('');
     }
@@ -300,6 +334,16 @@ function clientSection(c, targets, lines) {
         each.map(([d, r]) => `${d} ${fmt(r, 2)}×`).join(', '),
         yes(each.every(([, r]) => r.median <= 2.0)),
       ]);
+  }
+
+  // issue 42: the path React apps take
+  if (ms['weft-ai'] && ms['cf-agents']) {
+    const r = pairRatio(ms['weft-ai'], ms['cf-agents']);
+    targets.push(['Client: `useChat` over weft ≤ 0.8× Cloudflare Agents per stream (a task per frame; issue 42)', `${fmt(r, 2)}×`, yes(r.median <= 0.8)]);
+  }
+  if (pf['weft-client'] && pf['weft-push:loom']) {
+    const r = pairRatio(pf['weft-client'], pf['weft-push:loom']);
+    targets.push(['Client: the `Client` with `run.onEvent` ≤ 3× `Reassembler.push` (loom, a task per frame; issue 42)', `${fmt(r, 2)}×`, yes(r.median <= 3)]);
   }
 
   // growth

@@ -42,15 +42,14 @@
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
-use serde_json::{json, Value};
 
 use crate::command::{ApprovalDecision, ClientTools, Command, RunCommand, ToolResult};
 use crate::event::{Event, Sequenced, ToolSpec};
 use crate::field::Fields;
 use crate::frame::{parse_object, Limits};
-use crate::json::{Json, Object};
+use crate::json::{Json, Object, ObjectWriter};
 use crate::names::{Agent, Review};
-use crate::Error;
+use crate::{text, Error};
 
 /// The response header that marks the body as a UI message stream.
 pub const STREAM_HEADER: (&str, &str) = ("x-vercel-ai-ui-message-stream", "v1");
@@ -217,8 +216,13 @@ impl Encoder {
         self.finished
     }
 
-    /// The chunks that carry this event, possibly none.
+    /// The chunks that carry this event, possibly none, as JSON text.
     pub fn encode(&mut self, ev: &Sequenced) -> Vec<String> {
+        self.encode_chunks(ev).iter().map(Chunk::to_json).collect()
+    }
+
+    /// The chunks that carry this event, possibly none.
+    pub fn encode_chunks(&mut self, ev: &Sequenced) -> Vec<Chunk> {
         let mut out = Vec::new();
         if self.finished {
             return out;
@@ -226,10 +230,9 @@ impl Encoder {
         if !self.started {
             self.started = true;
             let id = ev.envelope.run_id.as_deref().unwrap_or("run");
-            push(
-                &mut out,
-                json!({"type": "start", "messageId": format!("msg-{id}")}),
-            );
+            out.push(chunk("start", |w| {
+                w.str("messageId", &text::concat(&["msg-", id]));
+            }));
         }
         let at = ev.envelope.event_id.unwrap_or(0);
         match &ev.event {
@@ -244,18 +247,16 @@ impl Encoder {
                 self.close_part(&mut out);
                 if !self.inputs.contains(call) {
                     self.inputs.push(call.clone());
-                    push(
-                        &mut out,
-                        json!({"type": "tool-input-start", "toolCallId": call,
-                               "toolName": name.as_deref().unwrap_or("")}),
-                    );
+                    out.push(chunk("tool-input-start", |w| {
+                        w.str("toolCallId", call)
+                            .str("toolName", name.as_deref().unwrap_or(""));
+                    }));
                 }
                 if !arguments_delta.is_empty() {
-                    push(
-                        &mut out,
-                        json!({"type": "tool-input-delta", "toolCallId": call,
-                               "inputTextDelta": arguments_delta}),
-                    );
+                    out.push(chunk("tool-input-delta", |w| {
+                        w.str("inputTextDelta", arguments_delta)
+                            .str("toolCallId", call);
+                    }));
                 }
             }
             Event::ToolCall {
@@ -265,11 +266,11 @@ impl Encoder {
             } => {
                 self.open_step(&mut out);
                 self.close_part(&mut out);
-                push(
-                    &mut out,
-                    json!({"type": "tool-input-available", "toolCallId": call,
-                           "toolName": name, "input": arguments}),
-                );
+                out.push(chunk("tool-input-available", |w| {
+                    w.raw("input", arguments)
+                        .str("toolCallId", call)
+                        .str("toolName", name);
+                }));
             }
             Event::LlmComplete { .. } => {
                 self.close_part(&mut out);
@@ -280,11 +281,9 @@ impl Encoder {
                 ..
             } => {
                 self.close_part(&mut out);
-                push(
-                    &mut out,
-                    json!({"type": "tool-approval-request", "approvalId": call,
-                           "toolCallId": call}),
-                );
+                out.push(chunk("tool-approval-request", |w| {
+                    w.str("approvalId", call).str("toolCallId", call);
+                }));
             }
             Event::ApprovalResolved {
                 call_id: Some(call),
@@ -293,10 +292,9 @@ impl Encoder {
             } if !matches!(review, Review::Yes | Review::Always) => {
                 self.close_part(&mut out);
                 self.denied.push(call.clone());
-                push(
-                    &mut out,
-                    json!({"type": "tool-output-denied", "toolCallId": call}),
-                );
+                out.push(chunk("tool-output-denied", |w| {
+                    w.str("toolCallId", call);
+                }));
             }
             Event::ToolEnd {
                 call_id: Some(call),
@@ -305,21 +303,28 @@ impl Encoder {
                 ..
             } if !self.denied.contains(call) => {
                 self.close_part(&mut out);
-                let chunk = if *is_error {
-                    json!({"type": "tool-output-error", "toolCallId": call, "errorText": result})
+                out.push(if *is_error {
+                    chunk("tool-output-error", |w| {
+                        w.str("errorText", result).str("toolCallId", call);
+                    })
                 } else {
-                    json!({"type": "tool-output-available", "toolCallId": call, "output": result})
-                };
-                push(&mut out, chunk);
+                    chunk("tool-output-available", |w| {
+                        w.str("output", result).str("toolCallId", call);
+                    })
+                });
             }
             Event::RunEnd { .. } => self.finish(&mut out, "stop"),
             Event::Error { message, code, .. } => {
                 self.close_part(&mut out);
                 self.close_step(&mut out);
                 if code.as_deref() == Some("cancelled") {
-                    push(&mut out, json!({"type": "abort", "reason": message}));
+                    out.push(chunk("abort", |w| {
+                        w.str("reason", message);
+                    }));
                 } else {
-                    push(&mut out, json!({"type": "error", "errorText": message}));
+                    out.push(chunk("error", |w| {
+                        w.str("errorText", message);
+                    }));
                 }
                 self.finished = true;
             }
@@ -331,6 +336,11 @@ impl Encoder {
     /// The chunks that end this request's stream while the run waits for the page (an approval
     /// or a client-side tool's output, sent with the next request).
     pub fn pause(&mut self) -> Vec<String> {
+        self.pause_chunks().iter().map(Chunk::to_json).collect()
+    }
+
+    /// [`Encoder::pause`]'s chunks.
+    pub fn pause_chunks(&mut self) -> Vec<Chunk> {
         let mut out = Vec::new();
         if !self.finished && self.started {
             self.finish(&mut out, "tool-calls");
@@ -339,7 +349,22 @@ impl Encoder {
         out
     }
 
-    fn piece(&mut self, out: &mut Vec<String>, kind: &'static str, at: u64, delta: &str) {
+    /// The chunks that end the stream with a failure the run's events did not carry (the
+    /// client lost the run: it closed, or the connection cannot resume it).
+    pub fn fail(&mut self, message: &str) -> Vec<Chunk> {
+        let mut out = Vec::new();
+        if !self.finished {
+            self.close_part(&mut out);
+            self.close_step(&mut out);
+            out.push(chunk("error", |w| {
+                w.str("errorText", message);
+            }));
+        }
+        self.finished = true;
+        out
+    }
+
+    fn piece(&mut self, out: &mut Vec<Chunk>, kind: &'static str, at: u64, delta: &str) {
         self.open_step(out);
         if self.part.as_ref().is_some_and(|(k, _)| *k != kind) {
             self.close_part(out);
@@ -347,19 +372,24 @@ impl Encoder {
         let id = match &self.part {
             Some((_, id)) => id.clone(),
             None => {
-                let id = format!("{}{at}", &kind[..1]);
-                push(out, json!({"type": format!("{kind}-start"), "id": id}));
+                // Without `format!`: the browser SDK links this encoder, and none of core's
+                // formatting machinery.
+                let id = text::concat(&[&kind[..1], &text::uint(at)]);
+                out.push(chunk(&text::concat(&[kind, "-start"]), |w| {
+                    w.str("id", &id);
+                }));
                 self.part = Some((kind, id.clone()));
                 id
             }
         };
-        push(
-            out,
-            json!({"type": format!("{kind}-delta"), "id": id, "delta": delta}),
-        );
+        out.push(Chunk::Delta {
+            kind,
+            id,
+            delta: delta.into(),
+        });
     }
 
-    fn open_step(&mut self, out: &mut Vec<String>) {
+    fn open_step(&mut self, out: &mut Vec<Chunk>) {
         if self.step && self.answered {
             self.close_part(out);
             self.close_step(out);
@@ -367,31 +397,99 @@ impl Encoder {
         if !self.step {
             self.step = true;
             self.answered = false;
-            push(out, json!({"type": "start-step"}));
+            out.push(chunk("start-step", |_| {}));
         }
     }
 
-    fn close_step(&mut self, out: &mut Vec<String>) {
+    fn close_step(&mut self, out: &mut Vec<Chunk>) {
         if self.step {
             self.step = false;
-            push(out, json!({"type": "finish-step"}));
+            out.push(chunk("finish-step", |_| {}));
         }
     }
 
-    fn close_part(&mut self, out: &mut Vec<String>) {
+    fn close_part(&mut self, out: &mut Vec<Chunk>) {
         if let Some((kind, id)) = self.part.take() {
-            push(out, json!({"type": format!("{kind}-end"), "id": id}));
+            out.push(chunk(&text::concat(&[kind, "-end"]), |w| {
+                w.str("id", &id);
+            }));
         }
     }
 
-    fn finish(&mut self, out: &mut Vec<String>, reason: &str) {
+    fn finish(&mut self, out: &mut Vec<Chunk>, reason: &str) {
         self.close_part(out);
         self.close_step(out);
-        push(out, json!({"type": "finish", "finishReason": reason}));
+        out.push(chunk("finish", |w| {
+            w.str("finishReason", reason);
+        }));
         self.finished = true;
     }
 }
 
-fn push(out: &mut Vec<String>, chunk: Value) {
-    out.push(chunk.to_string());
+/// A chunk of type `kind` with the members `write` writes. Members go in ascending order of
+/// their keys and `type` last, as serde_json writes a `json!` object: the chunks are the text
+/// the encoder has always sent.
+fn chunk(kind: &str, write: impl FnOnce(&mut ObjectWriter)) -> Chunk {
+    let mut w = ObjectWriter::new();
+    write(&mut w);
+    Chunk::Json(w.str("type", kind).finish())
+}
+
+/// One UI message chunk. A text or reasoning delta is kept apart from its JSON until it is
+/// written, so that whoever hands several chunks over at once can join the consecutive deltas of
+/// one part into one ([`Chunk::absorb`]): the AI SDK's `Chat` pays per chunk, not per character.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Chunk {
+    /// `text-delta` or `reasoning-delta` (`kind` `text` or `reasoning`) of the part `id`.
+    Delta {
+        kind: &'static str,
+        id: String,
+        delta: String,
+    },
+    /// Any other chunk, as JSON text.
+    Json(String),
+}
+
+impl Chunk {
+    /// The chunk's JSON text.
+    pub fn to_json(&self) -> String {
+        let mut out = String::new();
+        self.write_json(&mut out);
+        out
+    }
+
+    /// Appends the chunk's JSON text to `out`.
+    pub fn write_json(&self, out: &mut String) {
+        match self {
+            Chunk::Json(json) => out.push_str(json),
+            Chunk::Delta { kind, id, delta } => {
+                out.push_str("{\"delta\":");
+                crate::json::write_str(out, delta);
+                out.push_str(",\"id\":");
+                crate::json::write_str(out, id);
+                out.push_str(",\"type\":\"");
+                out.push_str(kind);
+                out.push_str("-delta\"}");
+            }
+        }
+    }
+
+    /// Takes `next` into this chunk when both are deltas of the same part (their text joined);
+    /// gives it back otherwise.
+    pub fn absorb(&mut self, next: Chunk) -> Option<Chunk> {
+        match (self, next) {
+            (
+                Chunk::Delta { kind, id, delta },
+                Chunk::Delta {
+                    kind: k,
+                    id: i,
+                    delta: d,
+                },
+            ) if *kind == k && *id == i => {
+                delta.push_str(&d);
+                None
+            }
+            (_, next) => Some(next),
+        }
+    }
 }

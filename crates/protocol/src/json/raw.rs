@@ -214,7 +214,7 @@ fn write_object(out: &mut String, object: &Object<'_>, skip: &[&str]) {
 
 /// A JSON string as serde_json escapes it: the quote, the backslash and control characters,
 /// nothing else.
-pub(super) fn write_str(out: &mut String, text: &str) {
+pub(crate) fn write_str(out: &mut String, text: &str) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     out.push('"');
     let mut run = 0;

@@ -138,20 +138,25 @@ impl Shared {
             }
             Output::Event { run, event } => {
                 let state = run.and_then(|h| self.runs.borrow().get(&h).cloned());
-                if self.events.is_empty() && state.is_none() {
-                    return;
-                }
-                match marshal::event(&event) {
-                    Ok(js) => {
-                        self.events.emit(&js);
-                        if let Some(state) = state {
-                            if let Some(run_id) = &event.envelope.run_id {
-                                state.set_run_id(run_id);
-                            }
-                            state.event(js);
-                        }
+                // Made a JS object only for a listener waiting for one, once for all of them.
+                let wanted =
+                    !self.events.is_empty() || state.as_ref().is_some_and(|s| s.wants_objects());
+                let js = if wanted {
+                    match marshal::event(&event) {
+                        Ok(js) => Some(js),
+                        Err(e) => return self.error(e),
                     }
-                    Err(e) => self.error(e),
+                } else {
+                    None
+                };
+                if let Some(js) = &js {
+                    self.events.emit(js);
+                }
+                if let Some(state) = state {
+                    if let Some(run_id) = &event.envelope.run_id {
+                        state.set_run_id(run_id);
+                    }
+                    state.event(event, js);
                 }
             }
             Output::Text { run, delta } => {
