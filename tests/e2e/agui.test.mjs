@@ -15,6 +15,7 @@ import { after, before, describe, test } from 'node:test';
 import { HttpAgent } from '@ag-ui/client';
 import { EventSchema, RunAgentInputSchema } from '@ag-ui/core/schemas';
 
+import { Conn } from './client.mjs';
 import { startServer } from './server.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -197,6 +198,159 @@ describe('POST /agui with @ag-ui/client', () => {
     const valid = JSON.stringify({ threadId: `agui-${randomUUID()}`, runId: 'r', messages: [{ id: 'u', role: 'user', content: 'hi' }] });
     const noAuth = await fetch(`${server.http}/agui`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: valid });
     assert.equal(noAuth.status, 401);
+  });
+});
+
+/** A socket at `GET /agui` on session `sid` (weft's client: it offers `weft.agui`). */
+const openAgui = (sid, protocols = ['weft.agui']) => Conn.open(`${server.url}/agui?session_id=${sid}&token=${TOKEN}`, protocols);
+
+/** A `RunAgentInput` as one frame: a user message, or `extra` (its tool messages, its `resume`). */
+const input = (content, extra = {}) => ({
+  threadId: '',
+  runId: randomUUID(),
+  messages: content === null ? [] : [{ id: randomUUID(), role: 'user', content }],
+  tools: [],
+  context: [],
+  ...extra,
+});
+
+/** The AG-UI events of run `runId` a socket got (every frame of a run is one). */
+const ofRun = (conn, runId) => conn.frames.filter((f) => f.run_id === runId);
+
+/** Every frame passes `@ag-ui/core`'s event schema, weft's fields beside its own included. */
+function assertSchema(frames) {
+  for (const f of frames) {
+    const parsed = EventSchema.safeParse(f);
+    assert.ok(parsed.success, `${f.type} fails @ag-ui/core's schema: ${parsed.error}`);
+  }
+}
+
+/** 1, 2, 3, …: nothing lost, nothing twice. */
+const assertDense = (ids) =>
+  assert.deepEqual(
+    ids,
+    ids.map((_, i) => i + 1),
+  );
+
+const finishedOf =
+  (runId, from = 0) =>
+  (f) =>
+    f.type === 'RUN_FINISHED' && f.run_id === runId;
+
+describe('AG-UI over the WebSocket at /agui', () => {
+  test('a run: one RunAgentInput frame in, one event a frame out, each with run_id and a dense event_id', async () => {
+    const sid = `agui-ws-${randomUUID()}`;
+    const c = await openAgui(sid);
+    assert.equal(c.ws.protocol, 'weft.agui');
+    const first = input('count to 5');
+    c.send(first);
+    const finished = await c.wait(finishedOf(first.runId));
+    const events = ofRun(c, first.runId);
+    assertSchema(events);
+    assert.equal(events[0].type, 'RUN_STARTED');
+    assert.equal(events[0].runId, first.runId, "the input's runId names the run");
+    assert.equal(events[0].threadId, sid, 'the thread is the socket session');
+    assert.equal(events[0].user_message, 'count to 5');
+    assertDense(events.map((e) => e.event_id));
+    assert.equal(textOf(events), '1 2 3 4 5');
+    assert.equal(finished.outcome.type, 'success');
+    assert.equal(finished.result, '1 2 3 4 5');
+    // The same events as over SSE, once weft's fields are set aside: the next run, its thread
+    // now named, hears the first.
+    const second = input('summarize', { threadId: sid });
+    c.send(second);
+    await c.wait(finishedOf(second.runId));
+    assert.match(textOf(ofRun(c, second.runId)), /count to 5/);
+    c.close();
+  });
+
+  test('a socket cut mid-run resumes by offset: every event once, in order', async () => {
+    const sid = `agui-ws-${randomUUID()}`;
+    const a = await openAgui(sid);
+    const run = input('count to 120');
+    a.send(run);
+    await a.wait((f) => f.type === 'TEXT_MESSAGE_CONTENT' && /\b10\b/.test(textOf(a.frames)));
+    a.kill();
+    const seen = ofRun(a, run.runId);
+    const last = seen.at(-1).event_id;
+    const b = await openAgui(sid);
+    b.send({ type: 'resume', run_id: run.runId, after_event_id: last });
+    const finished = await b.wait(finishedOf(run.runId));
+    const rest = ofRun(b, run.runId);
+    assertSchema(rest);
+    const all = [...seen, ...rest];
+    assertDense(all.map((e) => e.event_id));
+    assert.equal(all.filter((e) => e.type === 'RUN_STARTED').length, 1);
+    assert.equal(textOf(all), finished.result);
+    assert.equal(finished.result.split(' ').length, 120);
+    b.close();
+  });
+
+  test("an approval is an interrupt; the next input's resume answers it, and the run goes on in a new AG-UI run", async () => {
+    const sid = `agui-ws-${randomUUID()}`;
+    const c = await openAgui(sid);
+    const run = input('write hello to notes.txt');
+    c.send(run);
+    const interrupted = await c.wait(finishedOf(run.runId));
+    assert.equal(interrupted.outcome.type, 'interrupt');
+    const [interrupt] = interrupted.outcome.interrupts;
+    assert.equal(interrupt.reason, 'tool_call');
+    assert.equal(interrupted.tool, 'apply_patch', "weft's field: the call's tool");
+    const from = c.frames.length;
+    c.send(input(null, { resume: [{ interruptId: interrupt.id, status: 'resolved', payload: { approved: true } }] }));
+    const done = await c.wait((f) => finishedOf(run.runId)(f) && f.outcome.type === 'success', { from });
+    const events = ofRun(c, run.runId);
+    assertSchema(events);
+    assertDense(events.map((e) => e.event_id));
+    const next = c.frames.slice(from).filter((f) => f.run_id === run.runId);
+    assert.equal(next[0].type, 'RUN_STARTED', 'the answer starts the next AG-UI run');
+    assert.equal(next[0].runId, run.runId);
+    const result = next.find((e) => e.type === 'TOOL_CALL_RESULT');
+    assert.equal(result?.toolCallId, interrupt.toolCallId);
+    assert.ok(done.result.length > 0);
+    // The same answer again finds nothing waiting: a clear refusal, nothing runs twice.
+    const again = c.frames.length;
+    c.send(input(null, { resume: [{ interruptId: interrupt.id, status: 'resolved', payload: { approved: true } }] }));
+    const refused = await c.wait((f) => f.type === 'RUN_ERROR', { from: again });
+    assertSchema([refused]);
+    assert.ok(refused.message.length > 0 && refused.code, JSON.stringify(refused));
+    c.close();
+  });
+
+  test('cancel stops the run: its AG-UI run finishes with outcome cancelled', async () => {
+    const sid = `agui-ws-${randomUUID()}`;
+    const c = await openAgui(sid);
+    const run = input('count to 120');
+    c.send(run);
+    await c.wait((f) => f.type === 'TEXT_MESSAGE_CONTENT');
+    c.send({ type: 'cancel', run_id: run.runId });
+    const finished = await c.wait(finishedOf(run.runId));
+    assert.equal(finished.outcome.type, 'cancelled');
+    const events = ofRun(c, run.runId);
+    assertSchema(events);
+    assertDense(events.map((e) => e.event_id));
+    c.close();
+  });
+
+  test('bad input is a RUN_ERROR with its code; a client that offers no subprotocol gets the events alone', async () => {
+    const c = await openAgui(`agui-ws-${randomUUID()}`);
+    c.send('{"threadId": 5}');
+    const error = await c.wait((f) => f.type === 'RUN_ERROR');
+    assertSchema([error]);
+    assert.match(error.message, /RunAgentInput/);
+    c.send({ type: 'dance' });
+    const unknown = await c.wait((f) => f.type === 'RUN_ERROR' && f.code === 'unknown_type');
+    assert.match(unknown.message, /dance/);
+    c.close();
+    const plain = await openAgui(`agui-ws-${randomUUID()}`, []);
+    const run = input('count to 3');
+    plain.send(run);
+    await plain.wait(finishedOf(run.runId));
+    const events = ofRun(plain, run.runId);
+    assertSchema(events);
+    assert.ok(!events.some((e) => 'user_message' in e || 'tool' in e), 'no weft fields but run_id and event_id');
+    assert.equal(textOf(events), '1 2 3');
+    plain.close();
   });
 });
 

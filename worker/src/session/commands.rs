@@ -121,6 +121,12 @@ impl Session {
                 self.drive().await;
             }
             Command::LoomApp(q) => self.loom_app(ws, info, q).await,
+            // An AG-UI input that asks several things (inbound.rs took its tools): in order.
+            Command::Batch { commands } => {
+                for c in commands {
+                    Box::pin(self.command(ws, info, c)).await;
+                }
+            }
             _ => self.reply(
                 ws,
                 info,
