@@ -6,7 +6,9 @@
 // What it adds to `HttpAgent`: one socket for every run of the thread; a dropped socket is
 // reopened and the run resumed where it was, by the `event_id` weft puts on every event
 // (nothing lost, nothing twice); `abortRun()` cancels the run on the server; `connectAgent()`
-// reattaches to the thread's running run (a reloaded page gets it from its start).
+// reattaches to the thread's running run (a reloaded page gets it from its start). A frontend
+// tool's call ends the app's AG-UI run as over HTTP: the server's socket stream is the whole
+// weft run and does not say so, so the agent does (see `#follow`).
 //
 // The wire (weft_protocol::dialect::agui::socket): one `RunAgentInput` per client frame, one
 // AG-UI event per server frame with weft's `run_id` and `event_id` beside its own fields, and
@@ -63,8 +65,14 @@ export class WeftAgent extends AbstractAgent {
     this.opening = null;
     /** @type {Following | null} the run whose events the agent delivers now */
     this.following = null;
-    /** The weft run the agent last followed and the last event of it delivered, for a resume. */
-    this.lastRun = { runId: '', seen: 0 };
+    /**
+     * The weft run the agent last followed, the last event of it delivered, and whether its
+     * AG-UI run ended at a frontend tool's call while the server's goes on.
+     */
+    /** @type {{ runId: string, seen: number, paused: boolean, closed: string[] }} */
+    this.lastRun = { runId: '', seen: 0, paused: false, closed: [] };
+    /** @type {Frame[]} frames of that run that came while no AG-UI run followed it */
+    this.parked = [];
     this.retryMs = RETRY_MS;
     /** @type {ReturnType<typeof setTimeout> | undefined} */
     this.retryTimer = undefined;
@@ -83,9 +91,10 @@ export class WeftAgent extends AbstractAgent {
     const runId = starts ? input.runId : this.lastRun.runId;
     const seen = starts ? 0 : this.lastRun.seen;
     const frame = JSON.stringify({ ...input, threadId: this.threadId });
+    const frontend = new Set((input.tools ?? []).map((t) => t.name));
     // On a socket that dropped, the run is resumed instead; a run the server never got is
     // refused as unknown, and the input goes again (`retry`).
-    return this.#follow(runId, seen, () => frame, starts ? () => frame : null);
+    return this.#follow(runId, seen, () => frame, starts ? () => frame : null, frontend);
   }
 
   /**
@@ -96,7 +105,7 @@ export class WeftAgent extends AbstractAgent {
    */
   connect(_input) {
     // An empty run id asks for the session's active run (weft's resume).
-    return this.#follow('', 0, () => JSON.stringify({ type: 'resume', run_id: '', after_event_id: 0 }), null);
+    return this.#follow('', 0, () => JSON.stringify({ type: 'resume', run_id: '', after_event_id: 0 }), null, new Set());
   }
 
   /** Cancels the run on the server: its AG-UI run ends with `RUN_FINISHED {outcome: cancelled}`. */
@@ -124,7 +133,8 @@ export class WeftAgent extends AbstractAgent {
     copy.socket = null;
     copy.opening = null;
     copy.following = null;
-    copy.lastRun = { runId: '', seen: 0 };
+    copy.lastRun = { runId: '', seen: 0, paused: false, closed: [] };
+    copy.parked = [];
     return copy;
   }
 
@@ -134,11 +144,22 @@ export class WeftAgent extends AbstractAgent {
    * @param {number} seen events of it already delivered
    * @param {() => string} next the frame that starts the stream
    * @param {(() => string) | null} retry the frame to send when the server does not know the run
+   * @param {Set<string>} frontend the page's tools (the input's `tools`)
    * @returns {Observable<any>}
    */
-  #follow(runId, seen, next, retry) {
+  #follow(runId, seen, next, retry, frontend) {
     return new Observable((subscriber) => {
-      this.lastRun = { runId, seen };
+      // Carrying on the weft run whose AG-UI run this agent ended at a frontend tool's call:
+      // the server's run never ended, so this AG-UI run's start is the agent's to say.
+      let opening = runId !== '' && runId === this.lastRun.runId && this.lastRun.paused;
+      if (runId !== this.lastRun.runId) this.parked = [];
+      /** Steps the agent finished itself when it ended the last AG-UI run: the server's ends are not this run's. */
+      const closed = new Set(opening ? this.lastRun.closed : []);
+      this.lastRun = { runId, seen, paused: false, closed: [] };
+      /** The page's calls of this AG-UI run that have no result yet. */
+      const pending = new Set();
+      /** Steps open in this AG-UI run. */
+      const steps = new Set();
       /** @type {Following} */
       const following = {
         runId,
@@ -165,9 +186,35 @@ export class WeftAgent extends AbstractAgent {
           if (following.runId === '') following.runId = f.run_id;
           if (f.run_id !== following.runId || (f.event_id ?? 0) <= following.seen) return;
           following.seen = f.event_id ?? following.seen;
-          this.lastRun = { runId: following.runId, seen: following.seen };
+          this.lastRun = { runId: following.runId, seen: following.seen, paused: false, closed: [] };
+          if (f.type === 'STEP_FINISHED' && closed.delete(f.stepName)) return;
+          if (f.type === 'STEP_STARTED') steps.add(f.stepName);
+          if (f.type === 'STEP_FINISHED') steps.delete(f.stepName);
+          if (opening && f.type !== 'RUN_STARTED') {
+            subscriber.next({ type: 'RUN_STARTED', threadId: this.threadId, runId: following.runId });
+          }
+          opening = false;
           subscriber.next(event(f));
           if (f.type === 'RUN_FINISHED' || f.type === 'RUN_ERROR') {
+            this.#done(following);
+            subscriber.complete();
+            return;
+          }
+          // A frontend tool's call: the server's run waits for its result, which the app
+          // gives in its next run (AG-UI's way, as `POST /agui` ends the run there). The AG-UI
+          // run ends once the server starts the call; what comes meanwhile waits in `parked`.
+          if (f.type === 'TOOL_CALL_START' && frontend.has(f.toolCallName)) pending.add(f.toolCallId);
+          if (f.type === 'TOOL_CALL_RESULT') pending.delete(f.toolCallId);
+          if (f.type === 'CUSTOM' && f.name === 'weft:tool_start' && pending.has(f.value?.call_id)) {
+            // A run finishes with no step open (the server's step ends later, in the next).
+            for (const stepName of steps) subscriber.next({ type: 'STEP_FINISHED', stepName });
+            this.lastRun = { runId: following.runId, seen: following.seen, paused: true, closed: [...steps] };
+            subscriber.next({
+              type: 'RUN_FINISHED',
+              threadId: this.threadId,
+              runId: following.runId,
+              outcome: { type: 'success', pendingToolCallIds: [...pending] },
+            });
             this.#done(following);
             subscriber.complete();
           }
@@ -178,6 +225,10 @@ export class WeftAgent extends AbstractAgent {
         },
       };
       this.following = following;
+      // What of this run came while no AG-UI run followed it, first.
+      const parked = this.parked;
+      this.parked = [];
+      for (const f of parked) if (this.following === following) following.deliver(f);
       this.#send(following);
       return () => this.#done(following);
     });
@@ -226,7 +277,8 @@ export class WeftAgent extends AbstractAgent {
         } catch {
           return;
         }
-        this.following?.deliver(frame);
+        if (this.following) this.following.deliver(frame);
+        else if (frame.run_id !== undefined && frame.run_id === this.lastRun.runId) this.parked.push(frame);
       };
       socket.onclose = (c) => {
         if (!opened) {

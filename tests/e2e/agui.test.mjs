@@ -381,7 +381,7 @@ describe('AG-UI over the WebSocket at /agui', () => {
     c.close();
   });
 
-  test('bad input is a RUN_ERROR with its code; a client that offers no subprotocol gets the events alone', async () => {
+  test("bad input is a RUN_ERROR with its code; a client that offers no subprotocol gets the events alone, none of weft's fields", async () => {
     const c = await openAgui(`agui-ws-${randomUUID()}`);
     c.send('{"threadId": 5}');
     const error = await c.wait((f) => f.type === 'RUN_ERROR');
@@ -394,10 +394,10 @@ describe('AG-UI over the WebSocket at /agui', () => {
     const plain = await openAgui(`agui-ws-${randomUUID()}`, []);
     const run = input('count to 3');
     plain.send(run);
-    await plain.wait(finishedOf(run.runId));
-    const events = ofRun(plain, run.runId);
+    await plain.wait((f) => f.type === 'RUN_FINISHED' && f.runId === run.runId);
+    const events = plain.frames;
     assertSchema(events);
-    assert.ok(!events.some((e) => 'user_message' in e || 'tool' in e), 'no weft fields but run_id and event_id');
+    assert.ok(!events.some((e) => 'user_message' in e || 'run_id' in e || 'event_id' in e), "none of weft's fields");
     assert.equal(textOf(events), '1 2 3');
     plain.close();
   });
@@ -485,6 +485,26 @@ describe('weft-sdk/agui: WeftAgent, an AbstractAgent over the WebSocket', () => 
     const second = await run(a, { resume: [{ interruptId: interrupt.id, status: 'resolved', payload: { approved: true } }] });
     assert.equal(second.events[0].type, 'RUN_STARTED');
     assert.equal(second.events.find((e) => e.type === 'TOOL_CALL_RESULT')?.toolCallId, interrupt.toolCallId);
+    assert.equal(second.events.at(-1).outcome.type, 'success');
+    a.close();
+  });
+
+  test("a frontend tool: its call ends the AG-UI run as over HTTP; the next run's tool message carries on", async () => {
+    const a = weftAgent();
+    const tools = [{ name: 'pick_color', description: 'asks the user for a color', parameters: { type: 'object', properties: { hint: { type: 'string' } } } }];
+    say(a, 'use pick_color with {"hint":"warm"}');
+    const first = await run(a, { tools });
+    const start = first.events.find((e) => e.type === 'TOOL_CALL_START');
+    assert.equal(start?.toolCallName, 'pick_color');
+    const finished = first.events.at(-1);
+    assert.equal(finished.type, 'RUN_FINISHED');
+    assert.deepEqual(finished.outcome, { type: 'success', pendingToolCallIds: [start.toolCallId] });
+    assert.ok(!first.events.some((e) => e.type === 'TOOL_CALL_RESULT'), 'the server did not run it');
+    a.addMessage({ id: randomUUID(), role: 'tool', toolCallId: start.toolCallId, content: 'red' });
+    const second = await run(a, { tools });
+    assert.equal(second.events[0].type, 'RUN_STARTED');
+    assert.equal(second.events.find((e) => e.type === 'TOOL_CALL_RESULT')?.toolCallId, start.toolCallId);
+    assert.match(textOf(second.events), /pick_color tool returned: red/);
     assert.equal(second.events.at(-1).outcome.type, 'success');
     a.close();
   });

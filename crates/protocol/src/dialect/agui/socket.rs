@@ -18,6 +18,11 @@
 //!   ([`Encoder::encode_continuing`](super::Encoder::encode_continuing)). An interrupt left
 //!   unanswered expires like any approval (`APPROVAL_TIMEOUT_MS`): the run goes on, in a new
 //!   AG-UI run that says so (`CUSTOM weft:approval_resolved`).
+//! - **A frontend tool's call does not end the AG-UI run here** (unlike `POST /agui`, whose
+//!   stream ends when the run stops to wait): nothing in the run's events says that a call is
+//!   the page's, and the encoder is a function of them. The page answers with an input carrying
+//!   the `tool` message (or weft's `tool_result`); weft-sdk's `WeftAgent` ends its app's AG-UI
+//!   run itself when the server starts the call (`CUSTOM weft:tool_start`), as AG-UI apps expect.
 //! - **Every run frame carries `run_id` and `event_id`** at its top level, as in weft's other
 //!   dialects: the weft run, and the frame's place in it (1, 2, … dense). `@ag-ui/core`'s event
 //!   schemas are open objects (`z.looseObject`), so the events still pass them — the e2e suite
@@ -33,8 +38,9 @@
 //!   `arguments` on `TOOL_CALL_END` and on an interrupt's `RUN_FINISHED`, `is_error` on a failed
 //!   tool's `TOOL_CALL_RESULT`, `last_usage` (the last model call's; AG-UI's own `usage` is
 //!   another shape) and `total_usage` on a run's last `RUN_FINISHED`, `request_id` and `details` on `RUN_ERROR`. A
-//!   client that did not offer `weft.agui` gets none of these, only the events with their
-//!   `run_id` and `event_id` (as an original client of every dialect does).
+//!   client that did not offer `weft.agui` gets none of these, nor `run_id` and `event_id`:
+//!   the events alone (it never resumes, and `@ag-ui/client` strips every field it does not
+//!   know, warning about each).
 //! - **Replies outside runs**: a refused request is `RUN_ERROR {message, code}`; `pong` and the
 //!   other answers are `CUSTOM {name: "weft:<type>"}`.
 //!
@@ -183,14 +189,16 @@ pub(crate) fn encode(out: &mut Out<'_>) {
             Value::Object(m) => m,
             _ => continue,
         };
+        // An original client gets the events alone: it never resumes, and `@ag-ui/client`
+        // strips every field it does not know, warning about each.
         if out.extensions {
             beside(&mut frame, &event, &ev.event);
-        }
-        if let Some(run) = &ev.envelope.run_id {
-            frame.insert("run_id".into(), Value::String(run.clone()));
-        }
-        if let Some(id) = event_id {
-            frame.insert("event_id".into(), id.into());
+            if let Some(run) = &ev.envelope.run_id {
+                frame.insert("run_id".into(), Value::String(run.clone()));
+            }
+            if let Some(id) = event_id {
+                frame.insert("event_id".into(), id.into());
+            }
         }
         out.push(&frame);
     }
