@@ -20,7 +20,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 
-import { HttpAgent } from '@ag-ui/client';
+import { HttpAgent, runHttpRequest, transformHttpEventStream } from '@ag-ui/client';
 import { WeftAgent } from 'weft-sdk/agui';
 import WebSocket from 'ws';
 import { EventSchema, RunAgentInputSchema } from '@ag-ui/core/schemas';
@@ -228,6 +228,48 @@ describe('POST /agui with @ag-ui/client', () => {
     assert.equal(finished.outcome.type, 'cancelled');
     assert.ok(textOf(ofRun(c, runId)).split(' ').length < 120);
     c.close();
+  });
+
+  test("a page reloaded mid-run reattaches with connectAgent(): HttpAgent's connect() reading GET /agui/{threadId}/stream", async () => {
+    // HttpAgent 1.0 has no connect() of its own: this is the README's subclass, on
+    // @ag-ui/client's own request and stream parsing.
+    class ReattachingAgent extends HttpAgent {
+      /** @param {any} _input */
+      connect(_input) {
+        const url = `${this.url}/${encodeURIComponent(this.threadId)}/stream`;
+        return transformHttpEventStream(runHttpRequest(() => this.fetch(url, { headers: this.headers })));
+      }
+    }
+    const a = agent();
+    say(a, 'count to 120');
+    server.pace(20);
+    const started = [];
+    /** @type {Promise<any> | undefined} */
+    let reattached;
+    const running = a.runAgent(
+      { runId: randomUUID() },
+      {
+        onEvent({ event }) {
+          started.push(event);
+          if (!reattached && /\b10\b/.test(textOf(started))) {
+            const reloaded = new ReattachingAgent({ url: `${server.http}/agui`, headers: auth, threadId: a.threadId });
+            const events = [];
+            reattached = reloaded.connectAgent({}, { onEvent: ({ event }) => void events.push(event) }).then((r) => ({ ...r, events, agent: reloaded }));
+          }
+        },
+      },
+    );
+    const { result } = await running;
+    server.pace(null);
+    assert.ok(reattached, 'the page reloaded mid-run');
+    const again = await reattached;
+    assert.equal(again.events[0].type, 'RUN_STARTED');
+    assert.equal(again.events.filter((e) => e.type === 'RUN_STARTED').length, 1);
+    assert.equal(textOf(again.events), result, 'the whole run, once');
+    assert.equal(again.agent.messages.find((m) => m.role === 'assistant')?.content, result);
+    // Nothing running: 204, and nothing to replay.
+    const idle = await fetch(`${server.http}/agui/${encodeURIComponent(a.threadId)}/stream`, { headers: auth });
+    assert.equal(idle.status, 204);
   });
 
   test('bad input is refused with a clear error; a thread id follows the session id rules', async () => {

@@ -14,7 +14,7 @@
 //! | any of them with `Sec-WebSocket-Protocol: weft.<dialect>` | that dialect |
 //! | `POST /v1/chat/completions` | OpenAI-compatible streaming proxy to the configured provider |
 //! | `POST /api/chat`, `GET /api/chat/{id}/stream` | the AI SDK's `useChat`: a turn as a UI message stream, and the running turn again (the HTTP track: [`http`], `session/http.rs`) |
-//! | `POST /agui` | AG-UI's `HttpAgent`: a `RunAgentInput` in, its events out as server-sent events (the HTTP track) |
+//! | `POST /agui`, `GET /agui/{threadId}/stream` | AG-UI's `HttpAgent`: a `RunAgentInput` in, its events out as server-sent events, and the running run again (the HTTP track) |
 //! | `GET /healthz` | `ok` |
 //! | `GET /` and any other `GET` / `HEAD` | the demo app (`www/`, built by `scripts/build-www`), served from the `ASSETS` binding |
 //!
