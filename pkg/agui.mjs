@@ -90,7 +90,11 @@ export class WeftAgent extends AbstractAgent {
     const starts = last?.role === 'user';
     const runId = starts ? input.runId : this.lastRun.runId;
     const seen = starts ? 0 : this.lastRun.seen;
-    const frame = JSON.stringify({ ...input, threadId: this.threadId });
+    // weft keeps the thread's history: of the conversation it reads only what came after the
+    // last assistant message (the new user message, or the page's tool results), so only that
+    // goes, and a long thread's input stays far below the socket's frame limit.
+    const since = input.messages.findLastIndex((m) => m.role === 'assistant') + 1;
+    const frame = JSON.stringify({ ...input, threadId: this.threadId, messages: input.messages.slice(since) });
     const frontend = new Set((input.tools ?? []).map((t) => t.name));
     // On a socket that dropped, the run is resumed instead; a run the server never got is
     // refused as unknown, and the input goes again (`retry`).
