@@ -22,8 +22,10 @@
 //! # The dup, tot and got agents in the other dialects
 //!
 //! Decision: their plan events (`tot_expand`, `tot_evaluate`, `tot_backtrack`, `got_plan`,
-//! `got_node_start`, `got_node_complete`, `got_node_failed`, `got_expand`) are carried by loom
-//! only; agentloop, agentchat and cueso get these agents' work through the same translation as
+//! `got_node_start`, `got_node_complete`, `got_node_failed`, `got_expand`) are carried by loom,
+//! and by AG-UI, which has carriers of its own for them (node spans as `STEP_*`, the plan events
+//! as `CUSTOM weft:<type>`, which AG-UI clients pass by: [`agui`]'s docs); agentloop, agentchat
+//! and cueso get these agents' work through the same translation as
 //! react's — every model response as text (agentloop `response_item` messages, agentchat
 //! `agent_message`, cueso `content_delta`/`message_complete`, the structured answers of the
 //! plan steps included), the tool calls, results and approvals, and the reply. Why not map them
