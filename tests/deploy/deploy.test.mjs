@@ -123,7 +123,7 @@ describe('a Worker with no model configured', () => {
     assert.equal(status.model.source, 'none');
     assert.equal(status.model.provider, null);
     assert.match(status.model.problem, /OPENAI_API_KEY/);
-    assert.deepEqual(status.dialects, ['loom', 'agentloop', 'agentchat', 'cueso']);
+    assert.deepEqual(status.dialects, ['loom', 'agentloop', 'agentchat', 'cueso', 'agui']);
   });
 
   test('a run gets an error naming the settings to set, and the socket keeps serving', async () => {

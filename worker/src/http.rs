@@ -160,6 +160,14 @@ pub const ROUTES: &[Route] = &[
         dialect: &AGUI,
         action: Action::Turn,
     },
+    // A reloaded page's reattach: `HttpAgent` 1.0 has no `connect()` of its own; a subclass
+    // whose `connect()` reads this gets the thread's running run (README, "With AG-UI").
+    Route {
+        method: Method::Get,
+        path: RoutePath::Around("/agui/", "/stream"),
+        dialect: &AGUI,
+        action: Action::Replay,
+    },
 ];
 
 impl RoutePath {
@@ -322,6 +330,11 @@ mod tests {
             ("agui", Action::Turn, None)
         );
         assert!(route(&Method::Get, "/agui").is_none() && is_route("/agui"));
+        let (reattach, named) = route(&Method::Get, "/agui/thread-9/stream").expect("its reattach");
+        assert_eq!(
+            (reattach.dialect.name, reattach.action, named),
+            ("agui", Action::Replay, Some("thread-9"))
+        );
         assert_eq!(dialect("agui"), Some(&AGUI));
         assert_eq!(dialect("aisdk"), Some(&AISDK));
         assert_eq!(dialect("loom"), None);

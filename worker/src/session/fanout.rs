@@ -157,7 +157,8 @@ impl Encoders {
 }
 
 /// A run's frames after frame `after` of this socket's numbering, from its logged events: what
-/// a `resume` is sent before the live frames.
+/// a `resume` is sent before the live frames. None it already has, even where one event was
+/// several frames and it saw some of them.
 pub(super) fn replay(
     socket: &SocketInfo,
     run_id: &str,
@@ -170,9 +171,18 @@ pub(super) fn replay(
         let Some(ev) = decode_logged(run_id, line) else {
             continue;
         };
+        let before = encoder.frames_sent();
         let frames = encoder.encode(&ev);
-        if encoder.frames_sent() > after {
-            out.extend(frames);
+        let sent = encoder.frames_sent();
+        if sent > after {
+            // An event of several frames (AG-UI's: a message's start and its first text) that
+            // the socket saw part of: when each of its frames claimed an id, the first
+            // `after - before` are the ones it has, and are not sent twice.
+            let seen = match before < after && frames.len() as u64 == sent - before {
+                true => (after - before) as usize,
+                false => 0,
+            };
+            out.extend(frames.into_iter().skip(seen));
         }
     }
     out
@@ -354,7 +364,11 @@ mod tests {
     fn a_resume_replays_the_frames_after_the_ones_the_socket_saw() {
         let events = run("r1");
         let log = logged(&events);
-        for (dialect, weft) in [(Dialect::Loom, true), (Dialect::Cueso, true)] {
+        for (dialect, weft) in [
+            (Dialect::Loom, true),
+            (Dialect::Cueso, true),
+            (Dialect::Agui, true),
+        ] {
             let (_, info) = socket(dialect, weft);
             let all = reference((dialect, weft), &events);
             assert_eq!(replay(&info, "r1", &log, 0), all);

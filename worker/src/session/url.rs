@@ -186,6 +186,7 @@ mod tests {
             (Action::Turn, &http::AISDK),
             (Action::Replay, &http::AISDK),
             (Action::Turn, &http::AGUI),
+            (Action::Replay, &http::AGUI),
         ] {
             let url = http_url(action, dialect, "chat 1&2", "ip:10.0.0.1");
             assert!(url.starts_with("https://session.internal/http?"));
