@@ -23,14 +23,14 @@ DIALECTS = pathlib.Path(__file__).resolve().parent.parent / "crates/protocol/src
 def documents():
     """The documents of every dialect, read from the descriptions in the Rust source."""
     listing = (DIALECTS / "description.rs").read_text()
-    table = re.search(r"const DESCRIPTIONS: \[&Description; \d+\] = \[(.*?)\];", listing, re.S)
-    modules = re.findall(r"&(\w+)::DIALECT", table.group(1))
+    table = re.search(r"const DESCRIPTIONS: \[&?Description; \d+\] = \[(.*?)\];", listing, re.S)
+    modules = re.findall(r"&?(\w+)::DIALECT", table.group(1))
     docs = []
     for module in modules:
+        # The module is a file, or a folder whose const may sit in any of its files.
         path = DIALECTS / f"{module}.rs"
-        if not path.exists():
-            path = DIALECTS / module / "mod.rs"
-        source = path.read_text()
+        paths = [path] if path.exists() else sorted((DIALECTS / module).glob("*.rs"))
+        source = "".join(p.read_text() for p in paths)
         const = source[source.index("pub const DIALECT: Description") :]
         listed = re.search(r"documents: &\[(.*?)\]", const, re.S).group(1)
         docs += re.findall(r'"([^"]+)"', listed)
