@@ -42,6 +42,7 @@
 //! | `tool_end` | `TOOL_CALL_RESULT` (`messageId` `result-<call id>`, `role: "tool"`) |
 //! | `node_enter` / `node_exit` | `STEP_STARTED` / `STEP_FINISHED`, `stepName` the node span's id (`run-<node>-<n>`: unique, so parallel spans of one node do not clash) |
 //! | `values` | `STATE_SNAPSHOT` |
+//! | `state_delta` | `STATE_DELTA` (the patch as it is) |
 //! | `run_end` | `RUN_FINISHED {outcome: {type: "success"}, result: <reply>}` |
 //! | `error`, code `cancelled` | `RUN_FINISHED {outcome: {type: "cancelled"}}` |
 //! | `error`, otherwise | `RUN_ERROR {message, code}` |
@@ -65,7 +66,7 @@
 //!
 //! [`decode_event`] reads one event: an unknown `type` is kept ([`AguiEvent::Unknown`]), a
 //! known type with a bad body is an error. [`Decoder`] turns events into canonical ones; what
-//! has no canonical counterpart (`STATE_DELTA`, `MESSAGES_SNAPSHOT`, `ACTIVITY_*`, `RAW`,
+//! has no canonical counterpart (`MESSAGES_SNAPSHOT`, `ACTIVITY_*`, `RAW`,
 //! `REASONING_ENCRYPTED_VALUE`, the `SUBAGENT_*` events, unknown types) becomes
 //! [`Event::Unknown`](crate::event::Event::Unknown) with the AG-UI type as its kind and the event's other fields as its data.
 
