@@ -201,16 +201,19 @@ describe('POST /agui with @ag-ui/client', () => {
 });
 
 describe('the golden AG-UI streams', () => {
+  // Over SSE (agui-sse) and over the WebSocket (agui, with weft's fields beside each event's own).
   test("every recorded event passes @ag-ui/core's schemas", () => {
-    const dir = join(root, 'crates/protocol/tests/fixtures/agui');
-    const files = readdirSync(dir).filter((f) => f.endsWith('.jsonl'));
-    assert.ok(files.length >= 5);
-    for (const f of files) {
-      for (const line of readFileSync(join(dir, f), 'utf8')
-        .split('\n')
-        .filter((l) => l && l !== '[END]')) {
-        const parsed = EventSchema.safeParse(JSON.parse(line));
-        assert.ok(parsed.success, `${f}: ${line}: ${parsed.error}`);
+    for (const name of ['agui-sse', 'agui']) {
+      const dir = join(root, 'crates/protocol/tests/fixtures', name);
+      const files = readdirSync(dir).filter((f) => f.endsWith('.jsonl'));
+      assert.ok(files.length >= 5, name);
+      for (const f of files) {
+        for (const line of readFileSync(join(dir, f), 'utf8')
+          .split('\n')
+          .filter((l) => l && l !== '[END]')) {
+          const parsed = EventSchema.safeParse(JSON.parse(line));
+          assert.ok(parsed.success, `${name}/${f}: ${line}: ${parsed.error}`);
+        }
       }
     }
   });
