@@ -1081,11 +1081,13 @@ export interface InitOutput {
     readonly run_runId: (a: number) => [number, number];
     readonly runevents_next: (a: number) => any;
     readonly runevents_return: (a: number) => any;
+    readonly wasm_bindgen_b2274a1287d9f2dc___convert__closures_____invoke___alloc_429c669814daab17___string__String______true_: (a: number, b: number, c: number, d: number) => void;
     readonly wasm_bindgen_b2274a1287d9f2dc___convert__closures_____invoke___bool__wasm_bindgen_b2274a1287d9f2dc___JsValue______true_: (a: number, b: number, c: number, d: any) => void;
     readonly wasm_bindgen_b2274a1287d9f2dc___convert__closures_____invoke___js_sys_7372e5b13f55676___Function_fn_wasm_bindgen_b2274a1287d9f2dc___JsValue_____wasm_bindgen_b2274a1287d9f2dc___sys__Undefined___js_sys_7372e5b13f55676___Function_fn_wasm_bindgen_b2274a1287d9f2dc___JsValue_____wasm_bindgen_b2274a1287d9f2dc___sys__Undefined_______true_: (a: number, b: number, c: any, d: any) => void;
+    readonly wasm_bindgen_b2274a1287d9f2dc___convert__closures_____invoke___js_sys_7372e5b13f55676___Uint8Array______true_: (a: number, b: number, c: any) => void;
+    readonly wasm_bindgen_b2274a1287d9f2dc___convert__closures_____invoke___js_sys_7372e5b13f55676___Uint8Array______true__43: (a: number, b: number, c: any) => void;
+    readonly wasm_bindgen_b2274a1287d9f2dc___convert__closures_____invoke___js_sys_7372e5b13f55676___Uint8Array______true__44: (a: number, b: number, c: any) => void;
     readonly wasm_bindgen_b2274a1287d9f2dc___convert__closures_____invoke___wasm_bindgen_b2274a1287d9f2dc___JsValue______true_: (a: number, b: number, c: any) => void;
-    readonly wasm_bindgen_b2274a1287d9f2dc___convert__closures_____invoke___web_sys_97501976544811f2___features__gen_CloseEvent__CloseEvent______true_: (a: number, b: number, c: any) => void;
-    readonly wasm_bindgen_b2274a1287d9f2dc___convert__closures_____invoke___web_sys_97501976544811f2___features__gen_CloseEvent__CloseEvent______true__43: (a: number, b: number, c: any) => void;
     readonly wasm_bindgen_b2274a1287d9f2dc___convert__closures_____invoke_______true_: (a: number, b: number) => void;
     readonly __wbindgen_malloc: (a: number, b: number) => number;
     readonly __wbindgen_realloc: (a: number, b: number, c: number, d: number) => number;

@@ -274,16 +274,42 @@ fn a_frontend_tool_ends_the_agui_run_not_the_client_run() {
 #[test]
 fn a_stream_cut_mid_run_fails_the_run_and_leaves_the_history_as_sent() {
     let bytes = fixture("tool");
-    for cut in [0, 40, bytes.len() / 2, bytes.len() - 3] {
+    // Before anything, in the first event, mid-tool call, in the middle of the reply's text,
+    // after the reply but before RUN_FINISHED.
+    let text = |needle: &[u8]| {
+        bytes
+            .windows(needle.len())
+            .position(|w| w == needle)
+            .unwrap()
+    };
+    let mid_reply = text(b"TEXT_MESSAGE_CONTENT") + 200;
+    assert!(mid_reply < text(b"TEXT_MESSAGE_END"));
+    for cut in [0, 40, bytes.len() / 2, mid_reply, bytes.len() - 3] {
         let mut c = Client::new("thread-tool");
         c.begin("r1", say("what time is it"));
         let sent = c.thread.messages().to_vec();
         let events = c.thread.push(&bytes[..cut]).unwrap();
         c.apply(events);
+        // What a client shows of a reply cut short: nothing kept as if it were whole.
+        c.r.discard_partial("r1");
+        let t = c.r.transcript();
+        // A message finished before the cut stays (the tool call's; the reply once its step
+        // ended); one cut in the middle goes.
+        assert!(t.messages.iter().all(|m| m.complete), "{:?}", t.messages);
+        assert!(t
+            .messages
+            .iter()
+            .all(|m| m.role == weft_protocol::Role::User
+                || m.text.is_empty()
+                || m.text == "It is 2026-01-01T12:00:00Z (UTC)."));
+        assert!(t
+            .tool_calls
+            .iter()
+            .all(|call| call.status != ToolStatus::Streaming));
         let end = c.thread.finish();
         assert_eq!(end.len(), 1);
         assert!(
-            matches!(&end[0].event, Event::Error { code: Some(code), .. } if code == "stream_cut")
+            matches!(&end[0].event, Event::Error { code: Some(code), .. } if code == "disconnected")
         );
         c.apply(end);
         let run = &c.r.transcript().runs[0];
@@ -298,6 +324,19 @@ fn a_stream_cut_mid_run_fails_the_run_and_leaves_the_history_as_sent() {
         // A new run may start.
         c.begin("r2", say("again"));
     }
+}
+
+#[test]
+fn a_run_waiting_for_the_page_can_be_ended_here() {
+    let mut c = Client::new("thread-interrupt");
+    c.begin("r1", say("write hello to notes.txt"));
+    c.stream("interrupt-1", 4096);
+    let end = c.thread.fail("cancelled", "the run was cancelled");
+    c.apply(end);
+    assert_eq!(c.r.transcript().runs[0].status, RunStatus::Cancelled);
+    assert_eq!(c.thread.run_id(), None);
+    assert!(c.thread.fail("cancelled", "again").is_empty());
+    c.begin("r2", say("hi"));
 }
 
 #[test]

@@ -138,6 +138,34 @@ impl Reassembler {
         &self.transcript
     }
 
+    /// Drops what `run_id` was still writing when it was cut off where nothing can finish it
+    /// (an AG-UI response over HTTP that broke off: there is no resume): its message still
+    /// being written goes, and calls whose arguments were still streaming end as errors. A
+    /// client keeps no half reply as if it were one. Call it before the run's error.
+    pub fn discard_partial(&mut self, run_id: &str) {
+        if let Some(at) = self
+            .open
+            .iter()
+            .position(|(r, _)| r.as_deref() == Some(run_id))
+        {
+            let (_, i) = self.open.swap_remove(at);
+            self.transcript.messages.remove(i);
+            for (_, j) in &mut self.open {
+                if *j > i {
+                    *j -= 1;
+                }
+            }
+        }
+        for call in &mut self.transcript.tool_calls {
+            if call.run_id.as_deref() == Some(run_id) && call.status == ToolStatus::Streaming {
+                call.status = ToolStatus::Error;
+                call.is_error = true;
+                call.result =
+                    Some("the stream broke off before its arguments were complete".into());
+            }
+        }
+    }
+
     /// The next applied event, in order (only with [`Reassembler::with_events`]).
     #[must_use]
     pub fn poll(&mut self) -> Option<Sequenced> {

@@ -24,7 +24,7 @@
 //! - **A call streamed again is applied once.** A server may stream the calls of an earlier
 //!   AG-UI run again when it resumes (ag-ui-langgraph does, before their results): a call
 //!   already complete is not started a second time.
-//! - **A stream that ends before `RUN_FINISHED` or `RUN_ERROR` failed** ([`Thread::finish`]):
+//! - **A stream that ends before `RUN_FINISHED` or `RUN_ERROR` failed** ([`Thread::finish`]: an `error`, code `disconnected`):
 //!   the server died or the connection was cut mid-run; a client run is never re-sent.
 
 use alloc::string::{String, ToString};
@@ -178,6 +178,11 @@ impl Thread {
         &self.messages
     }
 
+    /// An AG-UI run's response is being read: its `RUN_FINISHED` / `RUN_ERROR` has not come.
+    pub fn is_streaming(&self) -> bool {
+        !self.finished
+    }
+
     /// The client run under way (waiting for the page included).
     pub fn run_id(&self) -> Option<&str> {
         self.run.as_ref().map(|(id, _)| id.as_str())
@@ -328,10 +333,8 @@ impl Thread {
         Ok(out)
     }
 
-    /// The response ended. Before `RUN_FINISHED` / `RUN_ERROR` that is the run's failure: an
-    /// `error` event ends the client run (code `stream_cut`), and the history is what the
-    /// input carried (nothing of the cut run's reply). The caller calls it too when the
-    /// request fails before any byte (the agent down).
+    /// The response ended. Before `RUN_FINISHED` / `RUN_ERROR` that is the run's failure
+    /// ([`Thread::fail`] with code `disconnected`).
     pub fn finish(&mut self) -> Vec<Sequenced> {
         if self.finished {
             return Vec::new();
@@ -341,17 +344,31 @@ impl Thread {
         } else {
             "the agent's event stream ended before the run finished"
         };
+        self.fail("disconnected", message)
+    }
+
+    /// Ends the client run here, streaming or waiting for the page (the request failed, an
+    /// event could not be read, the user cancelled: the caller aborts the request): an `error`
+    /// event with `code`, and the history is what the last input carried (nothing of a reply
+    /// cut short). Nothing when no run is under way.
+    pub fn fail(&mut self, code: &str, message: &str) -> Vec<Sequenced> {
+        if self.run.is_none() {
+            self.finished = true;
+            return Vec::new();
+        }
         let error = self.sequenced(Event::Error {
             message: message.into(),
-            code: Some("stream_cut".into()),
+            code: Some(code.into()),
             id: None,
             details: None,
         });
+        if !self.finished {
+            self.messages = core::mem::take(&mut self.sent);
+        }
         self.finished = true;
         self.run = None;
         self.interrupts.clear();
-        // Half a reply is not history: the next input carries what this one did.
-        self.messages = core::mem::take(&mut self.sent);
+        self.replaying = None;
         alloc::vec![error]
     }
 
