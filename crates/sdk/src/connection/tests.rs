@@ -180,6 +180,7 @@ fn handles(out: &[Output]) -> Vec<Option<RunHandle>> {
 
 mod approvals;
 mod endpoint;
+mod http;
 mod lifecycle;
 mod originals;
 mod requests;
