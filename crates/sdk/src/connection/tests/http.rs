@@ -127,10 +127,10 @@ fn an_interrupt_is_asked_and_its_answer_is_the_next_inputs_resume() {
 fn a_frontend_tool_is_run_here_and_its_result_is_the_next_inputs_tool_message() {
     let mut c = http_client();
     drain(&mut c);
-    c.set_tools(vec![weft_protocol::event::ToolSpec {
+    c.set_tools(vec![ToolSpec {
         name: "pick_color".into(),
         description: Some("Ask the page for a colour".into()),
-        input_schema: weft_protocol::json::RawJson::parse(
+        input_schema: RawJson::parse(
             r#"{"type":"object","properties":{"hint":{"type":"string"}}}"#,
         )
         .unwrap(),
