@@ -4,7 +4,7 @@
 //! live server is driven by the Node suite in tests/agui/langgraph/.
 
 use serde_json::{json, Value};
-use weft_protocol::dialect::agui::{Answer, SseReader, Thread, Tool, Turn};
+use weft_protocol::dialect::agui::{Answer, RunAgentInput, SseReader, Thread, Tool, Turn};
 use weft_protocol::reassembler::{RunStatus, ToolStatus};
 use weft_protocol::{Dialect, Event, Reassembler, Sequenced};
 
@@ -39,7 +39,11 @@ impl Client {
     fn begin(&mut self, run_id: &str, turn: Turn) -> Value {
         let (body, local) = self.thread.begin(run_id, turn).unwrap();
         self.apply(local);
-        serde_json::from_str(&body).unwrap()
+        let sent: Value = serde_json::from_str(&body).unwrap();
+        // Written by the crate's own writer: what serde's derive would write of the same input.
+        let input: RunAgentInput = serde_json::from_str(&body).unwrap();
+        assert_eq!(serde_json::to_value(&input).unwrap(), sent);
+        sent
     }
 
     /// Feeds a recorded response in pieces of `step` bytes; then the end of the body.

@@ -36,7 +36,7 @@ use super::{
     Tool, ToolCall,
 };
 use crate::event::{Envelope, Event, Sequenced};
-use crate::json::RawJson;
+use crate::json::{ObjectWriter, RawJson};
 use crate::names::Review;
 use crate::{Error, Limits};
 
@@ -310,8 +310,7 @@ impl Thread {
             forwarded_props: Some(turn.forwarded_props.unwrap_or_else(|| json!({}))),
             resume: (!resume.is_empty()).then_some(resume),
         };
-        let body =
-            serde_json::to_string(&input).map_err(|e| Error::invalid("agui", e.to_string()))?;
+        let body = write_input(&input);
         self.sse = SseReader::new();
         self.sent.clone_from(&self.messages);
         self.finished = false;
@@ -587,4 +586,58 @@ impl Thread {
             .flat_map(|m| m.tool_calls.iter_mut().flatten())
             .find(|c| c.id == id)
     }
+}
+
+/// The input as JSON text, written member by member by the crate's own writer (as every
+/// request of weft's clients is: the browser SDK links no serde serializer).
+fn write_input(input: &RunAgentInput) -> String {
+    let raw = |v: &Value| RawJson::from_value(v);
+    let mut w = ObjectWriter::new();
+    w.str("threadId", &input.thread_id)
+        .str("runId", &input.run_id);
+    if let Some(state) = &input.state {
+        w.raw("state", &raw(state));
+    }
+    w.objects("messages", &input.messages, |m, w| {
+        w.str("id", &m.id).str("role", &m.role);
+        if let Some(content) = &m.content {
+            w.raw("content", &raw(content));
+        }
+        w.opt_str("name", m.name.as_deref());
+        if let Some(calls) = &m.tool_calls {
+            w.objects("toolCalls", calls, |c, w| {
+                w.str("id", &c.id)
+                    .str("type", &c.kind)
+                    .object("function", |w| {
+                        w.str("name", &c.function.name)
+                            .str("arguments", &c.function.arguments);
+                    });
+            });
+        }
+        w.opt_str("toolCallId", m.tool_call_id.as_deref())
+            .opt_str("error", m.error.as_deref())
+            .opt_str("activityType", m.activity_type.as_deref());
+    })
+    .objects("tools", &input.tools, |t, w| {
+        w.str("name", &t.name).str("description", &t.description);
+        if let Some(p) = &t.parameters {
+            w.raw("parameters", &raw(p));
+        }
+    })
+    .objects("context", &input.context, |c, w| {
+        w.str("description", &c.description).str("value", &c.value);
+    });
+    if let Some(props) = &input.forwarded_props {
+        w.raw("forwardedProps", &raw(props));
+    }
+    if let Some(resume) = &input.resume {
+        w.objects("resume", resume, |r, w| {
+            w.str("interruptId", &r.interrupt_id)
+                .str("status", &r.status);
+            if let Some(p) = &r.payload {
+                w.raw("payload", &raw(p));
+            }
+        });
+    }
+    w.finish()
 }
