@@ -38,6 +38,7 @@ use super::{
 use crate::event::{Envelope, Event, Sequenced};
 use crate::json::{ObjectWriter, RawJson};
 use crate::names::Review;
+use crate::text::{concat, uint};
 use crate::{Error, Limits};
 
 /// Server-sent events read as they arrive, cut anywhere: the `data` of each complete event.
@@ -209,7 +210,7 @@ impl Thread {
             else {
                 return Err(Error::invalid(
                     "agui",
-                    alloc::format!("no approval of `{}` is waiting", a.call_id),
+                    concat(&["no approval of `", &a.call_id, "` is waiting"]),
                 ));
             };
             let mut payload = json!({ "approved": a.approved });
@@ -227,7 +228,7 @@ impl Thread {
             (Some(_), Some((waiting, _))) => {
                 return Err(Error::invalid(
                     "agui",
-                    alloc::format!("run `{waiting}` waits for the page's answers"),
+                    concat(&["run `", waiting, "` waits for the page's answers"]),
                 ))
             }
             (Some(text), None) => {
@@ -235,7 +236,7 @@ impl Thread {
                 self.complete.clear();
                 self.reply.clear();
                 self.messages.push(Message {
-                    id: alloc::format!("{run_id}-user"),
+                    id: concat(&[run_id, "-user"]),
                     role: "user".into(),
                     content: Some(Value::String(text.clone())),
                     name: None,
@@ -261,7 +262,7 @@ impl Thread {
         let run_id = self.run_id().unwrap_or(run_id).to_string();
         for (call_id, result) in &turn.tool_results {
             self.messages.push(Message {
-                id: alloc::format!("result-{call_id}"),
+                id: concat(&["result-", call_id]),
                 role: "tool".into(),
                 content: Some(Value::String(result.clone())),
                 name: None,
@@ -295,7 +296,7 @@ impl Thread {
             // Each AG-UI run gets its own id; the client run's id is the first one's.
             run_id: match turn.message {
                 Some(_) => run_id.clone(),
-                None => alloc::format!("{run_id}-{}", self.messages.len()),
+                None => concat(&[&run_id, "-", &uint(self.messages.len() as u64)]),
             },
             protocol_version: None,
             parent_run_id: None,
