@@ -23,8 +23,8 @@ use weft_protocol::Transcript;
 
 use crate::backoff::Backoff;
 use crate::connection::{
-    endpoint_url, original_url, status_url, subprotocols, Config, Connection, RunHandle,
-    ServerChoice,
+    agui_over_http, endpoint_url, original_url, status_url, subprotocols, Config, Connection,
+    RunHandle, ServerChoice,
 };
 use crate::error::{report, Error, ErrorCode};
 use crate::listeners::{Listeners, Slot};
@@ -82,6 +82,10 @@ pub(crate) struct Shared {
     /// Counts socket openings and closes, so a token that arrives after the client closed or
     /// opened again is dropped instead of opening a stale socket.
     opening: Cell<u64>,
+    /// Over HTTP (`client/http.rs`): the request in flight, and a count of aborts, so a
+    /// request whose token arrives after it was aborted is not sent.
+    post_abort: RefCell<Option<AbortController>>,
+    posting: Cell<u64>,
 }
 
 impl std::fmt::Debug for Shared {
@@ -226,6 +230,13 @@ impl Client {
                 ]))
             })?,
         };
+        // An AG-UI agent's HTTP endpoint (connection/http.rs): the URL as given, the session
+        // the AG-UI thread (a fresh one without a session id).
+        let agui_http = agui_over_http(dialect, &o.url);
+        let session_id = match &agui_http {
+            Some(_) => Some(o.session_id.clone().unwrap_or_else(random_uuid)),
+            None => o.session_id.clone(),
+        };
         let url = endpoint_url(&o.url, dialect, o.session_id.as_deref())?;
         // The token travels as a subprotocol only to weft, which must be able to carry it.
         let protocols = match server {
@@ -240,7 +251,8 @@ impl Client {
             url,
             protocols,
             server,
-            session_id: o.session_id,
+            session_id,
+            agui_http,
             reconnect,
             heartbeat_interval_ms: ms(o.heartbeat_interval_ms, 15_000.0, "heartbeatIntervalMs")?,
             heartbeat_timeout_ms: ms(o.heartbeat_timeout_ms, 10_000.0, "heartbeatTimeoutMs")?,
@@ -277,6 +289,8 @@ impl Client {
                 token,
                 endpoint,
                 opening: Cell::new(0),
+                post_abort: RefCell::new(None),
+                posting: Cell::new(0),
             }
         });
         Ok(Client { shared })
@@ -628,3 +642,4 @@ fn rejected(e: Error) -> Promise {
 }
 
 mod drive;
+mod http;

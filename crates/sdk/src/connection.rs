@@ -28,7 +28,8 @@
 //! The rooms: this file holds the state and what every room shares (sending, ids, status);
 //! `lifecycle.rs` the socket's life and heartbeats, `requests.rs` app calls and which reply
 //! answers which, `runs.rs` runs and their results, `approvals.rs` approvals and client tools,
-//! `endpoint.rs` the URL helpers; `peer.rs` and `original.rs` the original servers.
+//! `endpoint.rs` the URL helpers; `peer.rs` and `original.rs` the original servers; `http.rs`
+//! an AG-UI agent over HTTP + server-sent events, the one kind of connection without a socket.
 
 use std::collections::VecDeque;
 
@@ -42,6 +43,7 @@ use crate::backoff::Backoff;
 use crate::error::Error;
 use crate::types::{ApprovalRequest, ClientStatus, RunResult};
 pub use endpoint::{endpoint_url, original_url, status_url, subprotocols, with_token};
+pub use http::agui_over_http;
 pub use peer::{Peer, ServerChoice, ServerKind};
 pub use requests::{Reply, RequestKind};
 
@@ -85,6 +87,9 @@ pub struct Config {
     pub request_timeout_ms: f64,
     /// Prefix of request ids, random per client so ids never collide within a session.
     pub id_prefix: String,
+    /// An AG-UI agent's HTTP endpoint: runs are `POST`s to it with server-sent events back,
+    /// and there is no socket (`connection/http.rs`); the session id is the AG-UI thread.
+    pub agui_http: Option<String>,
 }
 
 /// Work for the shell, in the order it must be done.
@@ -92,6 +97,12 @@ pub struct Config {
 pub enum Output {
     /// Open a new socket (dropping any previous one).
     Open { url: String, protocols: Vec<String> },
+    /// POST this JSON body to the AG-UI agent at `url` (`Accept: text/event-stream`) and
+    /// stream the response into [`Connection::http_chunk`], then [`Connection::http_end`] —
+    /// or [`Connection::http_failed`] when it cannot be had or breaks off.
+    Post { url: String, body: String },
+    /// Abort the request in flight and pass nothing more of it to the core.
+    Abort,
     /// Close the current socket and ignore anything more from it.
     Close { code: u16, reason: String },
     /// Send this frame on the current socket.
@@ -251,12 +262,18 @@ pub struct Connection {
     closing: Option<f64>,
     next_ping: Option<f64>,
     pong_deadline: Option<f64>,
+    /// Over HTTP to an AG-UI agent instead of a socket (`connection/http.rs`).
+    http: Option<http::Http>,
     out: VecDeque<Output>,
 }
 
 impl Connection {
     /// A client that has not connected yet.
     pub fn new(cfg: Config) -> Self {
+        let http = cfg
+            .agui_http
+            .as_deref()
+            .map(|url| http::Http::new(url, cfg.session_id.as_deref().unwrap_or_default()));
         Connection {
             reassembler: Reassembler::new(cfg.dialect).with_events(),
             server: cfg.server.known(),
@@ -288,6 +305,7 @@ impl Connection {
             old_loop_may_send: false,
             next_ping: None,
             pong_deadline: None,
+            http,
             out: VecDeque::new(),
         }
     }
@@ -437,6 +455,7 @@ impl Connection {
 
 mod approvals;
 mod endpoint;
+mod http;
 mod lifecycle;
 mod original;
 mod peer;

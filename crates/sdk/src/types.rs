@@ -18,7 +18,8 @@ use weft_protocol::Usage;
 pub struct ClientOptions {
     /// The server: `wss://host` (the dialect's endpoint path is added: `/`, `/agentloop`,
     /// `/ws`, `/ws/chat`) or a full endpoint URL. `http(s)://` is accepted and turned into
-    /// `ws(s)://`.
+    /// `ws(s)://` — but for `"agui"`, where it is an AG-UI agent's HTTP endpoint, used as it
+    /// is: runs are POSTs and the events come back as server-sent events.
     pub url: String,
     /// Which wire protocol to speak.
     #[tsify(type = "Dialect")]

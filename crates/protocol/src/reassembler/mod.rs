@@ -49,6 +49,10 @@ pub struct Pushed {
     pub duplicate: bool,
     /// The frame skipped ahead, and is held until the gap is filled.
     pub gap: Option<Gap>,
+    /// An event that was not applied because it cannot be: a state patch that does not apply
+    /// to the run's state (the state is as it was). [`Reassembler::push_frame`] returns it as
+    /// its error.
+    pub rejected: Option<Error>,
 }
 
 /// Why a frame is not applied now (see [`Reassembler::admit`]).
@@ -81,6 +85,8 @@ pub struct Reassembler {
     /// run's calls, not the whole conversation's.
     first_call: SortedMap<String, usize>,
     queue: Option<VecDeque<Sequenced>>,
+    /// What [`Pushed::rejected`] reports, set by the event that could not be applied.
+    rejected: Option<Error>,
 }
 
 impl Reassembler {
@@ -94,6 +100,7 @@ impl Reassembler {
             open: Vec::new(),
             first_call: SortedMap::new(),
             queue: None,
+            rejected: None,
         }
     }
 
@@ -131,6 +138,34 @@ impl Reassembler {
         &self.transcript
     }
 
+    /// Drops what `run_id` was still writing when it was cut off where nothing can finish it
+    /// (an AG-UI response over HTTP that broke off: there is no resume): its message still
+    /// being written goes, and calls whose arguments were still streaming end as errors. A
+    /// client keeps no half reply as if it were one. Call it before the run's error.
+    pub fn discard_partial(&mut self, run_id: &str) {
+        if let Some(at) = self
+            .open
+            .iter()
+            .position(|(r, _)| r.as_deref() == Some(run_id))
+        {
+            let (_, i) = self.open.swap_remove(at);
+            self.transcript.messages.remove(i);
+            for (_, j) in &mut self.open {
+                if *j > i {
+                    *j -= 1;
+                }
+            }
+        }
+        for call in &mut self.transcript.tool_calls {
+            if call.run_id.as_deref() == Some(run_id) && call.status == ToolStatus::Streaming {
+                call.status = ToolStatus::Error;
+                call.is_error = true;
+                call.result =
+                    Some("the stream broke off before its arguments were complete".into());
+            }
+        }
+    }
+
     /// The next applied event, in order (only with [`Reassembler::with_events`]).
     #[must_use]
     pub fn poll(&mut self) -> Option<Sequenced> {
@@ -143,8 +178,18 @@ impl Reassembler {
         self.order.get(run_id).map_or(0, |o| o.contiguous)
     }
 
-    /// Pushes one server frame. A frame that does not decode is an error and changes nothing.
+    /// Pushes one server frame. A frame that does not decode is an error and changes nothing;
+    /// so is a state patch that does not apply to the run's state, which stays as it was (the
+    /// frame's other events, if it has any, are applied).
     pub fn push_frame(&mut self, frame: &[u8]) -> Result<Pushed, Error> {
+        let mut pushed = self.push_frame_unchecked(frame)?;
+        match pushed.rejected.take() {
+            Some(e) => Err(e),
+            None => Ok(pushed),
+        }
+    }
+
+    fn push_frame_unchecked(&mut self, frame: &[u8]) -> Result<Pushed, Error> {
         // Nearly every frame of a reply is a delta. When no one reads events, one is applied
         // straight from the frame's bytes: no event, no copies of its ids, only its text
         // appended (dialect::fast reads it exactly as the general path would).
@@ -265,13 +310,18 @@ impl Reassembler {
 
     /// Applies `events` then `released`, in order.
     fn apply_all(&mut self, events: Vec<Sequenced>, released: Vec<Sequenced>) -> Pushed {
-        let applied = events.len() + released.len();
-        events
-            .into_iter()
-            .chain(released)
-            .for_each(|e| self.apply(e));
+        let mut applied = 0;
+        let mut rejected = None;
+        for e in events.into_iter().chain(released) {
+            self.apply(e);
+            match self.rejected.take() {
+                Some(e) => rejected = rejected.or(Some(e)),
+                None => applied += 1,
+            }
+        }
         Pushed {
             applied,
+            rejected,
             ..Pushed::default()
         }
     }

@@ -95,6 +95,8 @@ impl Shared {
     fn carry_out(self: &Rc<Self>, out: Output) {
         match out {
             Output::Open { url, protocols } => self.open(&url, &protocols),
+            Output::Post { url, body } => self.post(url, body),
+            Output::Abort => self.abort_post(),
             Output::Close { code, reason } => {
                 self.opening.set(self.opening.get() + 1);
                 let socket = self.socket.borrow_mut().take();

@@ -28,6 +28,10 @@ impl Connection {
                 "; use \"yes\", \"no-continue\", \"no-exit\", \"always\" or \"explain\"",
             ]))
         })?;
+        if self.http.is_some() {
+            self.http_answer(call_id, review.approves(), answer.message);
+            return Ok(());
+        }
         let (custom_deny_message, explanation) = if review.approves() || review == Review::Explain {
             (None, answer.message)
         } else {
@@ -105,6 +109,10 @@ impl Connection {
         is_error: bool,
     ) -> Result<(), Error> {
         self.usable("registerTool")?;
+        if self.http.is_some() {
+            self.http_tool_result(call_id, result, is_error);
+            return Ok(());
+        }
         let cmd = Command::ToolResult(ToolResult {
             call_id: call_id.clone(),
             result,
@@ -146,7 +154,9 @@ impl Connection {
     }
 
     fn redeclare(&mut self) {
+        // Over HTTP every input declares the tools.
         if self.phase == Phase::Open
+            && self.http.is_none()
             && self.peer().takes_client_tools()
             && (self.declared || !self.tools.is_empty() || self.approvals)
         {
@@ -176,7 +186,8 @@ impl Connection {
     /// The server takes a `tool_result` only for a call it has started, so none of these is
     /// early; and a refused call never becomes due.
     pub(super) fn client_tool_calls(&mut self, ev: &Sequenced) -> Vec<Output> {
-        if self.tools.is_empty() || !self.peer().takes_client_tools() {
+        // Over HTTP a call is due when its AG-UI run has finished (`http.rs`).
+        if self.tools.is_empty() || !self.peer().takes_client_tools() || self.http.is_some() {
             return Vec::new();
         }
         let transcript = self.reassembler.transcript();

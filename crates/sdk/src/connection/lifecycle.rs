@@ -13,6 +13,9 @@ use crate::error::{Error, ErrorCode};
 impl Connection {
     /// `connect()`: opens the first socket (or reports that one is open).
     pub fn connect(&mut self) {
+        if self.http.is_some() && self.phase != Phase::Closed {
+            return self.http_connect();
+        }
         match self.phase {
             Phase::Open => self.out.push_back(Output::Connected),
             Phase::Connecting { .. } | Phase::Waiting { .. } => {}
@@ -386,7 +389,9 @@ impl Connection {
         if self.phase == Phase::Closed {
             return;
         }
-        let had_socket = matches!(self.phase, Phase::Open | Phase::Connecting { .. });
+        let had_socket =
+            self.http.is_none() && matches!(self.phase, Phase::Open | Phase::Connecting { .. });
+        self.http_close();
         self.phase = Phase::Closed;
         self.next_ping = None;
         self.pong_deadline = None;

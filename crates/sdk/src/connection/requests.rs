@@ -249,6 +249,15 @@ impl Connection {
         now: f64,
     ) -> Result<String, Error> {
         self.usable(method)?;
+        if self.http.is_some() {
+            return Err(Error::new(
+                ErrorCode::Unsupported,
+                weft_protocol::text::concat(&[
+                    method,
+                    " is weft's own request: an AG-UI agent over HTTP runs only",
+                ]),
+            ));
+        }
         let frame = self
             .cfg
             .dialect

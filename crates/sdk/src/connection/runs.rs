@@ -17,6 +17,9 @@ impl Connection {
         if opts.message.trim().is_empty() {
             return Err(Error::argument("run(): message must not be empty"));
         }
+        if self.http.is_some() {
+            return self.http_run(opts, run_id);
+        }
         let message = opts.message.clone();
         let cmd = Command::Run(RunCommand {
             message: opts.message,
@@ -126,6 +129,10 @@ impl Connection {
     /// cancelled here). Its result then rejects with code `cancelled`.
     pub fn cancel(&mut self, run: RunHandle, now: f64) -> Result<(), Error> {
         self.usable("cancel()")?;
+        if self.http.is_some() {
+            self.http_cancel(run);
+            return Ok(());
+        }
         let Some(slot) = self.runs.get(&run) else {
             return Ok(());
         };

@@ -32,6 +32,7 @@ fn config(dialect: Dialect) -> Config {
         heartbeat_timeout_ms: 10_000.0,
         request_timeout_ms: 30_000.0,
         id_prefix: "c1".into(),
+        agui_http: None,
     }
 }
 
@@ -179,6 +180,7 @@ fn handles(out: &[Output]) -> Vec<Option<RunHandle>> {
 
 mod approvals;
 mod endpoint;
+mod http;
 mod lifecycle;
 mod originals;
 mod requests;
