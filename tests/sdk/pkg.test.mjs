@@ -79,6 +79,20 @@ test('errors are WeftErrors with a code', () => {
   assert.throws(() => new Client({ url: 'ws://h', dialect: 'loom', token: 'a b' }), { code: 'invalid_argument' });
 });
 
+test('AG-UI is in weft-sdk/with-agui: weft-sdk refuses the dialect, the AG-UI build takes it', async () => {
+  for (const url of ['http://127.0.0.1:9/agui', 'ws://127.0.0.1:9/agui']) {
+    assert.throws(() => new Client({ url, dialect: 'agui' }), { code: 'unsupported', message: /weft-sdk\/with-agui/ });
+  }
+  const withAgui = await import('weft-sdk/with-agui');
+  await withAgui.default();
+  const client = new withAgui.Client({ url: 'http://127.0.0.1:9/agui', dialect: 'agui', sessionId: 't' });
+  await client.connect(); // over HTTP: opens nothing
+  client.close();
+  // The two builds read the chat dialects alike.
+  const frame = '{"type":"run_end","reply":"hi","id":"r"}';
+  assert.deepEqual(new withAgui.Reassembler('loom').push(frame), new Reassembler('loom').push(frame));
+});
+
 test('pushMany names the frame it stops at, and keeps the ones before it', () => {
   const { frames, transcript } = golden('loom', 'tool-call');
   const prefix = (n) => {

@@ -72,7 +72,7 @@ export type UnknownEvent = { type: string; [field: string]: unknown };
 /**
  * Everything a server says, in canonical form. See the module docs for where the set comes from.
  */
-export type Event = { type: "run_start"; run_id?: string; message?: string; agent?: Agent } | { type: "node_enter"; id: string } | { type: "node_exit"; id: string; result: NodeResult } | { type: "message_chunk"; content: string; id: string } | ({ type: "usage" } & Usage) | { type: "values"; state: unknown } | { type: "updates"; id: string; state: unknown } | { type: "custom"; value: unknown } | { type: "checkpoint"; checkpoint_id: string; timestamp: string; step: number; state: unknown; thread_id?: string; checkpoint_ns?: string } | { type: "tot_expand"; candidates: string[] } | { type: "tot_evaluate"; chosen: number; scores: number[] } | { type: "tot_backtrack"; reason: string; to_depth: number } | { type: "got_plan"; node_count: number; edge_count: number; node_ids: string[] } | { type: "got_node_start"; id: string } | { type: "got_node_complete"; id: string; result_summary: string } | { type: "got_node_failed"; id: string; error: string } | { type: "got_expand"; node_id: string; nodes_added: number; edges_added: number } | { type: "tool_call_chunk"; call_id?: string; name?: string; arguments_delta: string } | { type: "tool_call"; call_id?: string; name: string; arguments: unknown } | { type: "tool_start"; call_id?: string; name: string } | { type: "tool_output"; call_id?: string; name: string; content: string } | { type: "tool_end"; call_id?: string; name: string; result: string; is_error: boolean } | { type: "tool_approval"; call_id?: string; name: string; arguments: unknown } | { type: "reasoning_chunk"; content: string; id: string } | { type: "llm_complete"; content: string; tool_calls: string[]; finish_reason: FinishReason } | { type: "approval_resolved"; call_id?: string; name?: string; review: Review; message?: string } | { type: "context_info"; token_count: number; usage_percent: number; transcript_length: number; max_tokens: number; strategy: string } | { type: "context_compacted"; old_token_count: number; new_token_count: number; reduction_percent: number; strategy: string } | { type: "user_message"; content: string } | { type: "events_lost"; from: number } | { type: "run_end"; reply: string; usage?: Usage; total_usage?: Usage; iteration_count?: number; paused?: boolean; tool_calls?: string[] } | { type: "error"; message: string; code?: string; id?: string; details?: unknown } | { type: "pong"; id: string } | { type: "tools_list"; id: string; tools: ToolSpec[] } | { type: "tool_show"; id: string; tool?: unknown; tool_yaml?: string } | { type: "user_messages"; id: string; thread_id: string; messages: StoredMessage[]; has_more?: boolean; active_run_id?: string } | ({ type: "unknown" } & UnknownEvent);
+export type Event = { type: "run_start"; run_id?: string; message?: string; agent?: Agent } | { type: "node_enter"; id: string } | { type: "node_exit"; id: string; result: NodeResult } | { type: "message_chunk"; content: string; id: string } | ({ type: "usage" } & Usage) | { type: "values"; state: unknown } | { type: "state_delta"; delta: unknown[] } | { type: "updates"; id: string; state: unknown } | { type: "custom"; value: unknown } | { type: "checkpoint"; checkpoint_id: string; timestamp: string; step: number; state: unknown; thread_id?: string; checkpoint_ns?: string } | { type: "tot_expand"; candidates: string[] } | { type: "tot_evaluate"; chosen: number; scores: number[] } | { type: "tot_backtrack"; reason: string; to_depth: number } | { type: "got_plan"; node_count: number; edge_count: number; node_ids: string[] } | { type: "got_node_start"; id: string } | { type: "got_node_complete"; id: string; result_summary: string } | { type: "got_node_failed"; id: string; error: string } | { type: "got_expand"; node_id: string; nodes_added: number; edges_added: number } | { type: "tool_call_chunk"; call_id?: string; name?: string; arguments_delta: string } | { type: "tool_call"; call_id?: string; name: string; arguments: unknown } | { type: "tool_start"; call_id?: string; name: string } | { type: "tool_output"; call_id?: string; name: string; content: string } | { type: "tool_end"; call_id?: string; name: string; result: string; is_error: boolean } | { type: "tool_approval"; call_id?: string; name: string; arguments: unknown } | { type: "reasoning_chunk"; content: string; id: string } | { type: "llm_complete"; content: string; tool_calls: string[]; finish_reason: FinishReason } | { type: "approval_resolved"; call_id?: string; name?: string; review: Review; message?: string } | { type: "context_info"; token_count: number; usage_percent: number; transcript_length: number; max_tokens: number; strategy: string } | { type: "context_compacted"; old_token_count: number; new_token_count: number; reduction_percent: number; strategy: string } | { type: "user_message"; content: string } | { type: "events_lost"; from: number } | { type: "run_end"; reply: string; usage?: Usage; total_usage?: Usage; iteration_count?: number; paused?: boolean; tool_calls?: string[] } | { type: "error"; message: string; code?: string; id?: string; details?: unknown } | { type: "pong"; id: string } | { type: "tools_list"; id: string; tools: ToolSpec[] } | { type: "tool_show"; id: string; tool?: unknown; tool_yaml?: string } | { type: "user_messages"; id: string; thread_id: string; messages: StoredMessage[]; has_more?: boolean; active_run_id?: string } | ({ type: "unknown" } & UnknownEvent);
 
 /**
  * Everything reassembled so far.
@@ -291,6 +291,11 @@ export interface TranscriptRun {
      * It paused after a `pause_after` tool.
      */
     paused: boolean;
+    /**
+     * The agent's state: its last snapshot (`values`, AG-UI's `STATE_SNAPSHOT`) with every
+     * patch since (`state_delta`) applied; a new run starts from the previous run's.
+     */
+    state?: unknown;
 }
 
 /**
@@ -684,7 +689,8 @@ export interface ClientOptions {
     /**
      * The server: `wss://host` (the dialect's endpoint path is added: `/`, `/agentloop`,
      * `/ws`, `/ws/chat`) or a full endpoint URL. `http(s)://` is accepted and turned into
-     * `ws(s)://`.
+     * `ws(s)://` — but for `"agui"`, where it is an AG-UI agent's HTTP endpoint, used as it
+     * is: runs are POSTs and the events come back as server-sent events.
      */
     url: string;
     /**
@@ -1077,12 +1083,14 @@ export interface InitOutput {
     readonly run_runId: (a: number) => [number, number];
     readonly runevents_next: (a: number) => any;
     readonly runevents_return: (a: number) => any;
+    readonly wasm_bindgen_b2274a1287d9f2dc___convert__closures_____invoke___alloc_429c669814daab17___string__String______true_: (a: number, b: number, c: number, d: number) => void;
     readonly wasm_bindgen_b2274a1287d9f2dc___convert__closures_____invoke___bool__wasm_bindgen_b2274a1287d9f2dc___JsValue______true_: (a: number, b: number, c: number, d: any) => void;
     readonly wasm_bindgen_b2274a1287d9f2dc___convert__closures_____invoke___js_sys_7372e5b13f55676___Function_fn_wasm_bindgen_b2274a1287d9f2dc___JsValue_____wasm_bindgen_b2274a1287d9f2dc___sys__Undefined___js_sys_7372e5b13f55676___Function_fn_wasm_bindgen_b2274a1287d9f2dc___JsValue_____wasm_bindgen_b2274a1287d9f2dc___sys__Undefined_______true_: (a: number, b: number, c: any, d: any) => void;
     readonly wasm_bindgen_b2274a1287d9f2dc___convert__closures_____invoke___bool__wasm_bindgen_b2274a1287d9f2dc___JsValue__true_: (a: number, b: number, c: number) => any;
+    readonly wasm_bindgen_b2274a1287d9f2dc___convert__closures_____invoke___js_sys_7372e5b13f55676___Uint8Array______true_: (a: number, b: number, c: any) => void;
+    readonly wasm_bindgen_b2274a1287d9f2dc___convert__closures_____invoke___js_sys_7372e5b13f55676___Uint8Array______true__45: (a: number, b: number, c: any) => void;
+    readonly wasm_bindgen_b2274a1287d9f2dc___convert__closures_____invoke___js_sys_7372e5b13f55676___Uint8Array______true__46: (a: number, b: number, c: any) => void;
     readonly wasm_bindgen_b2274a1287d9f2dc___convert__closures_____invoke___wasm_bindgen_b2274a1287d9f2dc___JsValue______true_: (a: number, b: number, c: any) => void;
-    readonly wasm_bindgen_b2274a1287d9f2dc___convert__closures_____invoke___web_sys_97501976544811f2___features__gen_CloseEvent__CloseEvent______true_: (a: number, b: number, c: any) => void;
-    readonly wasm_bindgen_b2274a1287d9f2dc___convert__closures_____invoke___web_sys_97501976544811f2___features__gen_CloseEvent__CloseEvent______true__45: (a: number, b: number, c: any) => void;
     readonly wasm_bindgen_b2274a1287d9f2dc___convert__closures_____invoke_______true_: (a: number, b: number) => void;
     readonly __wbindgen_malloc: (a: number, b: number) => number;
     readonly __wbindgen_realloc: (a: number, b: number, c: number, d: number) => number;

@@ -232,6 +232,14 @@ impl Client {
         };
         // An AG-UI agent's HTTP endpoint (connection/http.rs): the URL as given, the session
         // the AG-UI thread (a fresh one without a session id).
+        #[cfg(not(feature = "agui"))]
+        if dialect == weft_protocol::Dialect::Agui {
+            return Err(Error::new(
+                ErrorCode::Unsupported,
+                "dialect \"agui\" is in weft-sdk/with-agui: this build leaves AG-UI out",
+            )
+            .into());
+        }
         let agui_http = agui_over_http(dialect, &o.url);
         let session_id = match &agui_http {
             Some(_) => Some(o.session_id.clone().unwrap_or_else(random_uuid)),

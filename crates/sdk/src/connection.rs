@@ -100,8 +100,10 @@ pub enum Output {
     /// POST this JSON body to the AG-UI agent at `url` (`Accept: text/event-stream`) and
     /// stream the response into [`Connection::http_chunk`], then [`Connection::http_end`] —
     /// or [`Connection::http_failed`] when it cannot be had or breaks off.
+    #[cfg_attr(not(feature = "agui"), allow(dead_code))]
     Post { url: String, body: String },
     /// Abort the request in flight and pass nothing more of it to the core.
+    #[cfg_attr(not(feature = "agui"), allow(dead_code))]
     Abort,
     /// Close the current socket and ignore anything more from it.
     Close { code: u16, reason: String },
@@ -270,10 +272,13 @@ pub struct Connection {
 impl Connection {
     /// A client that has not connected yet.
     pub fn new(cfg: Config) -> Self {
+        #[cfg(feature = "agui")]
         let http = cfg
             .agui_http
             .as_deref()
             .map(|url| http::Http::new(url, cfg.session_id.as_deref().unwrap_or_default()));
+        #[cfg(not(feature = "agui"))]
+        let http: Option<http::Http> = None;
         Connection {
             reassembler: Reassembler::new(cfg.dialect).with_events(),
             server: cfg.server.known(),
@@ -455,6 +460,10 @@ impl Connection {
 
 mod approvals;
 mod endpoint;
+#[cfg(feature = "agui")]
+mod http;
+#[cfg(not(feature = "agui"))]
+#[path = "connection/http_off.rs"]
 mod http;
 mod lifecycle;
 mod original;

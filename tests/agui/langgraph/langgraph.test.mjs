@@ -11,7 +11,7 @@ import { after, before, describe, test } from 'node:test';
 
 import { HttpAgent } from '@ag-ui/client';
 import { EventSchema } from '@ag-ui/core/schemas';
-import init, { Client } from 'weft-sdk';
+import init, { Client } from 'weft-sdk/with-agui';
 
 import { startLangGraphAgent } from './server.mjs';
 

@@ -180,6 +180,7 @@ fn handles(out: &[Output]) -> Vec<Option<RunHandle>> {
 
 mod approvals;
 mod endpoint;
+#[cfg(feature = "agui")]
 mod http;
 mod lifecycle;
 mod originals;
