@@ -224,9 +224,9 @@ export interface Message {
 }
 
 /**
- * One of the four wire protocols.
+ * One of the five socket protocols.
  */
-export type Dialect = "loom" | "agentloop" | "agentchat" | "cueso";
+export type Dialect = "loom" | "agentloop" | "agentchat" | "cueso" | "agui";
 
 /**
  * One page of a thread's stored messages.

@@ -10,9 +10,11 @@
 //! | `GET /agentloop` (upgrade) | agentloop |
 //! | `GET /ws` (upgrade) | agentchat |
 //! | `GET /ws/chat` (upgrade) | cueso |
+//! | `GET /agui` (upgrade) | AG-UI over a WebSocket (`weft_protocol::dialect::agui::socket`) |
 //! | any of them with `Sec-WebSocket-Protocol: weft.<dialect>` | that dialect |
 //! | `POST /v1/chat/completions` | OpenAI-compatible streaming proxy to the configured provider |
 //! | `POST /api/chat`, `GET /api/chat/{id}/stream` | the AI SDK's `useChat`: a turn as a UI message stream, and the running turn again (the HTTP track: [`http`], `session/http.rs`) |
+//! | `POST /agui` | AG-UI's `HttpAgent`: a `RunAgentInput` in, its events out as server-sent events (the HTTP track) |
 //! | `GET /healthz` | `ok` |
 //! | `GET /` and any other `GET` / `HEAD` | the demo app (`www/`, built by `scripts/build-www`), served from the `ASSETS` binding |
 //!
@@ -136,7 +138,7 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
         .or_else(|| Dialect::from_endpoint(&path));
     let Some(dialect) = dialect else {
         return Response::error(
-            "no WebSocket endpoint here: use /, /agentloop, /ws or /ws/chat",
+            "no WebSocket endpoint here: use /, /agentloop, /ws, /ws/chat or /agui",
             404,
         );
     };

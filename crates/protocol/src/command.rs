@@ -55,6 +55,10 @@ pub enum Command {
     },
     /// A request of loom's web app, newer than the spec ([`crate::dialect::loom_app`]).
     LoomApp(crate::dialect::loom_app::AppQuery),
+    /// Several requests from one frame, carried out in order: AG-UI's `RunAgentInput`, which
+    /// declares the page's tools and answers interrupts or tool calls or starts a run, all at
+    /// once ([`crate::dialect::agui`]). Never nested, never empty.
+    Batch { commands: Vec<Command> },
 }
 
 impl Command {
@@ -75,6 +79,7 @@ impl Command {
             Command::Compact { .. } => "compact",
             Command::Ping { .. } => "ping",
             Command::LoomApp(q) => q.request.kind(),
+            Command::Batch { .. } => "batch",
         }
     }
 
@@ -86,6 +91,7 @@ impl Command {
         match self {
             Command::Run(r) => r.thread_id.as_deref(),
             Command::UserMessages(q) => Some(q.thread_id.as_str()),
+            Command::Batch { commands } => commands.iter().find_map(Command::session),
             _ => None,
         }
         .filter(|s| !s.is_empty())

@@ -1,4 +1,4 @@
-//! Golden streams of AG-UI: for every shared scenario, `tests/fixtures/agui/<name>.jsonl` holds
+//! Golden streams of AG-UI: for every shared scenario, `tests/fixtures/agui-sse/<name>.jsonl` holds
 //! the AG-UI events its streams carry, one per line, `[END]` where one stream (one AG-UI run)
 //! ends. A run that asks for an approval ends its stream there ([`Encoder::pause`]: an
 //! interrupt); the answer's input carries on with a fresh encoder, as the server does.
@@ -29,7 +29,7 @@ fn streams_of(run: &[weft_protocol::Sequenced]) -> Vec<String> {
 #[test]
 fn golden_streams() {
     for (name, run) in common::scenarios() {
-        common::golden("agui", name, &(streams_of(&run).join("\n") + "\n"));
+        common::golden("agui-sse", name, &(streams_of(&run).join("\n") + "\n"));
     }
 }
 

@@ -36,6 +36,7 @@ fn documented(dialect: Dialect) -> &'static [&'static str] {
             "agent_message",
             "error",
         ],
+        Dialect::Agui => &weft_protocol::dialect::agui::KNOWN_TYPES,
         Dialect::Cueso => &[
             "session_created",
             "content_delta",

@@ -94,6 +94,8 @@ fn is_request(d: Dialect, frame: &Value) -> bool {
         ),
         Dialect::Agentchat => frame["type"] == "chat",
         Dialect::Cueso => frame.get("type").is_none(),
+        // No documents of its own (see `Description::documents`); its input has no `type`.
+        Dialect::Agui => frame.get("type").is_none(),
     }
 }
 

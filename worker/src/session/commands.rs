@@ -29,9 +29,22 @@ impl Session {
                 self.feed(ws, info, input).await;
             }
             Command::Resume(resume) => {
-                info.not_following.retain(|r| *r != resume.run_id);
+                // No run named: the session's running one (a page reloaded mid-run knows no
+                // run; AG-UI's `connect()` reattaches so).
+                let run_id = match resume.run_id.as_str() {
+                    "" => match self.store().active_run() {
+                        Ok(Some(row)) => row.run_id,
+                        Ok(None) => {
+                            let msg = "no run is active in this session";
+                            return self.reply(ws, info, error_event(msg, "no_active_run", None));
+                        }
+                        Err(e) => return self.reply(ws, info, unreadable(ACTIVE_RUN, &e, None)),
+                    },
+                    named => named.to_string(),
+                };
+                info.not_following.retain(|r| *r != run_id);
                 self.remember(ws, info);
-                self.resume(ws, info, &resume.run_id, resume.after_event_id);
+                self.resume(ws, info, &run_id, resume.after_event_id);
             }
             Command::Cancel { run_id } => self.cancel(ws, info, &run_id).await,
             Command::ToolsList(q) => {
@@ -124,6 +137,12 @@ impl Session {
                 self.drive().await;
             }
             Command::LoomApp(q) => self.loom_app(ws, info, q).await,
+            // An AG-UI input that asks several things (inbound.rs took its tools): in order.
+            Command::Batch { commands } => {
+                for c in commands {
+                    Box::pin(self.command(ws, info, c)).await;
+                }
+            }
             _ => self.reply(
                 ws,
                 info,

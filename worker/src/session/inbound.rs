@@ -5,6 +5,7 @@
 //! Plain data, no runtime: the object stores the attachment and carries out the verdict
 //! (`mod.rs`, `commands.rs`).
 
+use weft_protocol::command::ClientTools;
 use weft_protocol::{Command, Event, Limits};
 
 use super::error_event;
@@ -75,6 +76,27 @@ pub(super) fn read(
         }
     }
     let mut changed = false;
+    // An AG-UI input declares the page's tools along with what it asks: taken in here, as a
+    // `client_tools` frame is (when the input goes to another session, that one takes them).
+    let command = match (command, &route) {
+        (Command::Batch { commands }, Route::Here) => {
+            let mut rest = Vec::with_capacity(commands.len());
+            for c in commands {
+                match c {
+                    Command::ClientTools(tools) => {
+                        declare(info, tools);
+                        changed = true;
+                    }
+                    other => rest.push(other),
+                }
+            }
+            match rest.len() {
+                1 => rest.remove(0),
+                _ => Command::Batch { commands: rest },
+            }
+        }
+        (command, _) => command,
+    };
     if let Some(named) = command.session() {
         let current = (named != home).then(|| named.to_string());
         if info.current != current {
@@ -83,8 +105,7 @@ pub(super) fn read(
         }
     }
     if let Command::ClientTools(tools) = command {
-        info.approvals |= tools.approvals;
-        info.tools = tools.tools.into_iter().map(ClientTool::from).collect();
+        declare(info, tools);
         return (Inbound::Declared, true);
     }
     let inbound = match route {
@@ -92,6 +113,13 @@ pub(super) fn read(
         Route::There(session) => Inbound::There(session),
     };
     (inbound, changed)
+}
+
+/// Takes a socket's declared tools into its attachment: they replace the ones it declared
+/// before; approvals, once said, stay.
+fn declare(info: &mut SocketInfo, tools: ClientTools) {
+    info.approvals |= tools.approvals;
+    info.tools = tools.tools.into_iter().map(ClientTool::from).collect();
 }
 
 #[cfg(test)]
@@ -227,6 +255,46 @@ mod tests {
         let bytes = frame(Dialect::Loom, &run_in(Some("user-1/b")));
         let (inbound, _) = read(&mut info, "user-1/a", &bytes, LIMITS);
         assert_eq!(inbound, Inbound::There("user-1/b".into()));
+    }
+
+    /// An AG-UI input's tools are the socket's, and what else it asks goes on as it came.
+    #[test]
+    fn an_agui_inputs_tools_are_taken_and_the_rest_goes_on() {
+        let input = br#"{"threadId":"","runId":"","messages":[{"id":"u","role":"user","content":"hi"}],
+            "tools":[{"name":"pick_color","description":"asks the user","parameters":{"type":"object"}}]}"#;
+        let mut info = SocketInfo::new(Dialect::Agui, "s".into(), false);
+        let (inbound, changed) = read(&mut info, "s", input, LIMITS);
+        assert!(changed && info.runs_tool("pick_color"));
+        assert!(
+            info.can_approve(),
+            "it answers interrupts in its next input"
+        );
+        assert!(
+            matches!(&inbound, Inbound::Here(Command::Run(r)) if r.message == "hi"),
+            "{inbound:?}"
+        );
+        // Naming another session, the input goes there whole: that session takes the tools.
+        let mut info = SocketInfo::new(Dialect::Agui, "s".into(), true);
+        let elsewhere =
+            br#"{"threadId":"t","runId":"","messages":[{"id":"u","role":"user","content":"hi"}],
+            "tools":[{"name":"pick_color","description":"asks the user"}]}"#;
+        let (inbound, _) = read(&mut info, "s", elsewhere, LIMITS);
+        assert_eq!(inbound, Inbound::There("t".into()));
+        assert!(!info.runs_tool("pick_color"));
+        // Answers to two interrupts at once stay one batch, in order (they name no session: they
+        // go where the socket's last message went).
+        let mut info = SocketInfo::new(Dialect::Agui, "s".into(), true);
+        let answers = br#"{"threadId":"","runId":"","messages":[],"resume":[
+            {"interruptId":"c1","status":"resolved","payload":{"approved":true}},
+            {"interruptId":"c2","status":"cancelled"}]}"#;
+        let (inbound, _) = read(&mut info, "s", answers, LIMITS);
+        let Inbound::Here(Command::Batch { commands }) = inbound else {
+            panic!("{inbound:?}")
+        };
+        assert!(
+            matches!(&commands[..], [Command::ApprovalResponse(a), Command::ApprovalResponse(b)]
+            if a.call_id.as_deref() == Some("c1") && a.review.approves() && !b.review.approves())
+        );
     }
 
     #[test]

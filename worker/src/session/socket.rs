@@ -101,9 +101,11 @@ impl SocketInfo {
         }
     }
 
-    /// specs/README, "Approvals": a socket whose protocol lets it answer.
+    /// specs/README, "Approvals": a socket whose protocol lets it answer (agentloop's own
+    /// answer, AG-UI's `resume` in its input).
     pub(super) fn can_approve(&self) -> bool {
-        self.weft || self.approvals || self.dialect.requests().approvals
+        let own = self.dialect.requests();
+        self.weft || self.approvals || own.approvals || own.input
     }
 
     /// The encoder of a replay to this socket: the live salt, so it reproduces the ids the
@@ -248,7 +250,7 @@ mod tests {
             // An original client approves only where its own documents have approvals.
             assert_eq!(
                 info(dialect, false).can_approve(),
-                dialect == Dialect::Agentloop,
+                matches!(dialect, Dialect::Agentloop | Dialect::Agui),
                 "{dialect}"
             );
             assert!(info(dialect, true).can_approve(), "{dialect}");

@@ -45,6 +45,7 @@ pub const DIALECT: Description = Description {
         context: false,
         approvals: false,
         app: false,
+        input: false,
     },
     reports_context: false,
     asks_approval: false,

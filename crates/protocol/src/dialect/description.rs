@@ -31,7 +31,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::fast::Delta;
-use super::{agentchat, agentloop, cueso, loom, Dialect, Out};
+use super::{agentchat, agentloop, agui, cueso, loom, Dialect, Out};
 use crate::command::Command;
 use crate::json::{Object, Reader};
 use crate::{Error, Event, Sequenced};
@@ -51,7 +51,7 @@ use crate::{Error, Event, Sequenced};
 ///     endpoint: "/new",
 ///     subprotocol: "weft.new",
 ///     documents: &["new-websocket.md"],
-///     requests: Requests { ping: false, tools: false, history: false, context: false, approvals: false, app: false },
+///     requests: Requests { ping: false, tools: false, history: false, context: false, approvals: false, app: false, input: false },
 ///     reports_context: false,
 ///     asks_approval: false,
 ///     carries_plans: false,
@@ -84,7 +84,7 @@ use crate::{Error, Event, Sequenced};
 ///     endpoint: "/new",
 ///     subprotocol: "weft.new",
 ///     documents: &["new-websocket.md"],
-///     requests: Requests { ping: false, tools: false, history: false, context: false, approvals: false, app: false },
+///     requests: Requests { ping: false, tools: false, history: false, context: false, approvals: false, app: false, input: false },
 ///     reports_context: false,
 ///     asks_approval: false,
 ///     carries_plans: false,
@@ -116,7 +116,8 @@ pub struct Description {
     /// The `Sec-WebSocket-Protocol` entry with which a client opts in to weft's extensions.
     pub subprotocol: &'static str,
     /// Its documents in `specs/`, whose JSON examples `scripts/extract-spec-examples.py`
-    /// collects into `tests/fixtures/spec-examples.jsonl`.
+    /// collects into `tests/fixtures/spec-examples.jsonl`. None for AG-UI, whose reference is
+    /// `@ag-ui/core`'s schemas: its suites check weft's events against that package itself.
     pub documents: &'static [&'static str],
     /// The requests its documents have besides `run`: what its original server serves, and
     /// what weft serves on its sockets beyond the extensions every dialect has.
@@ -171,6 +172,10 @@ pub struct Requests {
     /// The requests of loom's newer web app, past our spec (`list_models`, `agent_list`,
     /// `workspace_*`, `cancel_run`): weft serves them, the spec's server does not.
     pub app: bool,
+    /// A whole turn in one frame (AG-UI's `RunAgentInput`): the page's tools, its answers to
+    /// interrupts (each naming its call) and its tools' results, or a new message, read into a
+    /// [`Command::Batch`]. Such a client answers approvals without weft's extensions.
+    pub input: bool,
 }
 
 /// How the original server of a dialect differs from weft, where a client must know it.
@@ -253,17 +258,19 @@ macro_rules! described {
                 const { $crate::dialect::agentchat::DIALECT.$field }
             }
             $crate::dialect::Dialect::Cueso => const { $crate::dialect::cueso::DIALECT.$field },
+            $crate::dialect::Dialect::Agui => const { $crate::dialect::agui::DIALECT.$field },
         }
     };
 }
 pub(crate) use described;
 
 /// Every dialect's description, in a stable order: [`Dialect::ALL`] is built from it.
-const DESCRIPTIONS: [Description; 4] = [
+const DESCRIPTIONS: [Description; 5] = [
     loom::DIALECT,
     agentloop::DIALECT,
     agentchat::DIALECT,
     cueso::DIALECT,
+    agui::DIALECT,
 ];
 
 /// Whether `d` describes `dialect` and is one of [`DESCRIPTIONS`]: evaluated at compile time
@@ -309,6 +316,7 @@ impl Dialect {
             Dialect::Agentloop => const { listed(Dialect::Agentloop, agentloop::DIALECT) },
             Dialect::Agentchat => const { listed(Dialect::Agentchat, agentchat::DIALECT) },
             Dialect::Cueso => const { listed(Dialect::Cueso, cueso::DIALECT) },
+            Dialect::Agui => const { listed(Dialect::Agui, agui::DIALECT) },
         }
     }
 
@@ -382,6 +390,7 @@ impl Dialect {
             Command::UserMessages(_) => own.history,
             Command::ContextInfo { .. } | Command::Compact { .. } => own.context,
             Command::LoomApp(_) => own.app,
+            Command::Batch { .. } => own.input,
         }
     }
 
@@ -398,6 +407,9 @@ impl Dialect {
             // agentloop's own approval message; it answers the one pending request, whatever
             // call id comes with it.
             Command::ApprovalResponse(_) => own.approvals,
+            // AG-UI's `RunAgentInput`, whatever it asks. (Its answers and tool results alone
+            // are weft's requests: a client writes them so, see `agui`'s socket docs.)
+            Command::Batch { .. } => own.input,
             Command::ContextInfo { .. } | Command::Compact { .. } => own.context,
             Command::ToolResult(_)
             | Command::ClientTools(_)
@@ -473,7 +485,8 @@ mod tests {
             assert_eq!(desc.dialect, d);
             assert_eq!(desc.subprotocol, alloc::format!("weft.{}", desc.name));
             assert!(desc.endpoint.starts_with('/'), "{d}");
-            assert!(!desc.documents.is_empty(), "{d}");
+            // AG-UI's reference is a package's schemas, not a document (see `documents`).
+            assert!(!desc.documents.is_empty() || d == Dialect::Agui, "{d}");
             for other in &Dialect::ALL[i + 1..] {
                 let o = other.describe();
                 assert!(

@@ -37,6 +37,7 @@ pub const DIALECT: Description = Description {
         context: false,
         approvals: false,
         app: true,
+        input: false,
     },
     reports_context: true,
     asks_approval: true,

@@ -1,4 +1,4 @@
-//! The four dialects, and translation between each of them and the canonical model.
+//! The five socket dialects, and translation between each of them and the canonical model.
 //!
 //! Each dialect module holds the wire types of its documents and four translations:
 //!
@@ -10,7 +10,7 @@
 //! | client | frame → [`Sequenced`] events | [`Dialect::decode_server`] |
 //!
 //! What each canonical event becomes in each dialect is tabled in the module docs of
-//! [`loom`], [`agentloop`], [`agentchat`] and [`cueso`]. Where a dialect has no frame for
+//! [`loom`], [`agentloop`], [`agentchat`], [`cueso`] and [`agui`]. Where a dialect has no frame for
 //! something a client needs to rebuild the same transcript, weft sends an *extension frame*:
 //! the canonical event's own JSON object (see [`extension`]); clients of the original protocols
 //! ignore types they do not know.
@@ -57,6 +57,7 @@ macro_rules! codec {
                 ($crate::dialect::agentchat::CODEC.$f)($($arg),*)
             }
             $crate::dialect::Dialect::Cueso => ($crate::dialect::cueso::CODEC.$f)($($arg),*),
+            $crate::dialect::Dialect::Agui => ($crate::dialect::agui::CODEC.$f)($($arg),*),
         }
     };
 }
@@ -88,13 +89,13 @@ pub use description::{Description, Original, Requests, TurnEnd};
 
 // What differs between the dialects is in each one's `Description` (`Dialect::describe`), not
 // in `match`es on this enum. (Not in its doc comment: tsify copies that into the .d.ts.)
-/// One of the four wire protocols.
+/// One of the five socket protocols.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[repr(u8)]
 #[cfg_attr(
     feature = "tsify",
     derive(tsify::Tsify),
-    tsify(type = "\"loom\" | \"agentloop\" | \"agentchat\" | \"cueso\"")
+    tsify(type = "\"loom\" | \"agentloop\" | \"agentchat\" | \"cueso\" | \"agui\"")
 )]
 pub enum Dialect {
     /// hi-youichi/loom: `loom-websocket-api.md` + `loom-stream-protocol.md`; endpoint `GET /`.
@@ -105,10 +106,13 @@ pub enum Dialect {
     Agentchat,
     /// Cueso: `cueso-websocket.md`; endpoint `GET /ws/chat`.
     Cueso,
+    /// AG-UI (`@ag-ui/core` 1.0) over a WebSocket ([`agui::socket`] says its wire); endpoint
+    /// `GET /agui` (`POST /agui` is its server-sent events, the HTTP track's).
+    Agui,
 }
 
 impl Dialect {
-    /// The dialect's name: `loom`, `agentloop`, `agentchat`, `cueso`.
+    /// The dialect's name: `loom`, `agentloop`, `agentchat`, `cueso`, `agui`.
     pub fn as_str(self) -> &'static str {
         description::described!(self, name)
     }
@@ -207,6 +211,9 @@ pub struct Encoder {
     /// Original clients: the reasoning of the thought under way, merged into its first chunk.
     thought: Option<Sequenced>,
     turn: Turn,
+    /// AG-UI: what its events have opened (messages, calls, steps) and whether its AG-UI run
+    /// is on.
+    agui: agui::Encoder,
 }
 
 /// What an original agentloop client's turn needs remembered between events.
@@ -241,6 +248,7 @@ impl Encoder {
             extensions: true,
             thought: None,
             turn: Turn::default(),
+            agui: agui::Encoder::new(),
         }
     }
 
@@ -330,6 +338,7 @@ impl Encoder {
             salt: self.salt,
             extensions: self.extensions,
             turn: &mut self.turn,
+            agui: &mut self.agui,
             ev,
         };
         codec!(self.dialect, encode(&mut out));
@@ -346,6 +355,7 @@ pub(crate) struct Out<'a> {
     /// Whether the socket takes weft's extensions; see [`Encoder::original`].
     pub(crate) extensions: bool,
     pub(crate) turn: &'a mut Turn,
+    pub(crate) agui: &'a mut agui::Encoder,
     pub(crate) ev: &'a Sequenced,
 }
 

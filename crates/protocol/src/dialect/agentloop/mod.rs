@@ -61,6 +61,7 @@ pub const DIALECT: Description = Description {
         context: true,
         approvals: true,
         app: false,
+        input: false,
     },
     reports_context: true,
     asks_approval: true,

@@ -9,11 +9,15 @@ use super::{AguiEvent, Interrupt, Outcome};
 use crate::event::{Envelope, Event, Sequenced};
 
 /// Turns one weft run's canonical events into AG-UI events, for one stream (one AG-UI run).
-/// A stream that continues a weft run (after a pause) gets a fresh encoder.
-#[derive(Debug, Clone, Default)]
+/// A stream that continues a weft run (after a pause) gets a fresh encoder. On a WebSocket,
+/// where one stream carries the whole weft run, [`Encoder::encode_continuing`] runs AG-UI run
+/// after AG-UI run.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Encoder {
     started: bool,
     finished: bool,
+    /// The AG-UI run ended with an interrupt: the weft run's next event starts the next one.
+    interrupted: bool,
     thread_id: String,
     run_id: String,
     /// The open text or reasoning message: whether it is reasoning, and its id.
@@ -203,6 +207,34 @@ impl Encoder {
                     value: Value::Object(other.to_json()),
                 });
             }
+        }
+        out
+    }
+
+    /// The AG-UI events of one event of a weft run whose every AG-UI run goes out on one stream
+    /// (the WebSocket): as [`Encoder::encode`], but an approval asked ends the AG-UI run at
+    /// once with its interrupt — weft asks one approval at a time, so each interrupt names one
+    /// call — and the weft run's next event (the answer's effect, the approval's expiry, a
+    /// cancel) starts the next AG-UI run with `RUN_STARTED`, as a `POST` with the answer would.
+    /// A function of the events alone, so a replay of the log gives the same events.
+    pub fn encode_continuing(&mut self, ev: &Sequenced) -> Vec<AguiEvent> {
+        if self.interrupted {
+            *self = Encoder {
+                thread_id: core::mem::take(&mut self.thread_id),
+                ..Encoder::default()
+            };
+        }
+        let mut out = self.encode(ev);
+        if matches!(
+            ev.event,
+            Event::ToolApproval {
+                call_id: Some(_),
+                ..
+            }
+        ) && !self.finished
+        {
+            out.extend(self.pause());
+            self.interrupted = true;
         }
         out
     }

@@ -298,10 +298,17 @@ pub fn decode_event(frame: &[u8], limits: Limits) -> Result<AguiEvent, Error> {
         Some(Json::String(t)) => t.to_string(),
         _ => return Err(Error::MissingType),
     };
-    let mut data = obj.to_serde();
-    if !KNOWN_TYPES.contains(&kind.as_str()) {
+    from_map(&kind, obj.to_serde())
+}
+
+/// An event from its object (`type` included), as [`decode_event`] reads it.
+pub(crate) fn from_map(kind: &str, mut data: Map<String, Value>) -> Result<AguiEvent, Error> {
+    if !KNOWN_TYPES.contains(&kind) {
         data.remove("type");
-        return Ok(AguiEvent::Unknown { kind, data });
+        return Ok(AguiEvent::Unknown {
+            kind: kind.to_string(),
+            data,
+        });
     }
-    serde_json::from_value(Value::Object(data)).map_err(|e| bad(&kind, &e))
+    serde_json::from_value(Value::Object(data)).map_err(|e| bad(kind, &e))
 }

@@ -4,18 +4,21 @@
 //! A run is one [`RunAgentInput`] in and a stream of [`AguiEvent`]s out. Over HTTP the input
 //! is a `POST` body and the events are server-sent events (`data: <json>\n\n`, [`sse`]).
 //!
-//! # Why an HTTP dialect of its own, not a variant of [`Dialect`](super::Dialect)
+//! # Over HTTP and over a WebSocket
 //!
-//! The socket [`Dialect`](super::Dialect)s speak *commands* (one frame, one request) and
-//! number the frames of a weft run densely for `resume`. AG-UI has no commands: its request
-//! is a whole [`RunAgentInput`] (the conversation, the page's tools, `resume` answers), and
-//! one weft run can span several AG-UI runs (a run that waits for the page ends its AG-UI run
-//! with `RUN_FINISHED`; the answer's input starts the next, which carries on the same weft
-//! run). So, like the AI SDK ([`super::aisdk`]), its reader turns an input into canonical
-//! [`Command`]s and a per-stream [`Encoder`] turns the run's events into AG-UI events. The
-//! same two serve the WebSocket at `/agui` still to come (issue 37): one input per client
-//! frame, one event per server frame — what differs there is only the framing ([`sse`] or
-//! none), and weft's own `resume`/`cancel` frames, which belong to that endpoint.
+//! AG-UI is both a variant of the socket [`Dialect`](super::Dialect)s (`Dialect::Agui`, the
+//! WebSocket at `GET /agui`: its description, codec and wire are in [`socket`]'s docs) and an
+//! HTTP dialect (`POST /agui`, server-sent events, what `HttpAgent` speaks). Both read inputs
+//! with the same reader and write events with the same [`Encoder`]; what differs is the
+//! framing ([`sse`] or a frame per event), weft's `run_id`/`event_id` beside each event on the
+//! socket, and how a weft run that waits for the page is cut into AG-UI runs. A `POST` stream
+//! ends its AG-UI run when the run stops to wait ([`Encoder::pause`]), and the next `POST`
+//! gets a fresh encoder; the socket's one encoder cuts the run where the events say
+//! ([`Encoder::encode_continuing`]), so a replay of the log cuts it at the same places.
+//!
+//! Its request is a whole [`RunAgentInput`] (the conversation, the page's tools, `resume`
+//! answers), not one command: the reader turns it into canonical [`Command`]s, a
+//! [`Command::Batch`] on the socket when there are several.
 //!
 //! # The input
 //!
@@ -24,7 +27,7 @@
 //! | `tools` (non-empty) | [`Command::ClientTools`]: AG-UI's frontend tools, run in the page; declared read-only, so weft asks no approval of them (the page that runs a call is the one that would approve it), and the socket declares no approvals (those it answers through `resume`) |
 //! | the last message, `user` | [`Command::Run`] (its text; `content` parts of type `text` joined) |
 //! | the `tool` messages after the last `assistant` message | [`Command::ToolResult`] each (`error` set: an error result) |
-//! | `resume` entries | [`Command::ApprovalResponse`] each: `interruptId` is the call id; `resolved` approves unless `payload.approved` is `false`, `cancelled` denies |
+//! | `resume` entries | [`Command::ApprovalResponse`] each: `interruptId` is the call id; `resolved` approves unless `payload.approved` is `false`, `cancelled` denies; `payload.reason` is the denial's message; weft's extension `payload.review` (`always`, `no-exit`, `explain`) says more, where it agrees with `approved` |
 //!
 //! `threadId` is the weft session; `runId`, `parentRunId`, `state`, `context` and
 //! `forwardedProps` are read and kept (weft's agents do not use them yet). weft's extension
@@ -72,10 +75,13 @@
 mod decode;
 mod encode;
 mod events;
+pub mod socket;
 
 pub use decode::Decoder;
 pub use encode::Encoder;
 pub use events::{decode_event, AguiEvent, Interrupt, Outcome, KNOWN_TYPES};
+pub(crate) use socket::CODEC;
+pub use socket::DIALECT;
 
 use alloc::borrow::ToOwned;
 use alloc::format;
@@ -87,7 +93,7 @@ use serde_json::{json, Value};
 use crate::command::{ApprovalDecision, ClientTools, Command, RunCommand, ToolResult};
 use crate::event::ToolSpec;
 use crate::frame::{parse_object, Limits};
-use crate::json::RawJson;
+use crate::json::{Object, RawJson};
 use crate::names::{Agent, Review};
 use crate::Error;
 
@@ -207,10 +213,16 @@ pub(super) fn bad(kind: &str, e: &serde_json::Error) -> Error {
 /// Reads a `RunAgentInput` body into the commands it asks (see the module docs).
 pub fn decode_request(body: &[u8], limits: Limits) -> Result<AguiRequest, Error> {
     let obj = parse_object(body, limits)?;
+    read_input(&obj, true)
+}
+
+/// Reads a `RunAgentInput` object. Without `require_thread`, an empty `threadId` names no
+/// session (on a WebSocket: the socket's own).
+pub(crate) fn read_input(obj: &Object<'_>, require_thread: bool) -> Result<AguiRequest, Error> {
     let value = Value::Object(obj.to_serde());
     let input: RunAgentInput =
         serde_json::from_value(value).map_err(|e| bad("RunAgentInput", &e))?;
-    if input.thread_id.is_empty() {
+    if require_thread && input.thread_id.is_empty() {
         return Err(Error::field(
             "RunAgentInput",
             "threadId",
@@ -239,27 +251,26 @@ pub fn decode_request(body: &[u8], limits: Limits) -> Result<AguiRequest, Error>
         }));
     }
     for entry in input.resume.iter().flatten() {
+        let payload = |key: &str| entry.payload.as_ref().and_then(|p| p.get(key));
         let approved = entry.status == "resolved"
-            && entry
-                .payload
-                .as_ref()
-                .and_then(|p| p.get("approved"))
-                .and_then(Value::as_bool)
-                != Some(false);
-        let reason = entry
-            .payload
-            .as_ref()
-            .and_then(|p| p.get("reason"))
+            && payload("approved").and_then(Value::as_bool) != Some(false);
+        // weft's own answer, when its client gave one: `always`, `no-exit`, `explain`.
+        let review = payload("review")
+            .and_then(Value::as_str)
+            .and_then(Review::parse)
+            .filter(|r| r.approves() == approved)
+            .unwrap_or(if approved {
+                Review::Yes
+            } else {
+                Review::NoContinue
+            });
+        let reason = payload("reason")
             .and_then(Value::as_str)
             .map(ToOwned::to_owned);
         commands.push(Command::ApprovalResponse(ApprovalDecision {
             call_id: Some(entry.interrupt_id.clone()),
-            review: if approved {
-                Review::Yes
-            } else {
-                Review::NoContinue
-            },
-            custom_deny_message: if approved { None } else { reason },
+            review,
+            custom_deny_message: reason,
             explanation: None,
         }));
     }
@@ -281,7 +292,7 @@ pub fn decode_request(body: &[u8], limits: Limits) -> Result<AguiRequest, Error>
             commands.push(Command::Run(RunCommand {
                 message: text,
                 agent,
-                thread_id: Some(input.thread_id.clone()),
+                thread_id: (!input.thread_id.is_empty()).then(|| input.thread_id.clone()),
                 ..RunCommand::default()
             }));
         }

@@ -319,6 +319,40 @@ pub(crate) fn cueso<'a>(s: &mut Reader<'a>) -> Option<Delta<'a>> {
     Some(Delta::stamped(slots.run_id, slots.event_id, body))
 }
 
+/// AG-UI's deltas: `TEXT_MESSAGE_CONTENT`, `REASONING_MESSAGE_CONTENT` (`messageId`, `delta`)
+/// and `TOOL_CALL_ARGS` (`toolCallId`, `delta`), with weft's `run_id` and `event_id`.
+pub(crate) fn agui<'a>(s: &mut Reader<'a>) -> Option<Delta<'a>> {
+    let mut slots = Slots::default();
+    s.object(|s, key| match key {
+        "type" => put(&mut slots.kind, s.str()?),
+        "delta" => put(&mut slots.content, s.str()?),
+        "messageId" => put(&mut slots.id, s.str()?),
+        "toolCallId" => put(&mut slots.call_id, s.str()?),
+        "run_id" => put(&mut slots.run_id, s.str()?),
+        "event_id" => put(&mut slots.event_id, s.uint()?),
+        _ => None,
+    })?;
+    let body = match (slots.kind.as_deref()?, slots.id, slots.call_id) {
+        ("TEXT_MESSAGE_CONTENT", Some(id), None) => Body::Text {
+            content: slots.content?,
+            id,
+            reasoning: false,
+        },
+        ("REASONING_MESSAGE_CONTENT", Some(id), None) => Body::Text {
+            content: slots.content?,
+            id,
+            reasoning: true,
+        },
+        ("TOOL_CALL_ARGS", None, Some(call_id)) => Body::Arguments {
+            call_id: Some(call_id),
+            name: None,
+            delta: slots.content?,
+        },
+        _ => return None,
+    };
+    Some(Delta::stamped(slots.run_id, slots.event_id, body))
+}
+
 /// The `usage` extension frame, `{"type":"usage","prompt_tokens":…,"completion_tokens":…,
 /// "total_tokens":…,"run_id":…,"event_id":…}`, from the slots its reader filled.
 fn usage_frame<'a>(slots: &Slots<'a>) -> Option<Delta<'a>> {

@@ -59,6 +59,9 @@ fn every_golden_frame_agrees_and_the_stream_takes_the_fast_path() {
                 "\"agent_message\"",
                 "\"agent_thinking\"",
                 "{\"type\":\"usage\"",
+                "\"TEXT_MESSAGE_CONTENT\"",
+                "\"REASONING_MESSAGE_CONTENT\"",
+                "\"TOOL_CALL_ARGS\"",
             ]
             .iter()
             .any(|t| frame.contains(t))
