@@ -60,6 +60,14 @@ pub enum Error {
         /// Why it is rejected.
         reason: String,
     },
+    /// A state patch (JSON Patch, RFC 6902: AG-UI's `STATE_DELTA`) that does not apply to the
+    /// run's state; the state is left as it was.
+    Patch {
+        /// The failing operation's index in the patch (none: the patch is not a list).
+        op: Option<usize>,
+        /// Why it does not apply.
+        reason: String,
+    },
     /// A command the dialect has no way to express.
     Unsupported {
         /// The dialect asked to carry it.
@@ -81,6 +89,7 @@ impl Error {
             Error::UnknownType { .. } => "unknown_type",
             Error::Field { .. } => "invalid_field",
             Error::Invalid { .. } => "invalid_request",
+            Error::Patch { .. } => "invalid_patch",
             Error::Unsupported { .. } => "unsupported",
         }
     }
@@ -133,6 +142,21 @@ impl Error {
                 problem,
             } => concat(&["malformed `", kind, "`: field `", field, "` ", problem]),
             Error::Invalid { kind, reason } => concat(&["invalid `", kind, "`: ", reason]),
+            Error::Patch {
+                op: Some(i),
+                reason,
+            } => concat(&[
+                "state patch operation ",
+                &uint(*i as u64),
+                " does not apply (",
+                reason,
+                "); the state is unchanged",
+            ]),
+            Error::Patch { op: None, reason } => concat(&[
+                "state patch does not apply (",
+                reason,
+                "); the state is unchanged",
+            ]),
             Error::Unsupported { dialect, what } => {
                 concat(&["the ", dialect.as_str(), " dialect cannot carry ", what])
             }

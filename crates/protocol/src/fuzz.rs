@@ -80,6 +80,27 @@ pub fn decode_reassemble(data: &[u8]) {
         );
     }
     let _ = reassembler.transcript().total_usage();
+    // The same bytes as the body of an AG-UI response, read by a client of the thread; and each
+    // frame as a JSON Patch on a small state, which applies whole or leaves it as it was.
+    let mut thread = crate::dialect::agui::Thread::new("fuzz");
+    let turn = crate::dialect::agui::Turn {
+        message: Some("fuzz".into()),
+        ..Default::default()
+    };
+    if thread.begin("fuzz", turn).is_ok() {
+        let _ = thread.push(rest);
+        let _ = thread.finish();
+        let _ = thread.waiting_calls();
+    }
+    let state = crate::json::RawJson::parse(r#"{"a":[1,{"b":null}],"c":"d"}"#);
+    for frame in rest.split(|&b| b == b'\n') {
+        let patch = core::str::from_utf8(frame)
+            .ok()
+            .and_then(crate::json::RawJson::parse);
+        if let (Some(state), Some(patch)) = (&state, patch) {
+            let _ = state.patched(&patch);
+        }
+    }
 }
 
 /// The JSON reader on arbitrary bytes: where serde_json reads a value, the reader reads the same

@@ -16,6 +16,7 @@ use core::fmt;
 
 mod canonical;
 mod float;
+pub mod patch;
 mod raw;
 mod write;
 

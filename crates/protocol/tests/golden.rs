@@ -205,6 +205,7 @@ fn every_status_and_absence_is_written_as_serialize_writes_it() {
         total_usage: usage,
         error: full.then(|| "boom".into()),
         paused: full,
+        state: full.then(|| weft_protocol::json::RawJson::parse(r#"{"k":[1,"s\u0000"]}"#).unwrap()),
     };
     let mut t = Transcript::default();
     assert_eq!(t.to_json(), serde_json::to_string(&t).unwrap());

@@ -92,6 +92,9 @@ impl Event {
             "values" => Event::Values {
                 state: l.opt("state").unwrap_or_default(),
             },
+            "state_delta" => Event::StateDelta {
+                delta: l.req("delta"),
+            },
             "updates" => Event::Updates {
                 id: l.req("id"),
                 state: l.opt("state").unwrap_or_default(),

@@ -122,6 +122,12 @@ pub enum Event {
         #[cfg_attr(feature = "tsify", tsify(type = "unknown"))]
         state: RawJson,
     },
+    /// A change to the state as a JSON Patch (RFC 6902): an array of operations, applied in
+    /// order, all or none (AG-UI's `STATE_DELTA`; the reassembler applies it to the run's state).
+    StateDelta {
+        #[cfg_attr(feature = "tsify", tsify(type = "unknown[]"))]
+        delta: RawJson,
+    },
     /// State after a node merged its update (only with `verbose`).
     Updates {
         /// Node name.
@@ -424,6 +430,7 @@ impl Event {
             Event::Usage(_) => "usage",
             Event::Values { .. } => "values",
             Event::Updates { .. } => "updates",
+            Event::StateDelta { .. } => "state_delta",
             Event::Custom { .. } => "custom",
             Event::Checkpoint { .. } => "checkpoint",
             Event::TotExpand { .. } => "tot_expand",

@@ -57,6 +57,9 @@ impl Event {
             Event::Values { state } => {
                 w.raw("state", state);
             }
+            Event::StateDelta { delta } => {
+                w.raw("delta", delta);
+            }
             Event::Updates { id, state } => {
                 w.str("id", id).raw("state", state);
             }

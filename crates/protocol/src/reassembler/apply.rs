@@ -7,6 +7,7 @@ use alloc::vec::Vec;
 use super::{Message, Reassembler, Run, RunStatus, ToolCall, ToolStatus};
 use crate::dialect::fast::{Body, Delta};
 use crate::event::{Event, Sequenced, Usage};
+use crate::json::RawJson;
 use crate::names::{Agent, Review, Role};
 
 impl Reassembler {
@@ -186,6 +187,20 @@ impl Reassembler {
                 self.close_message(run_id);
             }
             Event::NodeExit { .. } => self.close_message(run_id),
+            Event::Values { state } => self.ensure_run(run_id, None).state = Some(state.clone()),
+            Event::StateDelta { delta } => {
+                let run = self.ensure_run(run_id, None);
+                // AG-UI's state starts as an empty object, as `@ag-ui/client`'s does.
+                let patched = match &run.state {
+                    Some(state) => state.patched(delta),
+                    None => RawJson::empty_object().patched(delta),
+                };
+                match patched {
+                    Ok(state) => run.state = Some(state),
+                    // Not applied, not passed on: the caller reports it.
+                    Err(e) => return self.rejected = Some(e),
+                }
+            }
             Event::Usage(u) => {
                 let run = self.ensure_run(run_id, None);
                 run.usage = Some(*u);
@@ -278,6 +293,8 @@ impl Reassembler {
                     total_usage: Usage::default(),
                     error: None,
                     paused: false,
+                    // The thread's state carries from one run to the next.
+                    state: self.transcript.runs.last().and_then(|r| r.state.clone()),
                 });
                 self.transcript.runs.len() - 1
             }

@@ -49,6 +49,10 @@ pub struct Pushed {
     pub duplicate: bool,
     /// The frame skipped ahead, and is held until the gap is filled.
     pub gap: Option<Gap>,
+    /// An event that was not applied because it cannot be: a state patch that does not apply
+    /// to the run's state (the state is as it was). [`Reassembler::push_frame`] returns it as
+    /// its error.
+    pub rejected: Option<Error>,
 }
 
 /// Why a frame is not applied now (see [`Reassembler::admit`]).
@@ -81,6 +85,8 @@ pub struct Reassembler {
     /// run's calls, not the whole conversation's.
     first_call: SortedMap<String, usize>,
     queue: Option<VecDeque<Sequenced>>,
+    /// What [`Pushed::rejected`] reports, set by the event that could not be applied.
+    rejected: Option<Error>,
 }
 
 impl Reassembler {
@@ -94,6 +100,7 @@ impl Reassembler {
             open: Vec::new(),
             first_call: SortedMap::new(),
             queue: None,
+            rejected: None,
         }
     }
 
@@ -143,8 +150,18 @@ impl Reassembler {
         self.order.get(run_id).map_or(0, |o| o.contiguous)
     }
 
-    /// Pushes one server frame. A frame that does not decode is an error and changes nothing.
+    /// Pushes one server frame. A frame that does not decode is an error and changes nothing;
+    /// so is a state patch that does not apply to the run's state, which stays as it was (the
+    /// frame's other events, if it has any, are applied).
     pub fn push_frame(&mut self, frame: &[u8]) -> Result<Pushed, Error> {
+        let mut pushed = self.push_frame_unchecked(frame)?;
+        match pushed.rejected.take() {
+            Some(e) => Err(e),
+            None => Ok(pushed),
+        }
+    }
+
+    fn push_frame_unchecked(&mut self, frame: &[u8]) -> Result<Pushed, Error> {
         // Nearly every frame of a reply is a delta. When no one reads events, one is applied
         // straight from the frame's bytes: no event, no copies of its ids, only its text
         // appended (dialect::fast reads it exactly as the general path would).
@@ -265,13 +282,18 @@ impl Reassembler {
 
     /// Applies `events` then `released`, in order.
     fn apply_all(&mut self, events: Vec<Sequenced>, released: Vec<Sequenced>) -> Pushed {
-        let applied = events.len() + released.len();
-        events
-            .into_iter()
-            .chain(released)
-            .for_each(|e| self.apply(e));
+        let mut applied = 0;
+        let mut rejected = None;
+        for e in events.into_iter().chain(released) {
+            self.apply(e);
+            match self.rejected.take() {
+                Some(e) => rejected = rejected.or(Some(e)),
+                None => applied += 1,
+            }
+        }
         Pushed {
             applied,
+            rejected,
             ..Pushed::default()
         }
     }

@@ -166,6 +166,11 @@ pub struct Run {
     pub error: Option<String>,
     /// It paused after a `pause_after` tool.
     pub paused: bool,
+    /// The agent's state: its last snapshot (`values`, AG-UI's `STATE_SNAPSHOT`) with every
+    /// patch since (`state_delta`) applied; a new run starts from the previous run's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "tsify", tsify(optional, type = "unknown"))]
+    pub state: Option<RawJson>,
 }
 
 impl ToolCall {
@@ -286,5 +291,8 @@ impl Run {
             .object("total_usage", |w| self.total_usage.write_members(w))
             .str_or_null("error", self.error.as_deref())
             .bool("paused", self.paused);
+        if let Some(state) = &self.state {
+            w.json("state", state.as_str());
+        }
     }
 }

@@ -145,6 +145,9 @@ impl Decoder {
             AguiEvent::StateSnapshot { snapshot } => alloc::vec![Event::Values {
                 state: RawJson::from_value(snapshot),
             }],
+            AguiEvent::StateDelta { delta } => alloc::vec![Event::StateDelta {
+                delta: RawJson::from_value(&Value::Array(delta.clone())),
+            }],
             AguiEvent::RunFinished {
                 result, outcome, ..
             } => match outcome {

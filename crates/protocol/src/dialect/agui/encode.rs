@@ -172,6 +172,12 @@ impl Encoder {
             Event::Values { state } => out.push(AguiEvent::StateSnapshot {
                 snapshot: state.to_value(),
             }),
+            Event::StateDelta { delta } => out.push(AguiEvent::StateDelta {
+                delta: match delta.to_value() {
+                    Value::Array(ops) => ops,
+                    other => alloc::vec![other],
+                },
+            }),
             Event::RunEnd { reply, .. } => {
                 self.close_all(&mut out);
                 out.push(self.finished_with(

@@ -45,6 +45,7 @@
 //! | `tool_end` | `TOOL_CALL_RESULT` (`messageId` `result-<call id>`, `role: "tool"`) |
 //! | `node_enter` / `node_exit` | `STEP_STARTED` / `STEP_FINISHED`, `stepName` the node span's id (`run-<node>-<n>`: unique, so parallel spans of one node do not clash) |
 //! | `values` | `STATE_SNAPSHOT` |
+//! | `state_delta` | `STATE_DELTA` (the patch as it is) |
 //! | `run_end` | `RUN_FINISHED {outcome: {type: "success"}, result: <reply>}` |
 //! | `error`, code `cancelled` | `RUN_FINISHED {outcome: {type: "cancelled"}}` |
 //! | `error`, otherwise | `RUN_ERROR {message, code}` |
@@ -66,16 +67,23 @@
 //!
 //! # Client side
 //!
+//! [`Thread`] is a client of any AG-UI backend over HTTP, sans IO: the `RunAgentInput` of each
+//! run (the history, the state, the page's tools, `resume` answers to interrupts), the
+//! response's server-sent events ([`SseReader`]) read into canonical events, one client run
+//! across the AG-UI runs an interrupt or a frontend tool splits it into (see its module docs).
 //! [`decode_event`] reads one event: an unknown `type` is kept ([`AguiEvent::Unknown`]), a
 //! known type with a bad body is an error. [`Decoder`] turns events into canonical ones; what
-//! has no canonical counterpart (`STATE_DELTA`, `MESSAGES_SNAPSHOT`, `ACTIVITY_*`, `RAW`,
+//! has no canonical counterpart (`MESSAGES_SNAPSHOT`, `ACTIVITY_*`, `RAW`,
 //! `REASONING_ENCRYPTED_VALUE`, the `SUBAGENT_*` events, unknown types) becomes
 //! [`Event::Unknown`](crate::event::Event::Unknown) with the AG-UI type as its kind and the event's other fields as its data.
 
+mod client;
 mod decode;
 mod encode;
 mod events;
 pub mod socket;
+
+pub use client::{Answer, SseReader, Thread, Turn};
 
 pub use decode::Decoder;
 pub use encode::Encoder;
