@@ -169,6 +169,14 @@ impl Thread {
         }
     }
 
+    /// A thread whose conversation so far is `messages`, kept by someone else (a weft
+    /// session, whose remote agent gets them as the next input's history).
+    pub fn with_messages(thread_id: &str, messages: Vec<Message>) -> Self {
+        let mut thread = Thread::new(thread_id);
+        thread.messages = messages;
+        thread
+    }
+
     pub fn thread_id(&self) -> &str {
         &self.thread_id
     }
