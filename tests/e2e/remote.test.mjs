@@ -331,4 +331,32 @@ describe('a remote AG-UI agent behind a weft session', () => {
     assert.equal(next.end.reply, '1 2');
     c.close();
   });
+
+  test("a page's tool the remote agent calls runs on the socket that declared it; its result goes back", async () => {
+    const c = await loom();
+    c.send({
+      type: 'client_tools',
+      tools: [
+        {
+          name: 'pick_color',
+          description: 'Ask the page for a colour',
+          input_schema: { type: 'object', properties: { hint: { type: 'string' } } },
+          read_only: true,
+        },
+      ],
+    });
+    const id = randomUUID();
+    const from = c.frames.length;
+    c.send({ type: 'run', id, message: 'use pick_color with {"hint":"sky"}', agent: 'lg' });
+    const start = (await c.wait((f) => f.id === id && f.event?.type === 'tool_start' && f.event.name === 'pick_color', { from, timeout: 60_000 })).event;
+    const call = c.frames.find((f) => f.id === id && f.event?.type === 'tool_call' && f.event.call_id === start.call_id)?.event;
+    assert.deepEqual(call?.arguments, { hint: 'sky' });
+    c.send({ type: 'tool_result', call_id: 'call_forged', result: 'x', is_error: false });
+    await c.wait((f) => f.type === 'error' && f.code === 'stale', { from });
+    c.send({ type: 'tool_result', call_id: start.call_id, result: 'blue', is_error: false });
+    const end = await c.wait((f) => (f.type === 'run_end' || f.type === 'error') && f.id === id, { from, timeout: 60_000 });
+    assert.equal(end.type, 'run_end', JSON.stringify(end));
+    assert.equal(end.reply, 'The pick_color tool returned: blue.');
+    c.close();
+  });
 });
