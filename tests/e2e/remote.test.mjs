@@ -101,6 +101,23 @@ describe('a remote AG-UI agent behind a weft session', () => {
     assert.deepEqual(by.lg, { name: 'lg', description: 'LangGraph, over AG-UI', agent: 'remote', remote: new URL(lg.url).host });
     assert.equal(by.junk.agent, 'remote');
     assert.deepEqual(status.problems, []);
+    // weft-sdk's agents() reads the same list; loom's agent_list names it too.
+    const client = new Client({ url: server.http, dialect: 'agentchat', sessionId: session() });
+    try {
+      const pick = (list) => list.map(({ name, description, agent }) => ({ name, description, agent }));
+      assert.deepEqual(pick((await client.agents()).agents), pick(status.agents));
+    } finally {
+      client.close();
+    }
+    const c = await loom();
+    c.send({ type: 'agent_list', id: 'al' });
+    const list = await c.wait((f) => f.type === 'agent_list' && f.id === 'al');
+    assert.deepEqual(
+      list.agents.find((a) => a.name === 'lg'),
+      { name: 'lg', description: 'LangGraph, over AG-UI', source: 'project' },
+    );
+    assert.ok(!JSON.stringify(c.frames).includes(TOKEN));
+    c.close();
   });
 
   test('loom: text, streamed as its own run, the reply in the history', async () => {
@@ -357,6 +374,58 @@ describe('a remote AG-UI agent behind a weft session', () => {
     const end = await c.wait((f) => (f.type === 'run_end' || f.type === 'error') && f.id === id, { from, timeout: 60_000 });
     assert.equal(end.type, 'run_end', JSON.stringify(end));
     assert.equal(end.reply, 'The pick_color tool returned: blue.');
+    c.close();
+  });
+
+  test('AG-UI over HTTP names the remote agent in forwardedProps: weft between two AG-UI ends', async () => {
+    const input = {
+      threadId: session(),
+      runId: randomUUID(),
+      state: {},
+      messages: [{ id: randomUUID(), role: 'user', content: 'count to 3' }],
+      tools: [],
+      context: [],
+      forwardedProps: { agent: 'lg' },
+    };
+    const res = await fetch(`${server.http}/agui`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify(input),
+    });
+    assert.equal(res.status, 200);
+    const events = (await res.text())
+      .split('\n\n')
+      .filter((e) => e.startsWith('data: '))
+      .map((e) => JSON.parse(e.slice(6)));
+    const text = events
+      .filter((e) => e.type === 'TEXT_MESSAGE_CONTENT')
+      .map((e) => e.delta)
+      .join('');
+    assert.equal(text, '1 2 3');
+    assert.equal(events[0].type, 'RUN_STARTED');
+    assert.equal(events.at(-1).type, 'RUN_FINISHED');
+  });
+
+  test("the agent's state is the session's: the next run sends it back as the input's state", async () => {
+    const sid = session();
+    const c = await loom(sid);
+    const sse = (events) => events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join('');
+    junkBody = sse([
+      { type: 'RUN_STARTED', threadId: sid, runId: 'r1' },
+      { type: 'STATE_SNAPSHOT', snapshot: { count: 1, tags: ['a'] } },
+      { type: 'STATE_DELTA', delta: [{ op: 'replace', path: '/count', value: 2 }] },
+      { type: 'RUN_FINISHED', threadId: sid, runId: 'r1' },
+    ]);
+    const first = await loomRun(c, { message: 'one', agent: 'junk' });
+    assert.equal(first.end.type, 'run_end', JSON.stringify(first.end));
+    assert.deepEqual(junkSeen.at(-1).input.state, {});
+    junkBody = sse([
+      { type: 'RUN_STARTED', threadId: sid, runId: 'r2' },
+      { type: 'RUN_FINISHED', threadId: sid, runId: 'r2' },
+    ]);
+    const second = await loomRun(c, { message: 'two', agent: 'junk' });
+    assert.equal(second.end.type, 'run_end', JSON.stringify(second.end));
+    assert.deepEqual(junkSeen.at(-1).input.state, { count: 2, tags: ['a'] });
     c.close();
   });
 });

@@ -312,16 +312,18 @@ fn a_malformed_event_is_an_error() {
 }
 
 #[test]
-fn a_thread_kept_elsewhere_sends_its_conversation_before_the_message() {
+fn a_thread_kept_elsewhere_sends_its_conversation_before_the_message_and_its_state() {
     let before = serde_json::from_value(json!([
         {"id": "h-0", "role": "user", "content": "count to 2"},
         {"id": "h-1", "role": "assistant", "content": "1 2"}
     ]))
     .unwrap();
-    let mut thread = Thread::with_messages("session-1", before);
+    let state = weft_protocol::json::RawJson::parse(r#"{"count":2}"#);
+    let mut thread = Thread::with_history("session-1", before, state);
     let (body, _) = thread.begin("run-2", say("and now?")).unwrap();
     let input: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(input["threadId"], "session-1");
+    assert_eq!(input["state"], json!({"count": 2}));
     let said: Vec<(&str, &str)> = input["messages"]
         .as_array()
         .unwrap()

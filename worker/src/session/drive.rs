@@ -93,6 +93,7 @@ impl Session {
                     Effect::CallRemote {
                         history,
                         message,
+                        state,
                         answers,
                         tool_results,
                     } => {
@@ -102,7 +103,7 @@ impl Session {
                             tool_results,
                             ..Turn::default()
                         };
-                        calls.push(self.call_remote(history, turn).boxed_local());
+                        calls.push(self.call_remote(history, state, turn).boxed_local());
                     }
                     other => self.effect(other).await,
                 }
@@ -203,6 +204,7 @@ impl Session {
             Effect::CallRemote {
                 history,
                 message,
+                state,
                 answers,
                 tool_results,
             } => {
@@ -212,7 +214,7 @@ impl Session {
                     tool_results,
                     ..Turn::default()
                 };
-                self.call_remote(history, turn).await;
+                self.call_remote(history, state, turn).await;
             }
             Effect::RunTool {
                 call_id,

@@ -15,6 +15,7 @@ use futures_util::{FutureExt, StreamExt};
 use weft_agent::engine::Input;
 use weft_agent::provider::ChatMessage;
 use weft_protocol::dialect::agui::{Message, Thread, Tool, Turn};
+use weft_protocol::json::RawJson;
 use weft_protocol::{Event, Sequenced};
 use worker::{AbortController, Fetch, Headers};
 
@@ -42,9 +43,14 @@ impl Drop for Abort {
 
 impl Session {
     /// Calls the run's remote agent — the run's first call: the session's conversation and
-    /// the turn's message; a later one: the page's answers on the same thread — and feeds the
-    /// run what it streams, until its end, its error, or the run's.
-    pub(super) async fn call_remote(&self, history: Vec<ChatMessage>, mut turn: Turn) {
+    /// state and the turn's message; a later one: the page's answers on the same thread — and
+    /// feeds the run what it streams, until its end, its error, or the run's.
+    pub(super) async fn call_remote(
+        &self,
+        history: Vec<ChatMessage>,
+        state: Option<RawJson>,
+        mut turn: Turn,
+    ) {
         let found = self.run.borrow().as_ref().map(|run| {
             (
                 run.config().agent.clone(),
@@ -69,7 +75,7 @@ impl Session {
         let thread_id = session_id.unwrap_or_else(|| self.state.id().to_string());
         let kept = self.remote.borrow_mut().take();
         let mut thread = match (kept, &turn.message) {
-            (_, Some(_)) => Thread::with_messages(&thread_id, messages(&history)),
+            (_, Some(_)) => Thread::with_history(&thread_id, messages(&history), state),
             (Some(thread), None) => thread,
             (None, None) => {
                 let why = "the thread with the remote agent was lost (the server restarted while \

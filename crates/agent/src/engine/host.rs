@@ -6,6 +6,7 @@ use std::fmt;
 use serde_json::Value;
 use weft_protocol::command::ApprovalDecision;
 use weft_protocol::dialect::agui::Answer;
+use weft_protocol::json::RawJson;
 use weft_protocol::{Event, Sequenced};
 
 use crate::provider::{ChatMessage, ChatRequest, Delta, ProviderError};
@@ -130,6 +131,8 @@ pub enum Effect {
         /// The user's message: the run's first call. `None`: the call goes on with the
         /// remote run that stopped for the page, with its answers.
         message: Option<String>,
+        /// The thread's state as the remote agents last left it (the run's first call).
+        state: Option<RawJson>,
         /// The user's answers to the approvals the remote agent asked for.
         answers: Vec<Answer>,
         /// The results of the page's tools it called: call id, result.

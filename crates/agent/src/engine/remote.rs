@@ -12,6 +12,7 @@
 use serde_json::Value;
 use weft_protocol::command::ApprovalDecision;
 use weft_protocol::dialect::agui::Answer;
+use weft_protocol::json::RawJson;
 use weft_protocol::{Event, Review};
 
 use super::acting::{Call, CallState};
@@ -94,9 +95,13 @@ impl Run {
         let answers = std::mem::take(&mut state.answers);
         let tool_results = std::mem::take(&mut state.tool_results);
         self.calls.clear();
+        let state = message
+            .as_ref()
+            .and_then(|_| self.session.remote_state.clone());
         self.effect(Effect::CallRemote {
             history,
             message,
+            state,
             answers,
             tool_results,
         });
@@ -132,6 +137,22 @@ impl Run {
                     let code = code.unwrap_or_else(|| "remote".into());
                     self.fail(message, ErrorCode::from(code), None);
                     return Ok(());
+                }
+                Event::Values { state } => {
+                    self.session.remote_state = Some(state.clone());
+                    self.emit(Event::Values { state });
+                }
+                Event::StateDelta { delta } => {
+                    let base = self.session.remote_state.clone();
+                    match base.unwrap_or_else(RawJson::empty_object).patched(&delta) {
+                        Ok(state) => self.session.remote_state = Some(state),
+                        Err(e) => {
+                            let message = format!("the remote agent's state change: {e}");
+                            self.fail(message, ErrorCode::Host("remote_protocol".into()), None);
+                            return Ok(());
+                        }
+                    }
+                    self.emit(Event::StateDelta { delta });
                 }
                 Event::ToolApproval {
                     call_id,
@@ -210,7 +231,9 @@ impl Run {
         for id in page_calls {
             self.start_tool(&id);
         }
-        if self.calls.is_empty() {
+        let answered = matches!(&self.agent, AgentState::Remote(r)
+            if !r.answers.is_empty() || !r.tool_results.is_empty());
+        if self.calls.is_empty() && !answered {
             // Neither an end nor an error, nor anything to wait for: the host's decoder
             // always ends a response with one of them, so this is a stream that said nothing.
             self.fail(

@@ -60,6 +60,7 @@ fn a_remote_run_calls_once_with_the_history_and_ends_with_the_agents_reply() {
         [Effect::CallRemote {
             history: vec![ChatMessage::user("before")],
             message: Some("count to 2".into()),
+            state: None,
             answers: Vec::new(),
             tool_results: Vec::new(),
         }]
@@ -79,6 +80,55 @@ fn a_remote_run_calls_once_with_the_history_and_ends_with_the_agents_reply() {
             ChatMessage::user("count to 2"),
             ChatMessage::assistant("1 2")
         ]
+    );
+}
+
+#[test]
+fn the_agents_state_is_kept_in_the_session_and_sent_with_the_next_run() {
+    let mut run = remote_run(Vec::new(), Vec::new());
+    outputs(&mut run);
+    let json = |text: &str| RawJson::parse(text).unwrap();
+    run.handle(Input::Remote {
+        events: vec![
+            Event::Values {
+                state: json(r#"{"count":1,"tags":[]}"#),
+            },
+            Event::StateDelta {
+                delta: json(r#"[{"op":"replace","path":"/count","value":2}]"#),
+            },
+            run_end("ok"),
+        ],
+    })
+    .unwrap();
+    let (events, _) = outputs(&mut run);
+    assert_eq!(events, ["values", "state_delta", "run_end"]);
+    let state = run.session().remote_state.clone();
+    assert_eq!(state, Some(json(r#"{"count":2,"tags":[]}"#)));
+    // The session, as stored and read back, starts the next run with it.
+    let session: Session =
+        serde_json::from_str(&serde_json::to_string(run.session()).unwrap()).unwrap();
+    let start = Start {
+        agent: Agent::Unknown(REMOTE.into()),
+        ..start("again")
+    };
+    let mut next = started(Config::default(), Vec::new(), session, &start);
+    let (_, effects) = outputs(&mut next);
+    assert!(matches!(
+        &effects[..],
+        [Effect::CallRemote { state: Some(s), .. }] if s == &json(r#"{"count":2,"tags":[]}"#)
+    ));
+    // A change that does not apply is the agent's error: the state stays as it was.
+    next.handle(Input::Remote {
+        events: vec![Event::StateDelta {
+            delta: json(r#"[{"op":"replace","path":"/missing/x","value":1}]"#),
+        }],
+    })
+    .unwrap();
+    let (events, _) = outputs(&mut next);
+    assert_eq!(events, ["error"]);
+    assert_eq!(
+        next.session().remote_state,
+        Some(json(r#"{"count":2,"tags":[]}"#))
     );
 }
 
@@ -152,6 +202,7 @@ fn an_interrupt_waits_for_the_user_and_the_answer_goes_in_the_next_call() {
         Some(&Effect::CallRemote {
             history: Vec::new(),
             message: None,
+            state: None,
             answers: vec![Answer {
                 call_id: "call-1".into(),
                 approved: true,
@@ -165,6 +216,42 @@ fn an_interrupt_waits_for_the_user_and_the_answer_goes_in_the_next_call() {
     })
     .unwrap();
     assert!(run.is_finished());
+}
+
+#[test]
+fn an_approval_refused_while_the_response_still_streams_goes_in_the_call_after_it() {
+    let mut run = remote_run(Vec::new(), Vec::new());
+    outputs(&mut run);
+    run.handle(Input::Remote {
+        events: vec![Event::ToolApproval {
+            call_id: Some("call-1".into()),
+            name: "write".into(),
+            arguments: RawJson::empty_object(),
+        }],
+    })
+    .unwrap();
+    // The host found nobody to ask before the response ended.
+    run.handle(Input::Refuse {
+        call_id: "call-1".into(),
+        reason: "no connected client can approve write".into(),
+    })
+    .unwrap();
+    let (_, effects) = outputs(&mut run);
+    assert!(!effects
+        .iter()
+        .any(|e| matches!(e, Effect::CallRemote { .. })));
+    run.handle(Input::RemoteEnded).unwrap();
+    let (events, effects) = outputs(&mut run);
+    assert!(!events.contains(&"error".to_string()), "{events:?}");
+    assert!(matches!(
+        effects.last(),
+        Some(Effect::CallRemote { message: None, answers, .. })
+            if answers == &[Answer {
+                call_id: "call-1".into(),
+                approved: false,
+                message: Some("no connected client can approve write".into()),
+            }]
+    ));
 }
 
 #[test]
