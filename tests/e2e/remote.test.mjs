@@ -31,8 +31,11 @@ let lg;
 let net;
 /** @type {import('node:http').Server} */
 let junk;
-/** What the garbage server answers next: set by each test that uses it. */
+/** What the garbage server answers next: set by each test that uses it. `junkStatus`: its HTTP
+ * status; `junkHangs`: it sends the body and then nothing, never ending it (a stalled agent). */
 let junkBody = '';
+let junkStatus = 200;
+let junkHangs = false;
 /** The requests the garbage server got: headers and the body (a RunAgentInput). */
 const junkSeen = [];
 
@@ -45,8 +48,9 @@ before(
       req.on('data', (d) => (body += d));
       req.on('end', () => {
         junkSeen.push({ headers: req.headers, input: JSON.parse(body) });
-        res.writeHead(200, { 'content-type': 'text/event-stream' });
-        res.end(junkBody);
+        res.writeHead(junkStatus, { 'content-type': junkStatus === 200 ? 'text/event-stream' : 'text/plain' });
+        if (junkHangs) res.write(junkBody);
+        else res.end(junkBody);
       });
     });
     await new Promise((r) => junk.listen(0, '127.0.0.1', () => r(undefined)));
@@ -228,6 +232,13 @@ describe('a remote AG-UI agent behind a weft session', () => {
     assert.equal(end.type, 'error');
     assert.equal(end.code, 'stream_cut');
     assert.match(end.error, /stream (ended|broke off)/);
+    c.send({ type: 'user_messages', id: 'h', thread_id: sid });
+    const history = await c.wait((f) => f.type === 'user_messages');
+    assert.deepEqual(
+      history.messages.map((m) => [m.role, m.content]),
+      [['user', 'count to 200']],
+      'the history keeps the message and nothing of the cut reply',
+    );
     await lg.restart();
     const next = await loomRun(c, { message: 'count to 3', agent: 'lg' });
     assert.equal(next.end.reply, '1 2 3');
@@ -427,5 +438,27 @@ describe('a remote AG-UI agent behind a weft session', () => {
     assert.equal(second.end.type, 'run_end', JSON.stringify(second.end));
     assert.deepEqual(junkSeen.at(-1).input.state, { count: 2, tags: ['a'] });
     c.close();
+  });
+
+  test('an agent that answers an HTTP error, and one that stalls: clear errors', async () => {
+    const c = await loom();
+    try {
+      junkStatus = 503;
+      junkBody = 'overloaded';
+      const refused = await loomRun(c, { message: 'hi', agent: 'junk' });
+      assert.equal(refused.end.code, 'remote_error');
+      assert.equal(refused.end.error, 'the remote agent junk answered HTTP 503: overloaded');
+      junkStatus = 200;
+      junkHangs = true;
+      junkBody = `data: ${JSON.stringify({ type: 'RUN_STARTED', threadId: 't', runId: 'r' })}\n\n`;
+      // LLM_IDLE_TIMEOUT_MS is 10 s in this file.
+      const stalled = await loomRun(c, { message: 'hi', agent: 'junk' });
+      assert.equal(stalled.end.code, 'remote_timeout');
+      assert.equal(stalled.end.error, 'the remote agent junk sent nothing for 10 s');
+    } finally {
+      junkStatus = 200;
+      junkHangs = false;
+      c.close();
+    }
   });
 });
