@@ -36,6 +36,8 @@ let junk;
 let junkBody = '';
 let junkStatus = 200;
 let junkHangs = false;
+/** The garbage server takes the request and never answers it. */
+let junkMute = false;
 /** The requests the garbage server got: headers and the body (a RunAgentInput). */
 const junkSeen = [];
 
@@ -48,6 +50,7 @@ before(
       req.on('data', (d) => (body += d));
       req.on('end', () => {
         junkSeen.push({ headers: req.headers, input: JSON.parse(body) });
+        if (junkMute) return;
         res.writeHead(junkStatus, { 'content-type': junkStatus === 200 ? 'text/event-stream' : 'text/plain' });
         if (junkHangs) res.write(junkBody);
         else res.end(junkBody);
@@ -440,7 +443,7 @@ describe('a remote AG-UI agent behind a weft session', () => {
     c.close();
   });
 
-  test('an agent that answers an HTTP error, and one that stalls: clear errors', async () => {
+  test('an agent that answers an HTTP error, one that stalls mid-stream and one that never answers: clear errors', async () => {
     const c = await loom();
     try {
       junkStatus = 503;
@@ -455,9 +458,14 @@ describe('a remote AG-UI agent behind a weft session', () => {
       const stalled = await loomRun(c, { message: 'hi', agent: 'junk' });
       assert.equal(stalled.end.code, 'remote_timeout');
       assert.equal(stalled.end.error, 'the remote agent junk sent nothing for 10 s');
+      junkMute = true;
+      const mute = await loomRun(c, { message: 'hi', agent: 'junk' });
+      assert.equal(mute.end.code, 'remote_timeout');
+      assert.equal(mute.end.error, 'the remote agent junk sent nothing for 10 s');
     } finally {
       junkStatus = 200;
       junkHangs = false;
+      junkMute = false;
       c.close();
     }
   });

@@ -103,8 +103,24 @@ impl Session {
         let controller = AbortController::default();
         let signal = controller.signal();
         let abort = Abort(Some(controller));
+        let idle_ms = self.settings.llm_idle_timeout_ms;
+        let silent = || {
+            format!(
+                "the remote agent {name} sent nothing for {} s",
+                idle_ms / 1000
+            )
+        };
         let response = match crate::outbound::remote(&remote.url, &headers, &body) {
-            Ok(req) => Fetch::Request(req).send_with_signal(&signal).await,
+            // An agent that never answers is as stalled as one that stops streaming.
+            Ok(req) => {
+                let fetch = Fetch::Request(req);
+                futures_util::select! {
+                    sent = fetch.send_with_signal(&signal).fuse() => sent,
+                    () = worker::Delay::from(Duration::from_millis(idle_ms)).fuse() => {
+                        return self.remote_failed("remote_timeout", silent());
+                    }
+                }
+            }
             Err(e) => Err(e),
         };
         let mut response = match response {
@@ -116,8 +132,10 @@ impl Session {
         };
         let status = response.status_code();
         if status != 200 {
-            let text = response.text().await.unwrap_or_else(|e| e.to_string());
-            let quoted: String = text.chars().take(QUOTED_BODY).collect();
+            let quoted = match response.stream() {
+                Ok(stream) => quote(stream).await,
+                Err(e) => format!("(its body could not be read: {e})"),
+            };
             let why = if (300..400).contains(&status) {
                 format!("the remote agent {name} answered with a redirect ({status}), which weft does not follow")
             } else {
@@ -132,18 +150,11 @@ impl Session {
                 return self.remote_failed("remote_unavailable", why);
             }
         };
-        let idle_ms = self.settings.llm_idle_timeout_ms;
         loop {
             let idle = worker::Delay::from(Duration::from_millis(idle_ms)).fuse();
             let chunk = futures_util::select! {
                 chunk = stream.next().fuse() => chunk,
-                () = { idle } => {
-                    let why = format!(
-                        "the remote agent {name} sent nothing for {} s",
-                        idle_ms / 1000
-                    );
-                    return self.remote_failed("remote_timeout", why);
-                }
+                () = { idle } => return self.remote_failed("remote_timeout", silent()),
             };
             let pushed = match chunk {
                 Some(Ok(bytes)) => thread.push(&bytes),
@@ -223,6 +234,23 @@ impl Session {
             })
             .collect()
     }
+}
+
+/// The start of an error answer's body, for the run's error: read only as far as is quoted
+/// (the rest is never fetched: the request is aborted when the call returns).
+async fn quote(mut stream: worker::ByteStream) -> String {
+    let mut bytes = Vec::new();
+    while bytes.len() < QUOTED_BODY * 4 {
+        match stream.next().await {
+            Some(Ok(chunk)) => bytes.extend_from_slice(&chunk),
+            Some(Err(e)) => return format!("(its body broke off: {e})"),
+            None => break,
+        }
+    }
+    String::from_utf8_lossy(&bytes)
+        .chars()
+        .take(QUOTED_BODY)
+        .collect()
 }
 
 /// The session's conversation as AG-UI messages: what was said, and the calls and results
