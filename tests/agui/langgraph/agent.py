@@ -123,7 +123,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--llm", required=True, help="the scripted LLM's base URL")
     parser.add_argument("--port", type=int, default=0)
-    parser.add_argument("--allow-origin", action="append", default=[], help="a page origin to allow (CORS)")
+    parser.add_argument(
+        "--allow-origin", action="append", default=[], help="a page origin to allow (CORS)"
+    )
     args = parser.parse_args()
 
     app = FastAPI()
