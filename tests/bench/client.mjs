@@ -12,7 +12,7 @@ import { extname, join, normalize } from 'node:path';
 import { build } from 'esbuild';
 import { chromium } from 'playwright-core';
 
-import { benchDir, log } from './lib/env.mjs';
+import { benchDir, log, root } from './lib/env.mjs';
 import { cpuProfile, selfTimes } from './lib/profile.mjs';
 
 const TYPES = {
@@ -25,6 +25,19 @@ const TYPES = {
 
 const PAGE = (js) => `<!doctype html><meta charset="utf-8"><title>weft bench</title><script type="module" src="/${js}"></script>`;
 
+/**
+ * `WeftAgent` (pkg/agui.mjs, bundled into the page) takes `@ag-ui/client` and `rxjs` as peers:
+ * the app's copies, here the bench's, which `HttpAgent` runs on too — one copy of each.
+ */
+const aguiPeers = {
+  name: 'agui-peers',
+  setup(b) {
+    b.onResolve({ filter: /^(@ag-ui\/|rxjs$)/ }, (args) =>
+      args.importer.startsWith(join(root, 'pkg')) ? b.resolve(args.path, { kind: args.kind, resolveDir: benchDir }) : undefined,
+    );
+  },
+};
+
 /** The page bundled with the peers; `minify` false keeps every function's name (for profiles). */
 async function bundlePage(minify = true) {
   const r = await build({
@@ -36,6 +49,7 @@ async function bundlePage(minify = true) {
     minify,
     write: false,
     external: ['/sdk/*', '/sdk-named/*'],
+    plugins: [aguiPeers],
     define: { 'process.env.NODE_ENV': '"production"' },
     logLevel: 'silent',
     absWorkingDir: benchDir,

@@ -30,6 +30,8 @@ import { serverBench } from './server.mjs';
 import { storageBench } from './storage.mjs';
 
 const DIALECTS = ['loom', 'agentloop', 'agentchat', 'cueso'];
+/** The frames the page loads: the chat dialects', and AG-UI's (the WeftAgent / HttpAgent rows). */
+const LOADED = [...DIALECTS, 'agui'];
 
 function parseArgs(argv) {
   const o = {
@@ -90,10 +92,9 @@ function machine() {
     playwright: pkgVersion('playwright-core'),
     weft: `${tryRun('git', ['rev-parse', '--short', 'HEAD'], { cwd: root }) ?? '?'}${tryRun('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: root }) ? ' (with uncommitted changes)' : ''}`,
     peers: Object.fromEntries(
-      ['ai', '@ai-sdk/react', '@ai-sdk/openai', 'agents', '@cloudflare/ai-chat', '@langchain/langgraph-sdk', 'react', 'react-dom', 'zod'].map((n) => [
-        n,
-        pkgVersion(n),
-      ]),
+      ['ai', '@ai-sdk/react', '@ai-sdk/openai', 'agents', '@cloudflare/ai-chat', '@langchain/langgraph-sdk', '@ag-ui/client', 'react', 'react-dom', 'zod'].map(
+        (n) => [n, pkgVersion(n)],
+      ),
     ),
   };
 }
@@ -101,7 +102,7 @@ function machine() {
 /** The tiny input of --quick: the golden fixtures of every dialect, one stream. */
 function goldenDataset(dir) {
   const fixtures = join(root, 'crates/protocol/tests/fixtures');
-  for (const d of DIALECTS) {
+  for (const d of LOADED) {
     mkdirSync(join(dir, 'tiny'), { recursive: true });
     const text = ['plain-reply', 'tool-call', 'approval-granted'].map((n) => readFileSync(join(fixtures, d, `${n}.jsonl`), 'utf8').trim()).join('\n');
     writeFileSync(join(dir, 'tiny', `${d}.jsonl`), `${text}\n`);
@@ -154,6 +155,8 @@ async function main() {
         'weft-client',
         'weft-ai',
         'weft-ai-replay',
+        'agui-socket',
+        'agui-sse',
       ];
       const growth = [
         'floor:loom',
@@ -193,7 +196,7 @@ async function main() {
         namedSdkDir: sdk.named,
         dataDir: data,
         datasets,
-        dialects: DIALECTS,
+        dialects: LOADED,
         runs: o.runs,
         profile: o.quick ? null : { dataset: 'full', contestants: ['weft-push:loom', 'weft-pushMany:loom', 'weft-client', 'weft-ai'] },
       });

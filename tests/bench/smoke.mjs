@@ -57,6 +57,8 @@ describe('bench harness (--quick)', () => {
       'weft-client',
       'weft-ai',
       'weft-ai-replay',
+      'agui-socket',
+      'agui-sse',
     ])
       assert.ok(names.includes(k), k);
     const texts = new Set();

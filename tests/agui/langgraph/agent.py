@@ -8,10 +8,11 @@ what it answers follows that server's rules. Two server tools: `get_time` runs a
 are the page's (AG-UI frontend tools): a call of one ends the run, and the next input carries
 its result as a `tool` message.
 
-    python agent.py --llm http://127.0.0.1:PORT [--port 0]
+    python agent.py --llm http://127.0.0.1:PORT [--port 0] [--allow-origin ORIGIN ...]
 
 prints `agui-langgraph listening on http://127.0.0.1:PORT` once bound; `GET /health` answers
-once it serves.
+once it serves. `--allow-origin` lets a page of that origin call it (CORS), as a browser app on
+another origin than its agent needs.
 """
 
 import argparse
@@ -23,6 +24,7 @@ from typing import Annotated, Any
 import uvicorn
 from ag_ui_langgraph import LangGraphAgent, add_langgraph_fastapi_endpoint
 from fastapi import FastAPI
+from fastapi.middleware.cors import CORSMiddleware
 from langchain_core.messages import AIMessage
 from langchain_core.tools import InjectedToolCallId, tool
 from langchain_openai import ChatOpenAI
@@ -121,6 +123,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--llm", required=True, help="the scripted LLM's base URL")
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument(
+        "--allow-origin", action="append", default=[], help="a page origin to allow (CORS)"
+    )
     args = parser.parse_args()
 
     app = FastAPI()
@@ -137,6 +142,15 @@ def main() -> None:
         ),
         "/",
     )
+    if args.allow_origin:
+        # A run is a POST of JSON, so the browser asks first (a preflight); weft-sdk sends a
+        # token as `Authorization: Bearer`.
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=args.allow_origin,
+            allow_methods=["POST"],
+            allow_headers=["content-type", "authorization"],
+        )
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -3,25 +3,45 @@
 // `HttpAgent` of `@ag-ui/client`: what it sends for text, a server tool, LangGraph's
 // `interrupt()` and its resume, and a frontend tool — every event held to `@ag-ui/core`'s
 // schemas. If ag-ui-langgraph changes what it sends, this suite says what changed before the
-// client suites fail on it.
+// client suites fail on it. Then weft-sdk/with-agui drives the same agent, in Node and in headless
+// Chromium (a page on another origin than the agent's, which allows it: CORS).
 
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 
 import { HttpAgent } from '@ag-ui/client';
 import { EventSchema } from '@ag-ui/core/schemas';
 import init, { Client } from 'weft-sdk/with-agui';
 
+import { launchChromium, serveStatic } from '../../sdk/harness.mjs';
 import { startLangGraphAgent } from './server.mjs';
 
+// The page of the Chromium tests: weft-sdk/with-agui imported by its package name (an import
+// map puts it where pkg/ is served), as an app imports it.
+const PAGE = `<!doctype html>
+<meta charset="utf-8">
+<title>weft-sdk/with-agui against ag-ui-langgraph</title>
+<script type="importmap">{"imports": {"weft-sdk/with-agui": "/pkg/with-agui/index.mjs"}}</script>
+<script type="module">
+  import init, { Client } from 'weft-sdk/with-agui';
+  await init();
+  Object.assign(window, { Client, weftReady: true });
+</script>
+<pre id="log"></pre>`;
+
 let lg;
+let web;
 before(async () => {
   await init();
-  lg = await startLangGraphAgent();
+  // The page's server first: the agent allows its origin.
+  web = await serveStatic({ '/': PAGE, '/favicon.ico': '' });
+  lg = await startLangGraphAgent({ allowOrigins: [web.url] });
 });
 after(async () => {
   await lg?.stop();
+  await web?.close();
 });
 
 const PICK_COLOR = {
@@ -283,5 +303,146 @@ describe('weft-sdk (dialect "agui" over HTTP) driving ag-ui-langgraph', () => {
       ],
     );
     c.close();
+  });
+});
+
+// weft-sdk/with-agui in headless Chromium against the same agent: each run a cross-origin
+// `fetch` (the agent allows the page's origin), its events read from the response's stream.
+describe('weft-sdk/with-agui in headless Chromium driving ag-ui-langgraph', () => {
+  /** @type {any} */
+  let browser;
+  /** @type {any} */
+  let page;
+  const pageErrors = [];
+  before(async () => {
+    browser = await launchChromium();
+    page = browser.context.pages()[0] ?? (await browser.context.newPage());
+    page.on('pageerror', (/** @type {any} */ e) => pageErrors.push(String(e)));
+    await page.goto(`${web.url}/`);
+    await page.waitForFunction(() => /** @type {any} */ (window).weftReady === true, null, { timeout: 30_000 });
+    assert.notEqual(new URL(web.url).origin, new URL(lg.url).origin, 'the page is on another origin than the agent');
+  });
+  after(async () => {
+    if (page) {
+      const dir = new URL('../../../test-results/', import.meta.url);
+      mkdirSync(dir, { recursive: true });
+      await page.screenshot({ path: new URL('agui-langgraph-browser.png', dir).pathname, fullPage: true }).catch(() => {});
+    }
+    await browser?.close();
+    assert.deepEqual(pageErrors, []);
+  });
+
+  /**
+   * One client run in the page on a fresh thread, with `review` the answer `onApproval` gives
+   * and, with `pickColor`, the page's `pick_color` tool registered; resolves to the reply, the
+   * streamed text, the event types, what the handlers saw and the transcript — or the error.
+   * @param {string} message
+   * @param {{review?: string, pickColor?: boolean}} [opts]
+   */
+  const runInPage = (message, opts = {}) =>
+    page.evaluate(
+      async (/** @type {any} */ { url, message, review, pickColor }) => {
+        const w = /** @type {any} */ (window);
+        const c = new w.Client({ url, dialect: 'agui', sessionId: `browser-${crypto.randomUUID()}` });
+        await c.connect();
+        const seen = [];
+        if (review) {
+          c.onApproval((/** @type {any} */ r) => {
+            seen.push({ name: r.name, arguments: r.arguments, runId: r.runId });
+            return { review };
+          });
+        }
+        if (pickColor) {
+          c.registerTool(
+            {
+              name: 'pick_color',
+              description: 'Ask the page for a colour',
+              inputSchema: { type: 'object', properties: { hint: { type: 'string' } } },
+              readOnly: true,
+            },
+            (/** @type {any} */ args) => {
+              seen.push(args);
+              return 'blue';
+            },
+          );
+        }
+        const run = c.run({ message });
+        let text = '';
+        const types = [];
+        run.onText((/** @type {string} */ d) => (text += d));
+        run.onEvent((/** @type {any} */ ev) => types.push(ev.type));
+        try {
+          const { reply, runId } = await run.result;
+          document.getElementById('log')?.append(`${message} → ${reply}\n`);
+          return { reply, runId, text, types, seen, transcript: c.transcript() };
+        } catch (/** @type {any} */ e) {
+          return { error: { code: e.code, message: e.message }, seen };
+        } finally {
+          c.close();
+        }
+      },
+      { url: lg.url, message, review: opts.review, pickColor: opts.pickColor ?? false },
+    );
+
+  test('text streams through onText; the reply, the transcript and the graph state', async () => {
+    const out = await runInPage('count to 6');
+    assert.equal(out.error, undefined, JSON.stringify(out.error));
+    assert.equal(out.reply, '1 2 3 4 5 6');
+    assert.equal(out.text, '1 2 3 4 5 6');
+    const t = out.transcript;
+    assert.deepEqual(
+      t.messages.map((m) => [m.role, m.text]),
+      [
+        ['user', 'count to 6'],
+        ['assistant', '1 2 3 4 5 6'],
+      ],
+    );
+    assert.equal(t.runs.length, 1);
+    assert.equal(t.runs[0].run_id, out.runId);
+    assert.equal(t.runs[0].status, 'completed');
+    assert.deepEqual(
+      t.runs[0].state.messages.map((m) => m.content),
+      ['count to 6', '1 2 3 4 5 6'],
+    );
+  });
+
+  test('a server tool: its call and result as tool events and in the transcript', async () => {
+    const out = await runInPage('what time is it');
+    assert.equal(out.error, undefined, JSON.stringify(out.error));
+    assert.equal(out.reply, 'It is 2026-01-01T12:00:00Z (UTC).');
+    assert.ok(out.types.includes('tool_call') && out.types.includes('tool_end'), out.types.join(' '));
+    const [call] = out.transcript.tool_calls;
+    assert.equal(call.name, 'get_time');
+    assert.deepEqual(call.arguments, { timezone: 'UTC' });
+    assert.equal(call.status, 'done');
+    assert.equal(call.result, '2026-01-01T12:00:00Z (UTC)');
+  });
+
+  test("LangGraph's interrupt is onApproval in the page; the answer resumes the same run", async () => {
+    for (const review of ['yes', 'no-continue']) {
+      const out = await runInPage('write hello to notes.txt', { review });
+      assert.equal(out.error, undefined, JSON.stringify(out.error));
+      assert.deepEqual(out.seen, [{ name: 'write', arguments: { path: 'notes.txt', content: 'hello' }, runId: out.runId }]);
+      const t = out.transcript;
+      assert.equal(t.runs.length, 1, 'one run from the message to the reply');
+      assert.equal(t.tool_calls.length, 1);
+      if (review === 'yes') {
+        assert.equal(out.reply, 'Done: I wrote notes.txt.');
+        assert.equal(t.tool_calls[0].status, 'done');
+        assert.equal(t.tool_calls[0].result, 'wrote 5 bytes to notes.txt');
+      } else {
+        assert.equal(out.reply, 'Understood: writing notes.txt was denied, so I left it unchanged.');
+        assert.equal(t.tool_calls[0].status, 'denied');
+      }
+    }
+  });
+
+  test('a frontend tool: registerTool runs the call in the page, its result goes back, the run answers', async () => {
+    const out = await runInPage('use pick_color with {"hint":"sky"}', { pickColor: true });
+    assert.equal(out.error, undefined, JSON.stringify(out.error));
+    assert.deepEqual(out.seen, [{ hint: 'sky' }]);
+    assert.equal(out.reply, 'The pick_color tool returned: blue.');
+    assert.equal(out.transcript.runs.length, 1);
+    assert.equal(out.transcript.tool_calls[0].name, 'pick_color');
   });
 });

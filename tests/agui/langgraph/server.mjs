@@ -20,8 +20,9 @@ export const PYTHON = join(here, '.venv', 'bin', 'python');
 const READY = /^agui-langgraph listening on (http:\/\/\S+)$/m;
 
 /**
- * @param {{delayMs?: number, readyTimeoutMs?: number}} [opts] `delayMs`: the scripted LLM's pause
- * between streamed chunks (a run long enough to be cut mid-stream).
+ * @param {{delayMs?: number, readyTimeoutMs?: number, allowOrigins?: string[]}} [opts] `delayMs`: the
+ * scripted LLM's pause between streamed chunks (a run long enough to be cut mid-stream);
+ * `allowOrigins`: page origins the agent lets call it (CORS), for a browser on another origin.
  */
 export async function startLangGraphAgent(opts = {}) {
   if (!existsSync(PYTHON)) {
@@ -35,7 +36,8 @@ export async function startLangGraphAgent(opts = {}) {
 
   async function launch() {
     log = '';
-    const proc = spawn(PYTHON, [join(here, 'agent.py'), '--llm', llm.url, '--port', String(port)], {
+    const origins = (opts.allowOrigins ?? []).flatMap((o) => ['--allow-origin', o]);
+    const proc = spawn(PYTHON, [join(here, 'agent.py'), '--llm', llm.url, '--port', String(port), ...origins], {
       cwd: here,
       env: { ...process.env, PYTHONUNBUFFERED: '1', PYTHONDONTWRITEBYTECODE: '1' },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -8,10 +8,17 @@
 // AI SDK's server sends it), and as Cloudflare Agents `cf_agent_use_chat_response` frames.
 // Every contestant consumes its form of the stream to a complete transcript; `measure` returns
 // the elapsed milliseconds and a summary of what it built, so the runner can check they agree.
+// AG-UI: weft's encoder's own AG-UI socket frames (agui.jsonl), and the same events as the
+// server-sent events of `POST /agui` (the frames without weft's fields, as the server sends
+// them), taken by `WeftAgent` (weft-sdk/agui, bundled from pkg/) and `@ag-ui/client`'s
+// `HttpAgent`.
 
+import { HttpAgent } from '@ag-ui/client';
 import { Chat } from '@ai-sdk/react';
 import { WebSocketChatTransport } from 'agents/chat/transport';
 import { DefaultChatTransport, readUIMessageStream } from 'ai';
+
+import { WeftAgent } from '../../../pkg/agui.mjs';
 
 const sets = new Map();
 let weft;
@@ -114,6 +121,11 @@ async function load(name, dialects) {
   set.sseBytes = set.sse.reduce((a, b) => a + b.length, 0);
   set.cfStrings = set.ui.map((m) => m.map((c) => JSON.stringify(c)));
   set.weftRuns = loomRuns(set.frames.loom);
+  if (set.frames.agui) {
+    set.agui = aguiRuns(set.frames.agui);
+    set.aguiEvents = set.frames.agui.length;
+    set.aguiSseBytes = set.agui.reduce((a, r) => a + r.segments.reduce((b, s) => b + s.sse.reduce((c, x) => c + x.length, 0), 0), 0);
+  }
   sets.set(name, set);
   gc();
   return {
@@ -122,6 +134,8 @@ async function load(name, dialects) {
     messages: set.ui.length,
     uiChunks: set.uiChunkCount,
     sseBytes: set.sseBytes,
+    aguiRuns: set.agui?.reduce((a, r) => a + r.segments.length, 0),
+    aguiSseBytes: set.aguiSseBytes,
   };
 }
 
@@ -600,6 +614,168 @@ async function weftChat(set, { burst = false } = {}) {
   }
 }
 
+// ---- AG-UI: WeftAgent over weft's socket against HttpAgent over server-sent events ------------
+
+/** What weft puts beside an AG-UI event's own fields on its socket (pkg/agui.mjs strips them). */
+const WEFT_FIELDS = ['run_id', 'event_id', 'user_message', 'agent', 'tool', 'arguments', 'is_error', 'last_usage', 'total_usage', 'request_id', 'details'];
+
+/**
+ * weft's AG-UI socket frames cut into weft runs (by `run_id`), each into its AG-UI runs: a run
+ * that asks for an approval finishes with an interrupt outcome, and the next AG-UI run (the
+ * input carrying `resume`) carries it on. Each AG-UI run also as the SSE events `POST /agui`
+ * sends for it, one `Uint8Array` per event.
+ */
+function aguiRuns(frames) {
+  const enc = new TextEncoder();
+  const runs = [];
+  let cur = null;
+  let seg = null;
+  for (const frame of frames) {
+    const f = JSON.parse(frame);
+    if (!cur || f.run_id !== cur.id) {
+      cur = { id: f.run_id, segments: [] };
+      runs.push(cur);
+      seg = null;
+    }
+    if (!seg) {
+      seg = { frames: [], sse: [], interrupts: [] };
+      cur.segments.push(seg);
+    }
+    seg.frames.push(frame);
+    const ev = { ...f };
+    for (const k of WEFT_FIELDS) delete ev[k];
+    seg.sse.push(enc.encode(`data: ${JSON.stringify(ev)}\n\n`));
+    if (f.type === 'RUN_FINISHED' || f.type === 'RUN_ERROR') {
+      seg.interrupts = f.outcome?.type === 'interrupt' ? f.outcome.interrupts.map((i) => i.id) : [];
+      seg = null;
+    }
+  }
+  return runs;
+}
+
+/** What an AG-UI agent's messages hold, added into `into`. */
+function summarizeAgui(messages, into) {
+  for (const m of messages) {
+    if (m.role !== 'assistant') continue;
+    into.messages++;
+    if (typeof m.content === 'string') into.text += m.content.length;
+    for (const c of m.toolCalls ?? []) {
+      into.toolCalls++;
+      into.argsText += c.function.arguments.length;
+    }
+  }
+}
+
+/**
+ * One AG-UI conversation through `agent`, one user message per weft run, its history cleared
+ * between them (what an app's agent accumulates is not this bench's subject, and it would be
+ * the same for both). Each AG-UI run is `runAgent` (with `resume` approving the interrupts of
+ * the one before, if any), answered by `deliver(segment)` once the agent has sent its input;
+ * timed from the first event delivered to `runAgent`'s end.
+ */
+async function aguiConversation(set, agent, sent, deliver) {
+  const summary = { text: 0, toolCalls: 0, argsText: 0, messages: 0 };
+  let ms = 0;
+  let units = 0;
+  let runs = 0;
+  for (let m = 0; m < set.agui.length; m++) {
+    const { id, segments } = set.agui[m];
+    agent.setMessages([{ id: `user-${m}`, role: 'user', content: `message ${m}` }]);
+    for (let s = 0; s < segments.length; s++) {
+      const asked = s > 0 ? segments[s - 1].interrupts : [];
+      const params = asked.length
+        ? { runId: `${id}-${s}`, resume: asked.map((interruptId) => ({ interruptId, status: 'resolved', payload: { approved: true } })) }
+        : { runId: id };
+      const input = sent();
+      const done = agent.runAgent(params);
+      await input;
+      const t0 = now();
+      await deliver(segments[s]);
+      await done;
+      ms += now() - t0;
+      units += segments[s].frames.length;
+      runs++;
+    }
+    summarizeAgui(agent.messages, summary);
+  }
+  return { ms, units, runs, summary };
+}
+
+/**
+ * `WeftAgent` (weft-sdk/agui) on the stand-in socket (`WeftSocket`, through the agent's
+ * `WebSocket` option): each AG-UI run's frames dispatched as `message` events, each in a task
+ * of its own, once the agent has sent its input.
+ */
+async function aguiSocket(set) {
+  const agent = new WeftAgent({ url: 'ws://weft.bench.invalid/agui', threadId: 'sess-bench', WebSocket: WeftSocket });
+  const sent = () =>
+    new Promise((resolve) => {
+      weftServer.onSend = (msg) => {
+        weftServer.onSend = null;
+        resolve(msg);
+      };
+    });
+  try {
+    return await aguiConversation(set, agent, sent, (seg) => feed(weftServer.socket, seg.frames));
+  } finally {
+    weftServer.onSend = null;
+    agent.close();
+  }
+}
+
+/**
+ * `@ag-ui/client`'s `HttpAgent` with a stand-in `fetch` (its `fetch` option): the response a
+ * text/event-stream whose body gets each event's bytes in a task of its own, as a network
+ * stream delivers them, parsed by the client's own SSE reader (`transformHttpEventStream`).
+ */
+async function aguiSse(set) {
+  let onFetch = null;
+  const agent = new HttpAgent({
+    url: 'http://weft.bench.invalid/agui',
+    threadId: 'sess-bench',
+    fetch: async () => {
+      let controller;
+      const body = new ReadableStream({
+        start(c) {
+          controller = c;
+        },
+      });
+      onFetch?.(controller);
+      return new Response(body, { status: 200, headers: { 'content-type': 'text/event-stream' } });
+    },
+  });
+  const sent = () =>
+    new Promise((resolve) => {
+      onFetch = (c) => {
+        onFetch = null;
+        resolve(c);
+      };
+    });
+  let controller = null;
+  const opened = () => sent().then((c) => (controller = c));
+  return aguiConversation(set, agent, opened, async (seg) => {
+    await inTasks(seg.sse.length, (i) => controller.enqueue(seg.sse[i]));
+    controller.close();
+  });
+}
+
+/** Calls `step(i)` for i in 0..n, each in a task of its own; resolves after the last one's task. */
+function inTasks(n, step) {
+  return new Promise((resolve) => {
+    const channel = new MessageChannel();
+    let i = 0;
+    channel.port1.onmessage = () => {
+      if (i === n) {
+        channel.port1.close();
+        return resolve(undefined);
+      }
+      step(i++);
+      channel.port2.postMessage(0);
+    };
+    channel.port2.postMessage(0);
+  });
+}
+
 async function measure(contestant, name) {
   const set = sets.get(name);
   if (!set) throw new Error(`dataset ${name} is not loaded`);
@@ -626,6 +802,12 @@ async function measure(contestant, name) {
       return weftChat(set);
     case 'weft-ai-replay':
       return weftChat(set, { burst: true });
+    case 'agui-socket':
+      if (!set.agui) throw new Error(`dataset ${name} has no AG-UI frames`);
+      return aguiSocket(set);
+    case 'agui-sse':
+      if (!set.agui) throw new Error(`dataset ${name} has no AG-UI frames`);
+      return aguiSse(set);
     default:
       throw new Error(`unknown contestant ${contestant}`);
   }

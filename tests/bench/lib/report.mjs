@@ -31,6 +31,8 @@ const NAMES = {
   'weft-client': () => 'weft-sdk `Client` (`run.onEvent`), fed loom frames by a stand-in socket',
   'weft-ai': () => '`useChat` over weft: weft-sdk/ai `WeftChatTransport` + AI SDK `Chat`, weft `Client` fed loom frames',
   'weft-ai-replay': () => "`useChat` over weft, a resume's replay: the same, each run's frames in one burst (one task)",
+  'agui-socket': () => "AG-UI over weft's WebSocket: weft-sdk/agui `WeftAgent`, fed its socket frames by a stand-in socket",
+  'agui-sse': () => "AG-UI over SSE: `@ag-ui/client`'s `HttpAgent`, fed `POST /agui`'s events by a stand-in `fetch`",
 };
 const nameOf = (c) => {
   const [k, d] = c.split(':');
@@ -185,6 +187,8 @@ function clientSection(c, targets, lines) {
         ['weft-ai', '`useChat` over weft, a task per frame'],
         ['cf-agents', 'CF Agents (a task per frame)'],
       ]);
+    else if (kind === 'agui-socket') vs = vsOf(k, [['agui-sse', 'AG-UI over SSE (`HttpAgent`)']]);
+    else if (kind === 'agui-sse') vs = '1 (AG-UI baseline)';
     else if (kind === 'weft-ai')
       vs = vsOf(k, [
         ['cf-agents', 'CF Agents'],
@@ -309,6 +313,29 @@ function clientSection(c, targets, lines) {
       );
       lines.push('');
     }
+  }
+
+  if (pf['agui-socket'] && pf['agui-sse']) {
+    const perRun = (k) => R[k].map((r) => r.ms / r.runs);
+    const names = { 'agui-socket': "weft's WebSocket: `WeftAgent` (weft-sdk/agui)", 'agui-sse': "SSE: `@ag-ui/client`'s `HttpAgent`" };
+    lines.push("### AG-UI over weft's WebSocket against AG-UI over SSE");
+    lines.push('');
+    lines.push(
+      `The same AG-UI events (${R['agui-sse'][0].units.toLocaleString('en-US')}, in ${R['agui-sse'][0].runs.toLocaleString('en-US')} AG-UI runs: weft's own \`Encoder\` on the stream above), as an app built on \`@ag-ui/client\` takes them: over weft's AG-UI socket by \`WeftAgent\` (the frames as \`GET /agui\` sends them, an event with weft's \`run_id\` and \`event_id\` beside its own fields, dispatched by a stand-in \`WebSocket\` given through its \`WebSocket\` option), and over HTTP by \`HttpAgent\` (the same events as \`POST /agui\`'s server-sent events, \`data: <event>\\n\\n\`, the body of a \`text/event-stream\` \`Response\` from a stand-in \`fetch\` given through its \`fetch\` option, read by the client's own SSE parser, \`transformHttpEventStream\`). Each event arrives in a task of its own, as a socket or a network stream delivers it. Both run the whole \`runAgent\` of \`AbstractAgent\` (event verification, messages and state applied, subscribers); one user message per weft run, the agent's messages cleared between runs; a run's time from its first event to \`runAgent\`'s end. Medians (min–max) of ${runs} runs; the ratio pair by pair within a run (per event and per run alike: the same events in the same runs).`,
+    );
+    lines.push('');
+    lines.push(
+      table(
+        ['AG-UI over', 'µs per event', 'ms per AG-UI run', 'ratio to SSE, pair by pair'],
+        ['agui-socket', 'agui-sse'].map((k) => [
+          names[k],
+          fmt(summary(pf[k]), 2),
+          fmt(summary(perRun(k)), 2),
+          k === 'agui-sse' ? '1 (baseline)' : `**${fmt(pairRatio(pf[k], pf['agui-sse']), 2)}×**`,
+        ]),
+      ),
+    );
+    lines.push('');
   }
 
   // targets
