@@ -53,13 +53,17 @@ impl Session {
             .as_ref()
             .and_then(|r| r.waiting_approvals().filter_map(|(_, _, at)| at).min())
             .map(|asked| asked + timeout);
+        // An overdue deletion is tried again a watchdog's time from now, not at once: when the
+        // alarm could not delete a log (`drop_old_event_logs` logged why), at once would be an
+        // alarm after alarm, each failing alike.
         let retention = deadline(
             store
                 .oldest_logged_run_end()
                 .map(|end| end.map(|ended| ended + self.settings.event_retention_ms as i64)),
             retry,
             |e| self.log_unreadable("when the oldest event log ended", &e),
-        );
+        )
+        .map(|at| if at <= now { retry } else { at });
         let ttl = self.settings.session_ttl_ms.and_then(|ttl| {
             deadline(
                 store.touched().map(|at| at.map(|at| at + ttl as i64)),

@@ -17,7 +17,9 @@
 //! listing clients read (`messages`, `user_messages`) points at the same rows where it can
 //! ([`Store::add_message`]), and takes the text back before a compaction deletes them. A run's
 //! checkpoint is kept while it runs: a finished run keeps its status, times and log number, and
-//! its event log until `EVENT_RETENTION_HOURS` has passed.
+//! its event log until `EVENT_RETENTION_HOURS` has passed. Until then the log holds the text of
+//! the replies it streamed, and their history rows point at it; the retention writes the text
+//! into those rows before it deletes the log (history.rs).
 //!
 //! A row holds at most 2 MB. Values that can outgrow that — an event, a checkpoint, the session
 //! state, a message — are written through [`Store::pack`]: one over [`INLINE_MAX`] bytes goes to
