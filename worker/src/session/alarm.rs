@@ -53,9 +53,9 @@ impl Session {
             .as_ref()
             .and_then(|r| r.waiting_approvals().filter_map(|(_, _, at)| at).min())
             .map(|asked| asked + timeout);
-        // An overdue deletion is tried again a watchdog's time from now, not at once: when the
-        // alarm could not delete a log (`drop_old_event_logs` logged why), at once would be an
-        // alarm after alarm, each failing alike.
+        // After the alarm could not delete a log (`drop_old_event_logs` logged why), it tries
+        // again a watchdog's time later, not at once: at once would be alarm after alarm, each
+        // failing alike.
         let retention = deadline(
             store
                 .oldest_logged_run_end()
@@ -63,7 +63,11 @@ impl Session {
             retry,
             |e| self.log_unreadable("when the oldest event log ended", &e),
         )
-        .map(|at| if at <= now { retry } else { at });
+        .map(|at| {
+            store
+                .event_logs_failed_at()
+                .map_or(at, |failed| at.max(failed + WATCHDOG_MS))
+        });
         let ttl = self.settings.session_ttl_ms.and_then(|ttl| {
             deadline(
                 store.touched().map(|at| at.map(|at| at + ttl as i64)),

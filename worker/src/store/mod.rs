@@ -105,6 +105,8 @@ pub struct Store {
     /// The run whose log rows were written last: its number in their keys and what the writer
     /// remembers between its rows (log_row.rs).
     log_writer: Rc<RefCell<Option<runs::LogWriter>>>,
+    /// When the last deletion of old event logs failed, if it did ([`Store::drop_event_logs`]).
+    logs_failed_at: Rc<Cell<Option<i64>>>,
     /// Rows written since the object started (what Durable Objects bill, index entries
     /// included), for `WEFT_STORAGE_STATS`.
     written: Rc<Cell<u64>>,
@@ -231,6 +233,7 @@ impl Store {
             legacy_events,
             legacy_log,
             log_writer: Rc::default(),
+            logs_failed_at: Rc::default(),
             written: Rc::default(),
         };
         if let Err(e) = store.migrate() {

@@ -77,7 +77,15 @@ impl Store {
                 first_error.get_or_insert(worker::Error::RustError(format!("run {run_id}: {e}")));
             }
         }
+        self.logs_failed_at
+            .set(first_error.is_some().then(|| js_sys::Date::now() as i64));
         first_error.map_or(Ok(()), Err)
+    }
+
+    /// When [`Store::drop_event_logs`] last failed to delete a log, if its last call did (ms):
+    /// the alarm waits a while before it tries again.
+    pub fn event_logs_failed_at(&self) -> Option<i64> {
+        self.logs_failed_at.get()
     }
 
     /// Deletes one run's event log ([`Store::drop_event_logs`]); `log`: its number in
