@@ -56,6 +56,13 @@ const logRows = (db, runId) => {
     .map((r) => r.body);
 };
 
+/**
+ * A text column read as its bytes (`CAST(… AS BLOB)`): node:sqlite ends a text value at its
+ * first NUL, and the store's markers start with one.
+ * @param {any} bytes
+ */
+const textOf = (bytes) => Buffer.from(bytes).toString('utf8');
+
 /** A run's row as the server stored it. */
 const runRow = (runId) => inSessionOf(runId, (db) => db.prepare('SELECT status FROM runs WHERE run_id = ?').get(runId));
 
@@ -242,6 +249,50 @@ describe('the loom checkpoint event, stored as a pointer', () => {
   });
 });
 
+/**
+ * Resumes a recorded session's runs on `srv` (record.mjs in tests/e2e/fixtures/legacy-log says
+ * what they are) and holds them to the frames its client was sent live: `done` and `snap` from
+ * the start, frame for frame; `mid`, cut mid-stream, after what its client saw, to its end;
+ * then `mid` again from the start on a new socket, the recorded rows then the new ones. Returns
+ * the reply `mid` ended with.
+ * @param {{url: string}} srv
+ * @param {string} sid
+ * @param {Record<string, any[]>} live
+ */
+async function replaysAsRecorded(srv, sid, live) {
+  const c = await Conn.open(`${srv.url}/?session_id=${sid}`, ['weft.loom']);
+  for (const id of ['done', 'snap']) {
+    const from = c.frames.length;
+    c.send({ type: 'resume', run_id: id, after_event_id: 0 });
+    await c.wait((f) => f.type === 'run_end' && f.id === id, { from });
+    assert.deepEqual(
+      c.frames.slice(from).filter((f) => f.id === id),
+      live[id],
+      `run ${id} replays as it was sent`,
+    );
+  }
+  // The cut run: resumed after what its client saw (the alarm may have finished it already).
+  const seen = live.mid.length;
+  const from = c.frames.length;
+  c.send({ type: 'resume', run_id: 'mid', after_event_id: seen });
+  const end = await c.wait((f) => f.type === 'run_end' && f.id === 'mid', { from, timeout: 90_000 });
+  assert.match(end.reply, /^(\S+ ){149}\S+$/, 'the whole reply, asked for again after the cut');
+  const resumed = c.frames.slice(from).filter((f) => f.id === 'mid');
+  // From the start, on a new socket: the old rows, then the new ones.
+  const again = await Conn.open(`${srv.url}/?session_id=${sid}`, ['weft.loom']);
+  again.send({ type: 'resume', run_id: 'mid', after_event_id: 0 });
+  await again.wait((f) => f.type === 'run_end' && f.id === 'mid');
+  const replay = again.frames.filter((f) => f.id === 'mid');
+  const lost = replay.findIndex((f) => f.event?.type === 'events_lost');
+  assert.ok(lost >= seen - 16 && lost <= seen, `the old log ends within 16 frames of what was sent: ${lost} of ${seen}`);
+  assert.deepEqual(replay.slice(0, lost), live.mid.slice(0, lost), 'the old rows replay as they were sent');
+  assert.deepEqual(replay.slice(lost), resumed.slice(resumed.findIndex((f) => f.event?.type === 'events_lost')), 'the new rows replay as they were sent');
+  assert.ok(replay.slice(lost).some((f) => f.event?.type === 'llm_complete' && f.event.finish_reason === 'interrupted'));
+  c.close();
+  again.close();
+  return end.reply;
+}
+
 describe('a session stored before event_batches, upgraded', () => {
   // tests/e2e/fixtures/legacy-log: a session's Durable Object storage written by weft 904df78,
   // whose event log was `event_log` (a row per batch of JSON lines), and the frames its client
@@ -282,36 +333,7 @@ describe('a session stored before event_batches, upgraded', () => {
         false,
       );
     });
-    const c = await Conn.open(`${up.url}/?session_id=legacy-log`, ['weft.loom']);
-    for (const id of ['done', 'snap']) {
-      const from = c.frames.length;
-      c.send({ type: 'resume', run_id: id, after_event_id: 0 });
-      await c.wait((f) => f.type === 'run_end' && f.id === id, { from });
-      assert.deepEqual(
-        c.frames.slice(from).filter((f) => f.id === id),
-        live[id],
-        `run ${id} replays as it was sent`,
-      );
-    }
-    // The cut run: resumed after what its client saw (the alarm may have finished it already).
-    const seen = live.mid.length;
-    const from = c.frames.length;
-    c.send({ type: 'resume', run_id: 'mid', after_event_id: seen });
-    const end = await c.wait((f) => f.type === 'run_end' && f.id === 'mid', { from, timeout: 90_000 });
-    assert.match(end.reply, /^(\S+ ){149}\S+$/, 'the whole reply, asked for again after the cut');
-    const resumed = c.frames.slice(from).filter((f) => f.id === 'mid');
-    // From the start, on a new socket: the old rows, then the new ones.
-    const again = await Conn.open(`${up.url}/?session_id=legacy-log`, ['weft.loom']);
-    again.send({ type: 'resume', run_id: 'mid', after_event_id: 0 });
-    await again.wait((f) => f.type === 'run_end' && f.id === 'mid');
-    const replay = again.frames.filter((f) => f.id === 'mid');
-    const lost = replay.findIndex((f) => f.event?.type === 'events_lost');
-    assert.ok(lost >= seen - 16 && lost <= seen, `the old log ends within 16 frames of what was sent: ${lost} of ${seen}`);
-    assert.deepEqual(replay.slice(0, lost), live.mid.slice(0, lost), 'the old rows replay as they were sent');
-    assert.deepEqual(replay.slice(lost), resumed.slice(resumed.findIndex((f) => f.event?.type === 'events_lost')), 'the new rows replay as they were sent');
-    assert.ok(replay.slice(lost).some((f) => f.event?.type === 'llm_complete' && f.event.finish_reason === 'interrupted'));
-    c.close();
-    again.close();
+    await replaysAsRecorded(up, 'legacy-log', live);
     // Read with the server down: what it wrote may still be in the WAL, which a reader beside
     // the running workerd does not always see.
     /** @type {any} what the session's database holds, read while the server is down */
@@ -349,6 +371,56 @@ describe('a session stored before event_batches, upgraded', () => {
     );
     assert.ok(stored.mid > 0, 'the cut run went on in event_batches');
   });
+
+  test('a session whose history rows hold every reply replays frame for frame, reads its history as before, and new replies point into their logs', async () => {
+    // tests/e2e/fixtures/batch-log: session `batch-log` recorded by weft 2d77e9d (record.mjs in
+    // legacy-log), `event_batches` as now, every history row holding its message's text.
+    const batch = fileURLToPath(new URL('./fixtures/batch-log/', import.meta.url));
+    const recorded = JSON.parse(readFileSync(join(batch, 'frames.json'), 'utf8'));
+    const dir = 'v3/do/weft-Session';
+    const file = readdirSync(join(batch, 'persist', dir)).find((f) => !f.startsWith('metadata'));
+    assert.ok(file, 'the recorded session');
+    await up.restart(async () => {
+      // The session's file alone: metadata.sqlite holds the objects' alarms, legacy-log's among
+      // them. Without its alarm, the cut run is picked up when the resume wakes the session.
+      cpSync(join(batch, 'persist', dir, file), join(up.persist, dir, file));
+    });
+    const midReply = await replaysAsRecorded(up, 'batch-log', recorded);
+    /** @param {string} id */
+    const reply = (id) => recorded[id].find((f) => f.type === 'run_end').reply;
+    const c = await Conn.open(`${up.url}/?session_id=batch-log`, ['weft.loom']);
+    c.send({ type: 'user_messages', id: 'h', thread_id: 'batch-log' });
+    const listed = (await c.wait((f) => f.type === 'user_messages')).messages;
+    const conversation = ['long reply 120', reply('done'), 'count to 5', reply('snap'), 'long reply 150', midReply];
+    assert.deepEqual(
+      listed.map((m) => m.content),
+      conversation,
+    );
+    c.close();
+    // Read with the server down (see above).
+    /** @type {string[]} */
+    let history = [];
+    await up.restart(async () => {
+      const { DatabaseSync } = await import('node:sqlite');
+      const db = new DatabaseSync(join(up.persist, dir, file), { readOnly: true });
+      try {
+        history = db
+          .prepare('SELECT CAST(message AS BLOB) AS message FROM history ORDER BY seq')
+          .all()
+          .map((r) => textOf(r.message));
+      } finally {
+        db.close();
+      }
+    });
+    assert.equal(history.length, 6);
+    assert.deepEqual(
+      history.slice(0, 5).map((m) => JSON.parse(m).content),
+      conversation.slice(0, 5),
+      'the recorded rows stay as they were',
+    );
+    assert.ok(history[5].startsWith('\0log:'), "the reply streamed after the upgrade points into its run's log");
+    assert.ok(history[5].length < 100 && midReply.length > 800, `a pointer of ${history[5].length} B for ${midReply.length} B of text`);
+  });
 });
 
 describe('EVENT_RETENTION_HOURS', () => {
@@ -380,6 +452,105 @@ describe('EVENT_RETENTION_HOURS', () => {
     const checkpoint = await inSessionOf('old', (db) => db.prepare('SELECT checkpoint FROM runs WHERE run_id = ?').get('old').checkpoint);
     assert.equal(checkpoint, '', "the finished run's checkpoint went with its log");
     c.close();
+  });
+});
+
+describe("a reply's history row and its run's event log", () => {
+  test('the row points into the log until the log expires, then holds the text; a row that cannot take it back keeps the log and says why', async () => {
+    const [kept, broken] = [session(), session()];
+    /** @type {Record<string, string>} */
+    const reply = {};
+    for (const [sid, id] of [
+      [kept, 'ptr-kept'],
+      [broken, 'ptr-broken'],
+    ]) {
+      const c = await open(sid);
+      c.send({ type: 'run', message: 'long reply 80', agent: 'react', id });
+      reply[id] = (await c.wait((f) => f.type === 'run_end' && f.id === id)).reply;
+      c.close();
+    }
+    // With the server down, within the 7.2 s retention: the rows as written. The broken
+    // session's pointer is damaged: it says its text is a byte longer than the pieces hold.
+    /** @type {Record<string, {seq: number, message: string}[]>} */
+    const rows = {};
+    await server.restart(async () => {
+      for (const id of ['ptr-kept', 'ptr-broken']) {
+        rows[id] = await inSessionOf(
+          id,
+          (db) =>
+            db
+              .prepare('SELECT seq, CAST(message AS BLOB) AS message FROM history ORDER BY seq')
+              .all()
+              .map((r) => ({ seq: Number(r.seq), message: textOf(r.message) })),
+          server.persist,
+          false,
+        );
+      }
+      const { seq, message } = rows['ptr-broken'][1];
+      const damaged = message.replace(/^(\0log:\d+ \d+ \d+ )(\d+)/, (_, head, n) => `${head}${Number(n) + 1}`);
+      assert.notEqual(damaged, message);
+      await inSessionOf(
+        'ptr-broken',
+        (db) => db.prepare('UPDATE history SET message = CAST(? AS TEXT) WHERE seq = ?').run(Buffer.from(damaged), seq),
+        server.persist,
+        false,
+      );
+    });
+    for (const id of ['ptr-kept', 'ptr-broken']) {
+      const [user, assistant] = rows[id];
+      assert.equal(JSON.parse(user.message).content, 'long reply 80');
+      assert.ok(assistant.message.startsWith('\0log:'), `the reply's row points into the log: ${JSON.stringify(assistant.message.slice(0, 40))}`);
+      assert.ok(assistant.message.length < 100 && reply[id].length > 400, `${assistant.message.length} B for ${reply[id].length} B of text`);
+    }
+
+    // The kept session: its log expires, and its history row has the text again.
+    const c = await open(kept);
+    let expired = null;
+    for (let i = 0; i < 60 && !expired; i += 1) {
+      const from = c.frames.length;
+      c.send({ type: 'resume', run_id: 'ptr-kept', after_event_id: 0 });
+      const answer = await c.wait((f) => f.id === 'ptr-kept' && (f.type === 'run_end' || f.type === 'error'), { from });
+      if (answer.type === 'error') expired = answer;
+      else await sleep(1000);
+    }
+    assert.equal(expired?.code, 'expired');
+    c.send({ type: 'user_messages', id: 'h', thread_id: kept });
+    const listed = (await c.wait((f) => f.type === 'user_messages')).messages;
+    assert.deepEqual(
+      listed.map((m) => m.content),
+      ['long reply 80', reply['ptr-kept']],
+      'the listing reads the same text from the row',
+    );
+    // The model is sent it too: the next turn's prompt counts it, against a new session's.
+    const turn = async (/** @type {Conn} */ conn, /** @type {string} */ id) => {
+      conn.send({ type: 'run', message: 'count to 3', agent: 'react', id });
+      return (await conn.wait((f) => f.type === 'run_end' && f.id === id)).usage.prompt_tokens;
+    };
+    const fresh = await open(session());
+    const withHistory = await turn(c, 'ptr-next');
+    const without = await turn(fresh, 'ptr-fresh');
+    assert.ok(withHistory > without + 80, `the model saw the reply: ${withHistory} prompt tokens against ${without}`);
+    c.close();
+    fresh.close();
+
+    // The broken session: its history row could not take its text back, so its log stays
+    // whole, and the alarm said why, and tries again later rather than at once.
+    const said = () =>
+      server
+        .log()
+        .match(
+          /old event logs not deleted: run ptr-broken: history row \d+ points into an event log, but run log \d+'s pieces \d+–\d+ hold \d+ bytes of text, not \d+/g,
+        ) ?? [];
+    for (let i = 0; i < 60 && said().length === 0; i += 1) await sleep(1000);
+    assert.equal(said().length, 1, server.log().slice(-2000));
+    const b = await open(broken);
+    b.send({ type: 'resume', run_id: 'ptr-broken', after_event_id: 0 });
+    const end = await b.wait((f) => f.id === 'ptr-broken' && (f.type === 'run_end' || f.type === 'error'));
+    assert.equal(end.type, 'run_end', 'not expired: the log is kept');
+    assert.equal(end.reply, reply['ptr-broken']);
+    await sleep(3000);
+    assert.ok(said().length <= 2, `the alarm does not try again and again: ${said().length} times`);
+    b.close();
   });
 });
 

@@ -53,13 +53,21 @@ impl Session {
             .as_ref()
             .and_then(|r| r.waiting_approvals().filter_map(|(_, _, at)| at).min())
             .map(|asked| asked + timeout);
+        // After the alarm could not delete a log (`drop_old_event_logs` logged why), it tries
+        // again a watchdog's time later, not at once: at once would be alarm after alarm, each
+        // failing alike.
         let retention = deadline(
             store
                 .oldest_logged_run_end()
                 .map(|end| end.map(|ended| ended + self.settings.event_retention_ms as i64)),
             retry,
             |e| self.log_unreadable("when the oldest event log ended", &e),
-        );
+        )
+        .map(|at| {
+            store
+                .event_logs_failed_at()
+                .map_or(at, |failed| at.max(failed + WATCHDOG_MS))
+        });
         let ttl = self.settings.session_ttl_ms.and_then(|ttl| {
             deadline(
                 store.touched().map(|at| at.map(|at| at + ttl as i64)),

@@ -1,14 +1,30 @@
 //! The conversation, stored once: `history` holds one row per message, written when the message
 //! is new; a run's checkpoint, the session state and a logged state snapshot hold
 //! `history_rows` (or `messages_rows`), ranges of those rows, in place of the messages.
+//!
+//! A reply is streamed before it is a message: while its run's event log is kept, the log holds
+//! its text already, as the pieces it was sent in (log_row.rs). Its history row points at those
+//! pieces instead of holding the text again ([`IN_LOG`]); the retention that deletes the log
+//! writes the text into the row first ([`Store::take_back_history_text`]). Every reader of a
+//! history row goes through [`Store::history_row`], which reads either back into the same JSON.
 
 use serde_json::Value;
 use weft_agent::engine::{Run, Session as SessionState};
 
-use super::{i, int, json_error, rows, s, text, Store};
+use super::{i, int, json_error, rows, s, text, Store, INLINE_MAX};
 
 /// A stored history message: its row and a hash of its JSON.
 pub(super) type HistoryRow = (i64, u64);
+
+/// How a history row says its message's text is in an event log: the marker, then
+/// `<log> <from> <to> <length> <at>`, a newline, and the message's JSON with its text (the JSON
+/// string of the pieces `from..=to` of run log `log`, `length` bytes unquoted) cut out at byte
+/// `at`. JSON holds no raw newline, and a row's JSON never starts with a NUL (see `SPILLED`).
+const IN_LOG: &str = "\0log:";
+
+/// The shortest reply a history row points at rather than holds: below it, the pointer and the
+/// read of the log are not worth the bytes saved.
+const POINT_MIN: usize = 256;
 
 impl Store {
     /// The session's engine state (history, iterations), with the remembered approvals.
@@ -108,8 +124,17 @@ impl Store {
             .take_while(|((_, hash), json)| *hash == fnv(json))
             .count();
         let mut rows: Vec<HistoryRow> = stored[..common].to_vec();
-        for (seq, json) in (self.next_history_seq()?..).zip(&jsons[common..]) {
-            let message = self.pack(&format!("history:{seq}"), json)?;
+        let new = jsons[common..].iter().zip(&messages[common..]);
+        for (seq, (json, value)) in (self.next_history_seq()?..).zip(new) {
+            let key = format!("history:{seq}");
+            let message = match self.pointer_into_log(value, json) {
+                Some(pointer) => {
+                    // What `pack` would clear: the parts of an earlier value of the key.
+                    self.exec("DELETE FROM spill WHERE key = ?", vec![s(&key)])?;
+                    pointer
+                }
+                None => self.pack(&key, json)?,
+            };
             self.exec(
                 "INSERT OR REPLACE INTO history (seq, message) VALUES (?, ?)",
                 vec![i(seq), s(&message)],
@@ -119,6 +144,88 @@ impl Store {
         let pointer = ranges(&rows);
         *self.history.borrow_mut() = Some(rows);
         Ok(pointer)
+    }
+
+    /// The row to store for a message (`json`, of `value`) whose text the event log holds
+    /// ([`Store::text_in_log`]): an [`IN_LOG`] pointer, checked to read back into `json`.
+    fn pointer_into_log(&self, value: &Value, json: &str) -> Option<String> {
+        let text = value.get("content")?.as_str()?;
+        if text.len() < POINT_MIN {
+            return None;
+        }
+        let (log, from, to) = self.text_in_log(text)?;
+        let mut emptied = value.clone();
+        *emptied.get_mut("content")? = Value::String(String::new());
+        let emptied = emptied.to_string();
+        let at = emptied.find(r#""content":"""#)? + r#""content":"#.len();
+        let rest = format!("{}{}", &emptied[..at], &emptied[at + 2..]);
+        let quoted = serde_json::to_string(text).ok()?;
+        if rest.len() > INLINE_MAX || format!("{}{quoted}{}", &rest[..at], &rest[at..]) != json {
+            return None;
+        }
+        Some(format!(
+            "{IN_LOG}{log} {from} {to} {} {at}\n{rest}",
+            text.len()
+        ))
+    }
+
+    /// The JSON an [`IN_LOG`] pointer (after the marker) stands for, its text read from the log.
+    fn message_from_log(&self, seq: i64, pointer: &str) -> worker::Result<String> {
+        let bad = |why: &str| {
+            worker::Error::RustError(format!(
+                "history row {seq} points into an event log, but {why}"
+            ))
+        };
+        let unreadable = || bad("the pointer does not read");
+        let (numbers, rest) = pointer.split_once('\n').ok_or_else(unreadable)?;
+        let n: Vec<u64> = numbers
+            .split(' ')
+            .map(str::parse)
+            .collect::<Result<_, _>>()
+            .map_err(|_| unreadable())?;
+        let &[log, from, to, length, at] = &n[..] else {
+            return Err(unreadable());
+        };
+        let (Ok(log), Ok(at)) = (i64::try_from(log), usize::try_from(at)) else {
+            return Err(unreadable());
+        };
+        if !rest.is_char_boundary(at) {
+            return Err(unreadable());
+        }
+        let text = self.logged_text(log, from, to)?;
+        if text.len() as u64 != length {
+            return Err(bad(&format!(
+                "run log {log}'s pieces {from}–{to} hold {} bytes of text, not {length}",
+                text.len()
+            )));
+        }
+        let quoted = serde_json::to_string(&text).map_err(json_error)?;
+        Ok(format!("{}{quoted}{}", &rest[..at], &rest[at..]))
+    }
+
+    /// Before run log `log` is deleted (retention), the history rows that point into it take
+    /// their text back. An error leaves the log where it is: the caller deletes it after.
+    pub(super) fn take_back_history_text(&self, log: i64) -> worker::Result<()> {
+        // The pointers into this log, a range of text (`<log> ` sorts before `<log>!`).
+        let pointing = rows(
+            &self.sql,
+            "SELECT seq, message FROM history WHERE message >= ? AND message < ?",
+            vec![s(&format!("{IN_LOG}{log} ")), s(&format!("{IN_LOG}{log}!"))],
+        )?;
+        for mut row in pointing {
+            let (Some(seq), Some(stored)) = (int(&row, 0), text(&mut row, 1)) else {
+                return Err(worker::Error::RustError(
+                    "a history row pointing into an event log does not read".into(),
+                ));
+            };
+            let json = self.history_json(seq, stored)?;
+            let message = self.pack(&format!("history:{seq}"), &json)?;
+            self.exec(
+                "UPDATE history SET message = ? WHERE seq = ?",
+                vec![s(&message), i(seq)],
+            )?;
+        }
+        Ok(())
     }
 
     /// The messages of [`Store::store_messages`]' ranges. `state`: the pointer is a saved
@@ -201,7 +308,16 @@ impl Store {
                 "history row {seq} is missing"
             )));
         };
-        self.unpack(json)
+        self.history_json(seq, json)
+    }
+
+    /// A history row's message JSON from what the row holds: the JSON, its spill marker, or a
+    /// pointer into an event log.
+    fn history_json(&self, seq: i64, stored: String) -> worker::Result<String> {
+        match stored.strip_prefix(IN_LOG) {
+            Some(pointer) => self.message_from_log(seq, pointer),
+            None => self.unpack(stored),
+        }
     }
 }
 
@@ -245,7 +361,7 @@ fn seqs(pointer: &Value) -> Vec<i64> {
 }
 
 /// FNV-1a, to tell a stored message from a changed one without keeping its text.
-fn fnv(text: &str) -> u64 {
+pub(super) fn fnv(text: &str) -> u64 {
     text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     })

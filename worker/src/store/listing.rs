@@ -5,6 +5,7 @@ use serde_json::Value;
 use weft_protocol::event::StoredMessage;
 use weft_protocol::Role;
 
+use super::history::fnv;
 use super::{i, int, json_error, rows, s, text, Store};
 
 /// How a listed message (`messages`) says its text is its history row's: the marker, then the
@@ -44,7 +45,24 @@ impl Store {
             "SELECT seq FROM history WHERE message = ? ORDER BY seq DESC LIMIT 1",
             vec![s(&json)],
         )?;
-        Ok(found.first().and_then(|r| int(r, 0)))
+        if let Some(seq) = found.first().and_then(|r| int(r, 0)) {
+            return Ok(Some(seq));
+        }
+        // A reply whose row points into the event log (history.rs) does not hold its JSON: the
+        // newest of the rows the last save wrote with this JSON's hash, read back to be sure.
+        let hash = fnv(&json);
+        let newest = self
+            .history
+            .borrow()
+            .iter()
+            .flatten()
+            .rev()
+            .find(|(_, h)| *h == hash)
+            .map(|(seq, _)| *seq);
+        match newest {
+            Some(seq) if self.history_row(seq)? == json => Ok(Some(seq)),
+            _ => Ok(None),
+        }
     }
 
     /// The text of history row `seq` (a message of [`Store::history_row_of`]'s shape).

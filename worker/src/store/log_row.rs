@@ -124,6 +124,18 @@ pub struct Memory {
     message: Option<Message>,
 }
 
+impl Memory {
+    /// The first and last event ids of the message pieces written as text last, if together
+    /// they are `text`: where the history can point for a reply instead of holding it again
+    /// ([`message_text`] reads it back).
+    pub fn message_holding(&self, text: &str) -> Option<(u64, u64)> {
+        self.message
+            .as_ref()
+            .filter(|m| m.text == text)
+            .map(|m| (m.from, m.to))
+    }
+}
+
 /// The body of a row holding `events` (one run's, with consecutive ids), and what the writer
 /// remembers once it is written. `memory` is what it remembered after the run's last row.
 pub fn encode(events: &[Logged], memory: &Memory) -> (String, Memory) {
@@ -264,6 +276,36 @@ impl Reader {
         let quoted = serde_json::to_string(&text).map_err(|e| e.to_string())?;
         Ok(format!("{}{quoted}{}", &line[..at], &line[at..]))
     }
+}
+
+/// The text of the message pieces with event ids `from..=to`, read from the rows of a run's log
+/// that hold them (each its last event id and body, in order): the range a [`Memory`] gave
+/// ([`Memory::message_holding`]), which holds one message's pieces, written as text, and other
+/// events. The shape in effect at `from` is a message's, so no row before these is needed:
+/// only a shape record met on the way says that the text records after it are something else.
+pub fn message_text(rows: &[(u64, String)], from: u64, to: u64) -> Result<String, String> {
+    let mut text = String::new();
+    let mut message = true;
+    for (last, body) in rows {
+        let records: Vec<&str> = body.split(RS).collect();
+        let events = records.iter().filter(|r| !r.starts_with(SHAPE)).count() as u64;
+        let Some(mut id) = (last + 1).checked_sub(events) else {
+            return Err(format!("a log row of {events} events ends at id {last}"));
+        };
+        for record in records {
+            if let Some(json) = record.strip_prefix(SHAPE) {
+                let shape: Sequenced = serde_json::from_str(json)
+                    .map_err(|e| format!("a log row's shape does not read: {e}"))?;
+                message = matches!(shape.event, Event::MessageChunk { .. });
+                continue;
+            }
+            if message && (from..=to).contains(&id) && !record.starts_with([LINE, CUT]) {
+                text.push_str(record);
+            }
+            id += 1;
+        }
+    }
+    Ok(text)
 }
 
 /// A row of a run's log as stored: its last event id and its text, in the layout it was

@@ -17,7 +17,9 @@
 //! listing clients read (`messages`, `user_messages`) points at the same rows where it can
 //! ([`Store::add_message`]), and takes the text back before a compaction deletes them. A run's
 //! checkpoint is kept while it runs: a finished run keeps its status, times and log number, and
-//! its event log until `EVENT_RETENTION_HOURS` has passed.
+//! its event log until `EVENT_RETENTION_HOURS` has passed. Until then the log holds the text of
+//! the replies it streamed, and their history rows point at it; the retention writes the text
+//! into those rows before it deletes the log (history.rs).
 //!
 //! A row holds at most 2 MB. Values that can outgrow that — an event, a checkpoint, the session
 //! state, a message — are written through [`Store::pack`]: one over [`INLINE_MAX`] bytes goes to
@@ -103,6 +105,8 @@ pub struct Store {
     /// The run whose log rows were written last: its number in their keys and what the writer
     /// remembers between its rows (log_row.rs).
     log_writer: Rc<RefCell<Option<runs::LogWriter>>>,
+    /// When the last deletion of old event logs failed, if it did ([`Store::drop_event_logs`]).
+    logs_failed_at: Rc<Cell<Option<i64>>>,
     /// Rows written since the object started (what Durable Objects bill, index entries
     /// included), for `WEFT_STORAGE_STATS`.
     written: Rc<Cell<u64>>,
@@ -229,6 +233,7 @@ impl Store {
             legacy_events,
             legacy_log,
             log_writer: Rc::default(),
+            logs_failed_at: Rc::default(),
             written: Rc::default(),
         };
         if let Err(e) = store.migrate() {

@@ -60,49 +60,77 @@ impl Store {
 
     /// Deletes the event logs of runs that ended before `before_ms`; the runs, their
     /// messages, the workspace and the approvals stay. A resume of such a run is answered
-    /// `expired`.
+    /// `expired`. A run whose log cannot be deleted keeps it, whole, and the others go on; the
+    /// first such error is returned.
     pub fn drop_event_logs(&self, before_ms: i64) -> worker::Result<()> {
         let runs = rows(
             &self.sql,
             "SELECT run_id, log FROM runs WHERE logged = 1 AND ended IS NOT NULL AND ended < ?",
             vec![i(before_ms)],
         )?;
+        let mut first_error = None;
         for mut row in runs {
             let Some(run_id) = text(&mut row, 0) else {
                 continue;
             };
-            if let Some(log) = int(&row, 1) {
-                let (first, end) = log_keys(log);
-                self.exec(
-                    "DELETE FROM event_batches WHERE key >= ? AND key < ?",
-                    vec![i(first), i(end)],
-                )?;
+            if let Err(e) = self.drop_event_log(&run_id, int(&row, 1)) {
+                first_error.get_or_insert(worker::Error::RustError(format!("run {run_id}: {e}")));
             }
-            if self.legacy_log {
-                self.exec("DELETE FROM event_log WHERE run_id = ?", vec![s(&run_id)])?;
-            }
-            if self.legacy_events {
-                self.exec("DELETE FROM events WHERE run_id = ?", vec![s(&run_id)])?;
-            }
-            // The run's spilled events: keys `event:<run>:<id>`, a range (LIKE patterns are
-            // capped at 50 bytes, run ids are not).
-            self.exec(
-                "DELETE FROM spill WHERE key >= ? AND key < ?",
-                vec![
-                    s(&format!("event:{run_id}:")),
-                    s(&format!("event:{run_id};")),
-                ],
-            )?;
-            // A checkpoint left by a build that kept them for finished runs.
-            self.exec(
-                "DELETE FROM spill WHERE key = ?",
-                vec![s(&format!("run:{run_id}"))],
-            )?;
-            self.exec(
-                "UPDATE runs SET logged = 0, checkpoint = '' WHERE run_id = ?",
-                vec![s(&run_id)],
-            )?;
         }
+        self.logs_failed_at
+            .set(first_error.is_some().then(|| js_sys::Date::now() as i64));
+        first_error.map_or(Ok(()), Err)
+    }
+
+    /// When [`Store::drop_event_logs`] last failed to delete a log, if its last call did (ms):
+    /// the alarm waits a while before it tries again.
+    pub fn event_logs_failed_at(&self) -> Option<i64> {
+        self.logs_failed_at.get()
+    }
+
+    /// Deletes one run's event log ([`Store::drop_event_logs`]); `log`: its number in
+    /// `event_batches`, if it has one.
+    fn drop_event_log(&self, run_id: &str, log: Option<i64>) -> worker::Result<()> {
+        if let Some(log) = log {
+            // First, so that there is never a moment with neither: a history row that cannot
+            // take its text back keeps the log it points into.
+            self.take_back_history_text(log)?;
+            let (first, end) = log_keys(log);
+            self.exec(
+                "DELETE FROM event_batches WHERE key >= ? AND key < ?",
+                vec![i(first), i(end)],
+            )?;
+            // The writer's memory of the log is of rows that are gone: nothing may point at
+            // them.
+            let mut writer = self.log_writer.borrow_mut();
+            if writer.as_ref().is_some_and(|w| w.log == log) {
+                *writer = None;
+            }
+        }
+        if self.legacy_log {
+            self.exec("DELETE FROM event_log WHERE run_id = ?", vec![s(run_id)])?;
+        }
+        if self.legacy_events {
+            self.exec("DELETE FROM events WHERE run_id = ?", vec![s(run_id)])?;
+        }
+        // The run's spilled events: keys `event:<run>:<id>`, a range (LIKE patterns are
+        // capped at 50 bytes, run ids are not).
+        self.exec(
+            "DELETE FROM spill WHERE key >= ? AND key < ?",
+            vec![
+                s(&format!("event:{run_id}:")),
+                s(&format!("event:{run_id};")),
+            ],
+        )?;
+        // A checkpoint left by a build that kept them for finished runs.
+        self.exec(
+            "DELETE FROM spill WHERE key = ?",
+            vec![s(&format!("run:{run_id}"))],
+        )?;
+        self.exec(
+            "UPDATE runs SET logged = 0, checkpoint = '' WHERE run_id = ?",
+            vec![s(run_id)],
+        )?;
         Ok(())
     }
 
@@ -201,6 +229,44 @@ impl Store {
             vec![s(run_id)],
         )?;
         Ok(found.first().and_then(|r| int(r, 0)))
+    }
+
+    /// Where the log holds `text` as the pieces of the message it was written last: the run's
+    /// log number and the pieces' first and last event ids. The writer's memory knows (a
+    /// restart forgets it, and the history then keeps the text itself).
+    pub(super) fn text_in_log(&self, text: &str) -> Option<(i64, u64, u64)> {
+        let writer = self.log_writer.borrow();
+        let w = writer.as_ref()?;
+        let (from, to) = w.memory.message_holding(text)?;
+        Some((w.log, from, to))
+    }
+
+    /// The text of the message pieces with event ids `from..=to` in run log `log`
+    /// ([`Store::text_in_log`]): only the rows that hold them are read.
+    pub(super) fn logged_text(&self, log: i64, from: u64, to: u64) -> worker::Result<String> {
+        let (first, end) = log_keys(log);
+        let key = |id: u64| {
+            i64::try_from(id)
+                .ok()
+                .filter(|id| *id < 1 << 32)
+                .map(|id| first + id)
+                .ok_or_else(|| worker::Error::RustError(format!("event id {id} is out of range")))
+        };
+        // The rows from the first whose last id reaches `from` to the first whose reaches `to`.
+        let found = rows(
+            &self.sql,
+            "SELECT key, body FROM event_batches WHERE key >= ?1 AND key < ?3 AND key <= \
+             COALESCE((SELECT MIN(key) FROM event_batches WHERE key >= ?2 AND key < ?3), ?3) \
+             ORDER BY key",
+            vec![i(key(from)?), i(key(to)?), i(end)],
+        )?;
+        let mut stored = Vec::with_capacity(found.len());
+        for mut row in found {
+            let last = (int(&row, 0).unwrap_or(0) - first).max(0) as u64;
+            stored.push((last, self.unpack(text(&mut row, 1).unwrap_or_default())?));
+        }
+        log_row::message_text(&stored, from, to)
+            .map_err(|e| worker::Error::RustError(format!("run log {log}: {e}")))
     }
 
     /// The run's logged events, in order: the rows of `event_batches` read back into lines

@@ -259,3 +259,118 @@ fn a_row_that_does_not_read_is_an_error() {
     };
     assert!(read_run(vec![shape]).unwrap_err().contains("shape"));
 }
+
+/// The rows of `stored` that [`message_text`] is given for `from..=to`, as the store selects
+/// them: from the first whose last id reaches `from` to the first whose last id reaches `to`.
+fn rows_holding(stored: &[Stored], from: u64, to: u64) -> Vec<(u64, String)> {
+    let mut out = vec![];
+    for row in stored {
+        let Stored::Batch { last, body } = row else {
+            unreachable!()
+        };
+        if *last >= from {
+            out.push((*last, body.clone()));
+            if *last >= to {
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// The memory a writer has after `rows`, as [`write`] carries it.
+fn memory_after(rows: &[Vec<Logged>], forget: &[usize]) -> Memory {
+    let mut memory = Memory::default();
+    for (n, row) in rows.iter().enumerate() {
+        if forget.contains(&n) {
+            memory = Memory::default();
+        }
+        memory = encode(row, &memory).1;
+    }
+    memory
+}
+
+/// The text of the message pieces of `events`.
+fn message_of(events: &[Sequenced]) -> String {
+    let mut text = String::new();
+    for e in events {
+        if let Event::MessageChunk { content, .. } = &e.event {
+            text.push_str(content);
+        }
+    }
+    text
+}
+
+#[test]
+fn a_reply_is_read_back_from_the_rows_that_hold_its_pieces() {
+    let events = turn();
+    let rows = rows_of(&events);
+    // A writer that lost its memory holds the text from the first piece it wrote after.
+    for (forget, first) in [(vec![], 4), (vec![2], 4), (vec![3], 19), (vec![4], 35)] {
+        let text = message_of(&events[first as usize - 1..]);
+        let memory = memory_after(&rows, &forget);
+        let (from, to) = memory.message_holding(&text).expect("the reply's pieces");
+        assert_eq!((from, to), (first, 53));
+        let stored = write(&rows, &forget);
+        let holding = rows_holding(&stored, from, to);
+        assert!(holding.len() < stored.len(), "only the rows that hold it");
+        assert_eq!(message_text(&holding, from, to).unwrap(), text);
+    }
+    let memory = memory_after(&rows, &[3]);
+    assert_eq!(memory.message_holding(&message_of(&events)), None);
+    assert_eq!(memory.message_holding("other text"), None);
+}
+
+#[test]
+fn a_reply_read_from_the_log_leaves_out_what_streamed_between_its_pieces() {
+    // Reasoning pieces between the reply's, each switching the shape: the reply's range spans
+    // them, and only its own pieces are its text.
+    let reasoning = |id: u64| {
+        ev(&format!(
+            r#"{{"type":"reasoning_chunk","content":"hmm ","id":"rs-1",{ENV},"event_id":{id}}}"#
+        ))
+    };
+    let mut events = vec![];
+    for n in 1..=40u64 {
+        events.push(if (10..15).contains(&n) || n == 30 {
+            reasoning(n)
+        } else {
+            chunk(n, &format!("w{n} "))
+        });
+    }
+    let text = message_of(&events);
+    let rows = rows_of(&events);
+    let (from, to) = memory_after(&rows, &[]).message_holding(&text).unwrap();
+    assert_eq!((from, to), (1, 40));
+    let stored = write(&rows, &[]);
+    assert_eq!(
+        message_text(&rows_holding(&stored, from, to), from, to).unwrap(),
+        text
+    );
+    // From the middle on (a writer that lost its memory starts its range afresh).
+    let (from, to) = memory_after(&rows, &[1])
+        .message_holding(&message_of(&events[16..]))
+        .unwrap();
+    assert_eq!((from, to), (17, 40));
+    let stored = write(&rows, &[1]);
+    assert_eq!(
+        message_text(&rows_holding(&stored, from, to), from, to).unwrap(),
+        message_of(&events[16..])
+    );
+}
+
+#[test]
+fn a_reply_with_a_piece_kept_as_its_line_is_not_pointed_at_whole() {
+    let mut events = turn();
+    events[10] = chunk(11, "with\u{1e}marker ");
+    let memory = memory_after(&rows_of(&events), &[]);
+    assert_eq!(memory.message_holding(&message_of(&events)), None);
+    // What it holds is the text after that piece, which reads back.
+    let after = message_of(&events[11..]);
+    let (from, to) = memory.message_holding(&after).unwrap();
+    let stored = write(&rows_of(&events), &[]);
+    assert_eq!(
+        message_text(&rows_holding(&stored, from, to), from, to).unwrap(),
+        after
+    );
+}
