@@ -107,7 +107,9 @@ impl Store {
             return Ok(value);
         };
         if let Some(pointer) = holder.remove("history_rows") {
-            let messages = self.load_messages(&pointer, true)?;
+            let messages = self.load_messages(&pointer, true)?.ok_or_else(|| {
+                worker::Error::RustError("a history row of the session state is missing".into())
+            })?;
             holder.insert("history".into(), Value::Array(messages));
         }
         Ok(value)
@@ -230,11 +232,15 @@ impl Store {
 
     /// The messages of [`Store::store_messages`]' ranges. `state`: the pointer is a saved
     /// state's, which stays the reference for the next save if none is yet.
-    fn load_messages(&self, pointer: &Value, state: bool) -> worker::Result<Vec<Value>> {
+    /// `None` when a row it points at is gone (a compaction deleted it); a row that cannot be
+    /// read is an error.
+    fn load_messages(&self, pointer: &Value, state: bool) -> worker::Result<Option<Vec<Value>>> {
         let mut messages = Vec::new();
         let mut rows_seen = Vec::new();
         for seq in seqs(pointer) {
-            let json = self.history_row(seq)?;
+            let Some(json) = self.history_row_if_kept(seq)? else {
+                return Ok(None);
+            };
             rows_seen.push((seq, fnv(&json)));
             messages.push(serde_json::from_str::<Value>(&json).map_err(json_error)?);
         }
@@ -244,7 +250,7 @@ impl Store {
             // twice.
             self.history.borrow_mut().get_or_insert(rows_seen);
         }
-        Ok(messages)
+        Ok(Some(messages))
     }
 
     /// An event as logged: a state snapshot's messages (loom `checkpoint`, and `values` /
@@ -268,10 +274,14 @@ impl Store {
         let mut event: Value = serde_json::from_str(line).map_err(json_error)?;
         if let Some(state) = event.get_mut("state").and_then(Value::as_object_mut) {
             if let Some(pointer) = state.remove("messages_rows") {
-                let messages = self.load_messages(&pointer, false).unwrap_or_else(|_| {
-                    state.insert("messages_compacted".into(), Value::Bool(true));
-                    Vec::new()
-                });
+                // Rows a compaction deleted are "compacted"; a failed read fails the replay.
+                let messages = match self.load_messages(&pointer, false)? {
+                    Some(messages) => messages,
+                    None => {
+                        state.insert("messages_compacted".into(), Value::Bool(true));
+                        Vec::new()
+                    }
+                };
                 state.insert("messages".into(), Value::Array(messages));
             }
         }
@@ -285,7 +295,7 @@ impl Store {
             return Ok(rows.clone());
         }
         if let Some(json) = self.meta("session")? {
-            let value = serde_json::from_str(&json).unwrap_or(Value::Null);
+            let value = serde_json::from_str(&json).map_err(json_error)?;
             self.with_history(value)?;
         }
         Ok(self.history.borrow().clone().unwrap_or_default())
@@ -298,17 +308,21 @@ impl Store {
 
     /// History row `seq`'s message JSON.
     pub(super) fn history_row(&self, seq: i64) -> worker::Result<String> {
+        self.history_row_if_kept(seq)?
+            .ok_or_else(|| worker::Error::RustError(format!("history row {seq} is missing")))
+    }
+
+    /// History row `seq`'s message JSON, or `None` when there is no such row.
+    fn history_row_if_kept(&self, seq: i64) -> worker::Result<Option<String>> {
         let found = rows(
             &self.sql,
             "SELECT message FROM history WHERE seq = ?",
             vec![i(seq)],
         )?;
-        let Some(json) = found.into_iter().next().and_then(|mut r| text(&mut r, 0)) else {
-            return Err(worker::Error::RustError(format!(
-                "history row {seq} is missing"
-            )));
-        };
-        self.history_json(seq, json)
+        match found.into_iter().next().and_then(|mut r| text(&mut r, 0)) {
+            Some(json) => self.history_json(seq, json).map(Some),
+            None => Ok(None),
+        }
     }
 
     /// A history row's message JSON from what the row holds: the JSON, its spill marker, or a
