@@ -16,7 +16,6 @@ mod approvals;
 mod compaction;
 mod config;
 mod lifecycle;
-mod remote;
 mod replies;
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/providers/");
@@ -165,7 +164,6 @@ impl Host {
                         tools.push((call_id, result));
                     }
                     Effect::AwaitApproval { .. } => awaiting = true,
-                    Effect::CallRemote { .. } => panic!("weft's own agents call no remote agent"),
                     Effect::Checkpoint => self.checkpoints += 1,
                     Effect::Finished => self.finished = true,
                 },
