@@ -223,18 +223,14 @@ pub struct Reader {
 impl Reader {
     /// Appends the lines of the row whose last event id is `last` to `out`.
     pub fn row(&mut self, last: u64, body: &str, out: &mut Vec<String>) -> Result<(), String> {
-        let records: Vec<&str> = body.split(RS).collect();
-        let events = records.iter().filter(|r| !r.starts_with(SHAPE)).count() as u64;
-        let Some(mut id) = (last + 1).checked_sub(events) else {
-            return Err(format!("a log row of {events} events ends at id {last}"));
-        };
-        for record in records {
-            if let Some(json) = record.strip_prefix(SHAPE) {
-                let shape: Sequenced = serde_json::from_str(json)
-                    .map_err(|e| format!("a log row's shape does not read: {e}"))?;
-                self.shape = Some(shape);
-                continue;
-            }
+        for record in records(last, body)? {
+            let (id, record) = match record {
+                Record::Shape(shape) => {
+                    self.shape = Some(shape);
+                    continue;
+                }
+                Record::Event(id, record) => (id, record),
+            };
             if let Some(line) = record.strip_prefix(LINE) {
                 out.push(line.to_string());
             } else if let Some(cut) = record.strip_prefix(CUT) {
@@ -248,7 +244,6 @@ impl Reader {
                     self.pieces.push((id, record.to_string()));
                 }
             }
-            id += 1;
         }
         Ok(())
     }
@@ -287,25 +282,47 @@ pub fn message_text(rows: &[(u64, String)], from: u64, to: u64) -> Result<String
     let mut text = String::new();
     let mut message = true;
     for (last, body) in rows {
-        let records: Vec<&str> = body.split(RS).collect();
-        let events = records.iter().filter(|r| !r.starts_with(SHAPE)).count() as u64;
-        let Some(mut id) = (last + 1).checked_sub(events) else {
-            return Err(format!("a log row of {events} events ends at id {last}"));
-        };
-        for record in records {
-            if let Some(json) = record.strip_prefix(SHAPE) {
-                let shape: Sequenced = serde_json::from_str(json)
-                    .map_err(|e| format!("a log row's shape does not read: {e}"))?;
-                message = matches!(shape.event, Event::MessageChunk { .. });
-                continue;
+        for record in records(*last, body)? {
+            match record {
+                Record::Shape(shape) => {
+                    message = matches!(shape.event, Event::MessageChunk { .. });
+                }
+                Record::Event(id, record) => {
+                    if message && (from..=to).contains(&id) && !record.starts_with([LINE, CUT]) {
+                        text.push_str(record);
+                    }
+                }
             }
-            if message && (from..=to).contains(&id) && !record.starts_with([LINE, CUT]) {
-                text.push_str(record);
-            }
-            id += 1;
         }
     }
     Ok(text)
+}
+
+/// A record of a row: a shape, or an event's record with its event id.
+enum Record<'a> {
+    Shape(Sequenced),
+    Event(u64, &'a str),
+}
+
+/// The records of the row whose last event id is `last`, each event's numbered (the shape
+/// records carry none).
+fn records(last: u64, body: &str) -> Result<Vec<Record<'_>>, String> {
+    let raw: Vec<&str> = body.split(RS).collect();
+    let events = raw.iter().filter(|r| !r.starts_with(SHAPE)).count() as u64;
+    let Some(mut id) = (last + 1).checked_sub(events) else {
+        return Err(format!("a log row of {events} events ends at id {last}"));
+    };
+    raw.into_iter()
+        .map(|record| match record.strip_prefix(SHAPE) {
+            Some(json) => serde_json::from_str(json)
+                .map(Record::Shape)
+                .map_err(|e| format!("a log row's shape does not read: {e}")),
+            None => {
+                id += 1;
+                Ok(Record::Event(id - 1, record))
+            }
+        })
+        .collect()
 }
 
 /// A row of a run's log as stored: its last event id and its text, in the layout it was
