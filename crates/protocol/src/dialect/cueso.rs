@@ -146,17 +146,8 @@ pub enum ServerEvent<'a> {
 }
 
 pub(crate) fn decode_request(obj: &Object<'_>) -> Result<Command, Error> {
-    if let Some(kind) = obj.get("type") {
-        let Json::String(kind) = kind else {
-            return Err(Error::field("message", "type", "must be a string"));
-        };
-        return match extension::decode_request(kind, obj) {
-            Some(cmd) => cmd,
-            None => Err(Error::UnknownType {
-                dialect: Dialect::Cueso,
-                kind: String::from(kind.as_ref()),
-            }),
-        };
+    if let Some(request) = extension::decode_typed(obj, Dialect::Cueso) {
+        return request;
     }
     let f = Fields::new("message", obj);
     let message: String = f.req("message")?;

@@ -23,6 +23,22 @@ use crate::Error;
 
 use super::{Dialect, Out};
 
+/// For the dialects whose own client frame has no `type` (cueso's message, AG-UI's input):
+/// a frame with one is a weft request, and an unknown one is refused naming `dialect`; `None`
+/// for a frame without.
+pub(crate) fn decode_typed(obj: &Object<'_>, dialect: Dialect) -> Option<Result<Command, Error>> {
+    let kind = obj.get("type")?;
+    let Json::String(kind) = kind else {
+        return Some(Err(Error::field("message", "type", "must be a string")));
+    };
+    Some(decode_request(kind, obj).unwrap_or_else(|| {
+        Err(Error::UnknownType {
+            dialect,
+            kind: String::from(kind.as_ref()),
+        })
+    }))
+}
+
 /// Decodes a shared extension request, or returns `None` when `kind` is not one.
 pub(crate) fn decode_request(kind: &str, obj: &Object<'_>) -> Option<Result<Command, Error>> {
     let f = Fields::new(kind, obj);

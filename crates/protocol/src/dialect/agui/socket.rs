@@ -131,17 +131,8 @@ fn without_agui() -> Error {
 /// A client frame: weft's request when it has a `type`, else a `RunAgentInput` — one command,
 /// or a [`Command::Batch`] when it asks several things.
 pub(crate) fn decode_request(obj: &Object<'_>) -> Result<Command, Error> {
-    if let Some(kind) = obj.get("type") {
-        let Json::String(kind) = kind else {
-            return Err(Error::field("message", "type", "must be a string"));
-        };
-        return match extension::decode_request(kind, obj) {
-            Some(command) => command,
-            None => Err(Error::UnknownType {
-                dialect: Dialect::Agui,
-                kind: String::from(kind.as_ref()),
-            }),
-        };
+    if let Some(request) = extension::decode_typed(obj, Dialect::Agui) {
+        return request;
     }
     let request = read_input(obj, false)?;
     let mut commands = request.commands;
