@@ -30,6 +30,7 @@ import { build } from 'esbuild';
 import { launchChromium, relay, serveStatic } from '../sdk/harness.mjs';
 import { Conn } from './client.mjs';
 import { startServer } from './server.mjs';
+import { textOf, types } from '../agui/events.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -82,12 +83,6 @@ async function run(a, params = {}) {
 }
 
 const say = (a, content) => a.addMessage({ id: randomUUID(), role: 'user', content });
-const types = (events) => events.map((e) => e.type);
-const textOf = (events) =>
-  events
-    .filter((e) => e.type === 'TEXT_MESSAGE_CONTENT')
-    .map((e) => e.delta)
-    .join('');
 
 describe('POST /agui with @ag-ui/client', () => {
   test('a text run: RUN_STARTED in the thread, the text as one message, RUN_FINISHED; the thread keeps its history', async () => {

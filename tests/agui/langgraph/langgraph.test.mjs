@@ -17,6 +17,7 @@ import init, { Client } from 'weft-sdk/with-agui';
 
 import { launchChromium, serveStatic } from '../../sdk/harness.mjs';
 import { startLangGraphAgent } from './server.mjs';
+import { textOf, types } from '../events.mjs';
 
 // The page of the Chromium tests: weft-sdk/with-agui imported by its package name (an import
 // map puts it where pkg/ is served), as an app imports it.
@@ -69,13 +70,6 @@ async function run(a, params = {}) {
   );
   return events;
 }
-
-const types = (events) => events.map((e) => e.type);
-const textOf = (events) =>
-  events
-    .filter((e) => e.type === 'TEXT_MESSAGE_CONTENT')
-    .map((e) => e.delta)
-    .join('');
 
 describe('ag-ui-langgraph serving the test graph, driven by @ag-ui/client', () => {
   test('text: one message between RUN_STARTED and RUN_FINISHED, the graph state as STATE_SNAPSHOT', async () => {
