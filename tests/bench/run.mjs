@@ -155,6 +155,7 @@ async function main() {
         'weft-client',
         'weft-ai',
         'weft-ai-replay',
+        'tasks-paced',
         'cf-agents-paced',
         'weft-ai-paced:0',
         'weft-ai-paced:4',

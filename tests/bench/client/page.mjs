@@ -403,13 +403,25 @@ function feedPaced(socket, frames, meter) {
  * does nothing, per message as the socket rows are. Part of each of those rows, for every
  * client alike.
  */
-async function taskFloor(set) {
+async function taskFloor(set, { paced = false } = {}) {
   const socket = new EventTarget();
   let seen = 0;
   socket.addEventListener('message', () => {
     seen++;
   });
   let ms = 0;
+  if (paced) {
+    // The paced rows' floor: their frames at their pace, the same spans measured.
+    const meter = new BusyMeter();
+    for (const { segments } of set.weftRuns.slice(0, PACED_RUNS)) {
+      for (const seg of segments) {
+        await feedPaced(socket, seg, meter);
+        await meter.settled();
+      }
+    }
+    meter.close();
+    return { ms: meter.ms, units: seen, summary: {} };
+  }
   for (const { segments } of set.weftRuns) {
     const t0 = now();
     for (const seg of segments) await feed(socket, seg);
@@ -911,6 +923,8 @@ async function measure(contestant, name) {
       return weftChat(set, { paced: true, deltaWindowMs: dialect === undefined ? undefined : Number(dialect) });
     case 'tasks':
       return taskFloor(set);
+    case 'tasks-paced':
+      return taskFloor(set, { paced: true });
     case 'weft-client':
       return weftClientRuns(set);
     case 'weft-ai':

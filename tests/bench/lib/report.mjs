@@ -31,6 +31,7 @@ const NAMES = {
   'weft-client': () => 'weft-sdk `Client` (`run.onEvent`), fed loom frames by a stand-in socket',
   'weft-ai': () => '`useChat` over weft: weft-sdk/ai `WeftChatTransport` + AI SDK `Chat`, weft `Client` fed loom frames',
   'weft-ai-replay': () => "`useChat` over weft, a resume's replay: the same, each run's frames in one burst (one task)",
+  'tasks-paced': () => 'a task per frame, nothing done, paced',
   'cf-agents-paced': () => 'Cloudflare Agents client, paced',
   'weft-ai-paced': (w) => `\`useChat\` over weft, paced, ${w === undefined ? "the transport's default `deltaWindowMs`" : `\`deltaWindowMs: ${w}\``}`,
   'agui-socket': () => "AG-UI over weft's WebSocket: weft-sdk/agui `WeftAgent`, fed its socket frames by a stand-in socket",
@@ -335,7 +336,9 @@ function clientSection(c, targets, lines) {
       "The socket rows above get a frame per task back to back, which is the most a client could ever merge of a live stream and the least it could spend waiting. Here the first runs of the same stream are played at a frame every 2 ms (loom frames; Cloudflare Agents' frames of the same messages at the same pace), each in a task of its own, and what is measured is the CPU time the page spends — every task that does work (a frame's, and each timer's, the clients' own included) until its microtasks and what was queued behind it are done — not the wall-clock time, which is mostly waiting for the next frame. `deltaWindowMs` is how long weft-sdk/ai lets a delta of a part that already shows wait for the next (0: only one task's deltas are joined). µs of CPU per frame, median (min–max).",
     );
     lines.push('');
+    const floor = P['tasks-paced'];
     const vs = (k) => {
+      if (k === 'tasks-paced') return 'the paced floor';
       const out = [];
       if (P['cf-agents-paced'] && k !== 'cf-agents-paced') out.push(`${fmt(pairRatio(P[k], P['cf-agents-paced']), 2)}× CF Agents, paced`);
       if (P['weft-ai-paced:0'] && k.startsWith('weft-ai-paced') && k !== 'weft-ai-paced:0')
@@ -349,6 +352,19 @@ function clientSection(c, targets, lines) {
       ),
     );
     lines.push('');
+    if (floor && P['cf-agents-paced']) {
+      const net = (k) => P[k].map((x, i) => x - floor[i]);
+      const each = paced
+        .filter((k) => k.startsWith('weft-ai-paced'))
+        .map(
+          (k) =>
+            `${k === 'weft-ai-paced' ? 'the default window' : `\`deltaWindowMs: ${k.split(':')[1]}\``} ${fmt(pairRatio(net(k), net('cf-agents-paced')), 2)}×`,
+        );
+      lines.push(
+        `Each paced frame costs its task, ${fmt(summary(floor), 2)} µs of CPU here (the paced floor: the frames at the same pace to a listener that does nothing, the same spans measured), whatever the client does in it. Less that, \`useChat\` over weft against Cloudflare Agents per frame: ${each.join(', ')}.`,
+      );
+      lines.push('');
+    }
     if (P['weft-ai-paced'] && P['cf-agents-paced']) {
       const r = pairRatio(P['weft-ai-paced'], P['cf-agents-paced']);
       targets.push([
@@ -410,7 +426,11 @@ function clientSection(c, targets, lines) {
   // issue 42: the path React apps take
   if (ms['weft-ai'] && ms['cf-agents']) {
     const r = pairRatio(ms['weft-ai'], ms['cf-agents']);
-    targets.push(['Client: `useChat` over weft ≤ 0.8× Cloudflare Agents per stream (a task per frame; issue 42)', `${fmt(r, 2)}×`, yes(r.median <= 0.8)]);
+    targets.push([
+      "Client: `useChat` over weft ≤ 0.8× Cloudflare Agents per stream (a task per frame, back to back; issue 42. The frames come microseconds apart, so the transport's default `deltaWindowMs` joins far more deltas here than a live stream gives it: the paced row below is the honest one)",
+      `${fmt(r, 2)}×`,
+      yes(r.median <= 0.8),
+    ]);
   }
   if (pf['weft-client'] && pf['weft-push:loom']) {
     const r = pairRatio(pf['weft-client'], pf['weft-push:loom']);
