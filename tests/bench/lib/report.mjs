@@ -76,9 +76,11 @@ function clientClassifier(c) {
     if (/^\((idle|program)\)/.test(fn)) return '(idle / program)';
     if (/garbage collector/.test(fn)) return 'garbage collection';
     if (/ ai\.mjs$/.test(fn)) return 'weft-sdk/ai: `WeftChatTransport` (ai.mjs)';
-    if (/^eventObject /.test(fn)) return "events to JS objects (`JSON.parse` of each event's JSON, in the glue)";
+    // `JSON.parse` in wasm-bindgen's glue runs in an anonymous function of weft_sdk.js.
+    if (/^eventObject |^\(anonymous\) weft_sdk\.js$/.test(fn)) return "events to JS objects (`JSON.parse` of each event's JSON, in the glue)";
     if (/^decode$|^decodeText |^getStringFromWasm0 /.test(fn)) return "strings out of wasm (UTF-8 → UTF-16: each event's JSON, its run id, each text delta)";
-    if (/serde_json::ser::|as serde_core::ser::Serialize/.test(fn)) return 'events written out as JSON in wasm (serde_json::ser)';
+    if (/serde_json::ser::|as serde_core::ser::Serialize|weft_protocol[^:]*::json::(raw::write_str|write::)|weft_protocol[^:]*::event::write/.test(fn))
+      return "events written out as JSON in wasm (the protocol's writer)";
     if (/^(MessageEvent|dispatchEvent|postMessage|dispatch page\.js|deliver page\.js|feed page\.js|step page\.js)$/.test(fn))
       return 'socket `message` events (made and dispatched by the page, as for CF Agents)';
     if (aiSdk && /^(enqueue|read|close|ReadableStream|TransformStream|pipeThrough|pipeTo)$/.test(fn)) return 'web streams built-ins (transport → `Chat`)';
