@@ -31,8 +31,9 @@
  * no later than the display could show it (a delta held past one paint is held at most one
  * more), and a model streaming every few milliseconds costs `Chat` and React a lot per frame
  * instead of one per delta. Measured (tests/bench, the paced rows: a loom frame every 2 ms, the
- * page's CPU time, one run): against `deltaWindowMs: 0`, 4 ms saved 5 %, 16 ms 31 %, 50 ms 42 %
- * — most of the gain for a third of Cloudflare Agents' 50 ms of latency.
+ * page's CPU time, medians of three runs on a loaded machine, BENCHMARKS.md): per frame, 0.87×
+ * of `deltaWindowMs: 0` at 4 ms, 0.81× at 16 ms, 0.61× at 50 ms — Cloudflare Agents' render
+ * throttle, but three times the latency before a delta shows.
  */
 const DELTA_WINDOW_MS = 16;
 
