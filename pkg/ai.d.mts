@@ -10,6 +10,12 @@ export interface WeftChatTransportOptions {
   /** Tools the page runs itself: their calls reach `useChat`'s `onToolCall`; answer them
    * with `addToolOutput`. */
   tools?: ToolDefinition[];
+  /** How long (ms) a delta of a part that already shows text may wait for the deltas after it,
+   * so that a fast stream reaches `Chat` (and React) in a few lots a frame instead of one per
+   * delta; anything else (a new part, a tool call, the end, an abort, an approval) takes what
+   * waits along at once. The first delta of a reply never waits. `0`: only what arrives in one
+   * task is joined. Default `16` (a frame at 60 Hz). */
+  deltaWindowMs?: number;
 }
 
 /** The AI SDK's `ChatTransport` over a weft `Client`: the chat id is the weft session. */

@@ -155,6 +155,12 @@ async function main() {
         'weft-client',
         'weft-ai',
         'weft-ai-replay',
+        'tasks-paced',
+        'cf-agents-paced',
+        'weft-ai-paced:0',
+        'weft-ai-paced:4',
+        'weft-ai-paced',
+        'weft-ai-paced:50',
         'agui-socket',
         'agui-sse',
       ];

@@ -364,7 +364,8 @@ test('deltas that arrive in one task reach Chat together; the first is not held'
       JSON.stringify({ type: 'run_end', id: runId, reply: deltas.join(''), event_id: 9 }),
     ];
   };
-  const transport = new WeftChatTransport({ client });
+  // No window: this test is about what one task joins (the window's own test follows).
+  const transport = new WeftChatTransport({ client, deltaWindowMs: 0 });
   try {
     for (const oneTask of [true, false]) {
       const seen = [];
@@ -397,6 +398,149 @@ test('deltas that arrive in one task reach Chat together; the first is not held'
     transport.close();
     client.close();
   }
+});
+
+/** A client of the stand-in socket (`TaskSocket`), and that socket. */
+async function taskClient() {
+  const Real = globalThis.WebSocket;
+  /** @type {any} */ (globalThis).WebSocket = TaskSocket;
+  try {
+    const client = new Client({ url: 'ws://stand-in.invalid', dialect: 'loom', sessionId: 's', reconnect: false, heartbeatIntervalMs: 0 });
+    await within(client.connect(), 'connect');
+    return { client, socket: /** @type {TaskSocket} */ (/** @type {unknown} */ (TaskSocket.last)) };
+  } finally {
+    globalThis.WebSocket = Real;
+  }
+}
+
+/** A loom frame of run `runId`: `event` with its event id. */
+const loomEvent = (runId, id, event) => JSON.stringify({ type: 'run_stream_event', id: runId, event: { ...event, event_id: id } });
+
+/** `chat` sends `text`; resolves with the run id the client named, once the stream is open. */
+async function started(chat, socket, text) {
+  const sent = new Promise((resolve) => {
+    socket.onSend = (msg) => msg.type === 'run' && resolve(msg.id);
+  });
+  const done = chat.sendMessage({ text });
+  const runId = await within(sent, 'the run frame');
+  // The stream is open once the run went out; a task later Chat reads it.
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  return { runId, done };
+}
+
+/** Delivers each frame in a task of its own, as a live socket does. */
+async function inTasks(socket, frames) {
+  for (const f of frames) {
+    socket.deliver(f);
+    await new Promise((resolve) => setTimeout(resolve, 0));
+  }
+}
+
+const textOf = (chat) => chat.lastMessage?.parts.find((p) => p.type === 'text')?.text;
+
+test('deltas in tasks of their own wait for the window, and nothing else waits behind them', async () => {
+  const { client, socket } = await taskClient();
+  // A window no test waits out: only what comes after a delta may take it along.
+  const transport = new WeftChatTransport({ client, deltaWindowMs: 60_000 });
+  try {
+    const seen = [];
+    const chat = new Chat({ id: 'window', transport: recording(transport, seen), sendAutomaticallyWhen: transport.sendAutomaticallyWhen });
+    const { runId, done } = await started(chat, socket, 'hi');
+    const args = { patch: 'x' };
+    const ev = (id, event) => loomEvent(runId, id, { ...event, session_id: 's', node_id: 'n' });
+    const deltas = ['Hel', 'lo', ', ', 'wor', 'ld'];
+    const frames = [
+      ev(1, { type: 'run_start', run_id: runId, message: 'hi', agent: 'react' }),
+      ev(2, { type: 'node_enter', id: 'think' }),
+      ...deltas.map((d, i) => ev(3 + i, { type: 'message_chunk', content: d, id: 'think' })),
+      ev(8, { type: 'tool_call_chunk', call_id: 'call_w', name: 'apply_patch', arguments_delta: '' }),
+      ev(9, { type: 'tool_call_chunk', call_id: 'call_w', name: 'apply_patch', arguments_delta: '{"patch"' }),
+      ev(10, { type: 'tool_call_chunk', call_id: 'call_w', name: 'apply_patch', arguments_delta: ':"x"}' }),
+      ev(11, { type: 'tool_call', call_id: 'call_w', name: 'apply_patch', arguments: args }),
+      ev(12, { type: 'llm_complete', content: deltas.join(''), tool_calls: ['apply_patch'], finish_reason: 'tool_calls' }),
+      ev(13, { type: 'node_exit', id: 'think', result: 'Ok' }),
+      ev(14, { type: 'node_enter', id: 'act' }),
+      ev(15, { type: 'tool_approval', call_id: 'call_w', name: 'apply_patch', arguments: args }),
+    ];
+    await inTasks(socket, frames);
+    // The approval pauses the stream at once, the held text and tool input ahead of it.
+    await within(done, 'the stream to pause for the approval');
+    const chunks = seen.flat();
+    const types = chunks.map((c) => c.type);
+    assert.deepEqual(
+      chunks.filter((c) => c.type === 'text-delta').map((c) => c.delta),
+      ['Hel', 'lo, world'],
+      'the first delta at once, the rest joined',
+    );
+    assert.ok(types.lastIndexOf('text-delta') < types.indexOf('tool-input-start'), 'the text goes out before the tool call that came after it');
+    assert.deepEqual(
+      chunks.filter((c) => c.type === 'tool-input-delta').map((c) => c.inputTextDelta),
+      ['{"patch":"x"}'],
+      "the tool input's deltas joined, ahead of its input",
+    );
+    assert.ok(types.lastIndexOf('tool-input-delta') < types.indexOf('tool-input-available'));
+    assert.equal(textOf(chat), 'Hello, world');
+    const asked = chat.lastMessage?.parts.filter((p) => 'state' in p && p.state === 'approval-requested') ?? [];
+    assert.equal(asked.length, 1, 'the approval reached Chat');
+  } finally {
+    transport.close();
+    client.close();
+  }
+});
+
+test('held deltas go out when the window ends, and with an abort', async () => {
+  const { client, socket } = await taskClient();
+  const ev = (runId, id, event) => loomEvent(runId, id, event);
+  const opening = (runId, deltas) => [
+    ev(runId, 1, { type: 'run_start', run_id: runId, message: 'hi', agent: 'react' }),
+    ev(runId, 2, { type: 'node_enter', id: 'think' }),
+    ...deltas.map((d, i) => ev(runId, 3 + i, { type: 'message_chunk', content: d, id: 'think' })),
+  ];
+  // A short window: the held text reaches Chat with nothing after it.
+  const short = new WeftChatTransport({ client, deltaWindowMs: 1 });
+  const a = new Chat({ id: 'short', transport: short });
+  const first = await started(a, socket, 'hi');
+  await inTasks(socket, opening(first.runId, ['a', 'b', 'c']));
+  await within(
+    new Promise((resolve) => {
+      const check = () => (textOf(a) === 'abc' ? resolve(undefined) : setTimeout(check, 1));
+      check();
+    }),
+    'the held deltas after the window',
+  );
+  socket.deliver(JSON.stringify({ type: 'run_end', id: first.runId, reply: 'abc', event_id: 6 }));
+  await within(first.done, 'the first stream');
+  short.close();
+  // A window no test waits out, and `stop()`: what waited goes into the stream before the run
+  // is cancelled (`Chat` itself stops reading at once, dropping what is still on its way to it,
+  // held or not, as with a fetch body; a reader that reads on gets it all).
+  const long = new WeftChatTransport({ client, deltaWindowMs: 60_000 });
+  const seen = [];
+  const b = new Chat({ id: 'long', transport: recording(long, seen) });
+  const second = await started(b, socket, 'hi');
+  await inTasks(socket, opening(second.runId, ['Hel', 'lo', '!']));
+  assert.deepEqual(
+    seen
+      .flat()
+      .filter((c) => c.type === 'text-delta')
+      .map((c) => c.delta),
+    ['Hel'],
+    'the later deltas wait',
+  );
+  const cancelled = new Promise((resolve) => {
+    socket.onSend = (msg) => msg.type === 'cancel' && resolve(msg);
+  });
+  await within(Promise.all([b.stop(), cancelled]), 'stop and the cancel it sends');
+  assert.deepEqual(
+    seen
+      .flat()
+      .filter((c) => c.type === 'text-delta')
+      .map((c) => c.delta),
+    ['Hel', 'lo!'],
+    'the held deltas went out with the abort',
+  );
+  long.close();
+  client.close();
 });
 
 test("toUIMessages turns a transcript into the AI SDK's messages, tools with their outcome", () => {

@@ -328,6 +328,14 @@ test('an event crosses into JavaScript only when asked for, and then once', asyn
     iterated.every((ev, i) => ev === heard[i]),
     'the same objects',
   );
+  // Each is the frame's event with the run's id, last (written into the event's JSON in the
+  // wasm: one string across per event), or in its place where the event names it (`run_start`).
+  heard.forEach((ev, i) => {
+    const frame = JSON.parse(frames[i]);
+    if (frame.event) assert.equal(JSON.stringify(ev), JSON.stringify({ ...frame.event, run_id: second.runId }), `event ${i}`);
+    else assert.equal(Object.keys(ev).at(-1), 'run_id', `event ${i}`);
+  });
+  assert.equal(heard[0].run_id, second.runId);
 });
 
 for (const dialect of DIALECTS) {

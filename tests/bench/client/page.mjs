@@ -317,18 +317,111 @@ function feed(socket, frames) {
   });
 }
 
+/** The paced rows: a frame every `PACE_MS`, as a fast model streams, over the first `PACED_RUNS` runs. */
+const PACE_MS = 2;
+const PACED_RUNS = 4;
+
+/**
+ * The CPU time of the page's tasks while a paced stream plays, not the wall-clock time (mostly
+ * waiting for the next frame): each task that starts work (a frame's task, and every timer's,
+ * the clients' own timers included) opens a busy span if none is open, and a `MessageChannel`
+ * message posted then closes it — it runs after that task, its microtasks (where `Chat` does
+ * its work) and whatever tasks were queued before it, so the spans cover all the page did and
+ * nothing is counted twice.
+ */
+class BusyMeter {
+  constructor() {
+    this.ms = 0;
+    this.from = -1;
+    this.channel = new MessageChannel();
+    this.channel.port1.onmessage = () => {
+      this.ms += now() - this.from;
+      this.from = -1;
+    };
+  }
+  enter() {
+    if (this.from >= 0) return;
+    this.from = now();
+    this.channel.port2.postMessage(0);
+  }
+  /** Every timer the page sets while `f` runs starts a busy span when it fires. */
+  async timing(f) {
+    const real = globalThis.setTimeout;
+    const meter = this;
+    globalThis.setTimeout = function setTimeout(handler, ms, ...args) {
+      return real(() => {
+        meter.enter();
+        if (typeof handler === 'function') handler(...args);
+      }, ms);
+    };
+    try {
+      return await f();
+    } finally {
+      globalThis.setTimeout = real;
+    }
+  }
+  /** Resolves once the span open now (if any) has closed. */
+  settled() {
+    return new Promise((resolve) => {
+      const check = () => (this.from < 0 ? resolve(undefined) : realTimeout(check, 0));
+      check();
+    });
+  }
+  close() {
+    this.channel.port1.close();
+  }
+}
+
+const realTimeout = globalThis.setTimeout.bind(globalThis);
+
+/**
+ * Dispatches each of `frames` into `socket` in a task of its own, a frame every `PACE_MS` from
+ * the first (as a fast model streams), each task a busy span of `meter`. Resolves after the
+ * last one's task.
+ */
+function feedPaced(socket, frames, meter) {
+  return new Promise((resolve) => {
+    const channel = new MessageChannel();
+    const t0 = now();
+    let i = 0;
+    channel.port1.onmessage = function paced() {
+      if (i === frames.length) {
+        channel.port1.close();
+        return resolve(undefined);
+      }
+      meter.enter();
+      socket.dispatchEvent(new MessageEvent('message', { data: frames[i++] }));
+      // The wait is the page's, not a client's: a timer the meter does not see.
+      realTimeout(() => channel.port2.postMessage(0), Math.max(0, t0 + i * PACE_MS - now()));
+    };
+    channel.port2.postMessage(0);
+  });
+}
+
 /**
  * What a task per frame costs by itself: the loom frames fed (`feed`) to a socket whose listener
  * does nothing, per message as the socket rows are. Part of each of those rows, for every
  * client alike.
  */
-async function taskFloor(set) {
+async function taskFloor(set, { paced = false } = {}) {
   const socket = new EventTarget();
   let seen = 0;
   socket.addEventListener('message', () => {
     seen++;
   });
   let ms = 0;
+  if (paced) {
+    // The paced rows' floor: their frames at their pace, the same spans measured.
+    const meter = new BusyMeter();
+    for (const { segments } of set.weftRuns.slice(0, PACED_RUNS)) {
+      for (const seg of segments) {
+        await feedPaced(socket, seg, meter);
+        await meter.settled();
+      }
+    }
+    meter.close();
+    return { ms: meter.ms, units: seen, summary: {} };
+  }
   for (const { segments } of set.weftRuns) {
     const t0 = now();
     for (const seg of segments) await feed(socket, seg);
@@ -356,13 +449,15 @@ class Socket extends EventTarget {
  * dispatched as socket messages, each in a task of its own (`feed`). Timed from the first frame to
  * the settled message, per message.
  */
-async function cfAgents(set) {
+async function cfAgents(set, { paced = false } = {}) {
   const socket = new Socket();
   const transport = new WebSocketChatTransport({ agent: socket, activeRequestIds: new Set() });
   const chat = new Chat({ id: 'bench', transport });
+  const meter = paced ? new BusyMeter() : null;
   let ms = 0;
   let units = 0;
-  for (let m = 0; m < set.cfStrings.length; m++) {
+  const messages = paced ? Math.min(PACED_RUNS, set.cfStrings.length) : set.cfStrings.length;
+  for (let m = 0; m < messages; m++) {
     const sent = new Promise((resolve) => {
       socket.onSend = resolve;
     });
@@ -375,11 +470,23 @@ async function cfAgents(set) {
       frames[i] = JSON.stringify({ body: bodies[i], done: false, id: request.id, seq: i, type: 'cf_agent_use_chat_response' });
     }
     frames[bodies.length] = JSON.stringify({ body: '', done: true, id: request.id, type: 'cf_agent_use_chat_response' });
-    const t0 = now();
-    await feed(socket, frames);
-    await done;
-    ms += now() - t0;
+    if (meter) {
+      await meter.timing(async () => {
+        await feedPaced(socket, frames, meter);
+        await done;
+        await meter.settled();
+      });
+    } else {
+      const t0 = now();
+      await feed(socket, frames);
+      await done;
+      ms += now() - t0;
+    }
     units += frames.length;
+  }
+  if (meter) {
+    ms = meter.ms;
+    meter.close();
   }
   if (chat.error) throw chat.error;
   return { ms, units, summary: summarizeUi(chat.messages) };
@@ -564,29 +671,42 @@ function chatSettled(chat) {
  * approval (only in the golden fixtures of --quick) is answered yes as a page would, through
  * `addToolApprovalResponse`, outside the time; the frames after it are timed to the next settle.
  */
-async function weftChat(set, { burst = false } = {}) {
+async function weftChat(set, { burst = false, paced = false, deltaWindowMs } = {}) {
   const { client, socket } = await weftClient();
-  const transport = new weftAi.WeftChatTransport({ client });
+  const transport = new weftAi.WeftChatTransport({ client, deltaWindowMs });
   const chat = new Chat({ id: 'sess-bench', transport, sendAutomaticallyWhen: transport.sendAutomaticallyWhen });
-  // A live stream: a task per frame; a resume's replay: the frames in one burst, one task.
+  const meter = paced ? new BusyMeter() : null;
+  // A live stream: a task per frame (paced: a frame every PACE_MS, its CPU time measured); a
+  // resume's replay: the frames in one burst, one task.
   const dispatch = burst
     ? async (frames) => {
         for (const data of frames) socket.dispatchEvent(new MessageEvent('message', { data }));
       }
-    : (frames) => feed(socket, frames);
+    : meter
+      ? (frames) => feedPaced(socket, frames, meter)
+      : (frames) => feed(socket, frames);
   let ms = 0;
   let units = 0;
   const restore = dealRunIds();
+  const runs = paced ? Math.min(PACED_RUNS, set.weftRuns.length) : set.weftRuns.length;
   try {
-    for (let m = 0; m < set.weftRuns.length; m++) {
+    for (let m = 0; m < runs; m++) {
       const { id, segments } = set.weftRuns[m];
       const sent = nextSend('run');
       weftServer.runId = id;
       const done = chat.sendMessage({ text: `message ${m}` });
       if ((await sent).id !== id) throw new Error(`weft-ai: the client named run ${m} otherwise than ${id}`);
       let t0 = now();
-      await dispatch(segments[0]);
-      await done;
+      if (meter) {
+        await meter.timing(async () => {
+          await dispatch(segments[0]);
+          await done;
+          await meter.settled();
+        });
+      } else {
+        await dispatch(segments[0]);
+        await done;
+      }
       ms += now() - t0;
       for (let s = 1; s < segments.length; s++) {
         const asked = chat.lastMessage.parts.filter((p) => p.state === 'approval-requested');
@@ -602,9 +722,11 @@ async function weftChat(set, { burst = false } = {}) {
       }
       units += segments.reduce((a, x) => a + x.length, 0);
     }
+    if (meter) ms = meter.ms;
     if (chat.error) throw chat.error;
     return { ms, units, summary: summarizeUi(chat.messages) };
   } finally {
+    meter?.close();
     restore();
     weftServer.onSend = null;
     weftServer.runId = null;
@@ -794,8 +916,15 @@ async function measure(contestant, name) {
       return aiSse(set);
     case 'cf-agents':
       return cfAgents(set);
+    case 'cf-agents-paced':
+      return cfAgents(set, { paced: true });
+    case 'weft-ai-paced':
+      // `weft-ai-paced:<ms>`: that window; without, the transport's default.
+      return weftChat(set, { paced: true, deltaWindowMs: dialect === undefined ? undefined : Number(dialect) });
     case 'tasks':
       return taskFloor(set);
+    case 'tasks-paced':
+      return taskFloor(set, { paced: true });
     case 'weft-client':
       return weftClientRuns(set);
     case 'weft-ai':
