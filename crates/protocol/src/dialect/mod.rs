@@ -160,9 +160,29 @@ impl Dialect {
 
     /// Whether this build speaks it: each dialect is a Cargo feature of its name (all on by
     /// default); one left out refuses every frame and request as `unsupported`.
-    pub fn built(self) -> bool {
+    pub const fn built(self) -> bool {
         codec!(self, built)
     }
+
+    /// The one dialect this build speaks, if it speaks one only (see [`Dialect::built`]): code
+    /// that reads a dialect's rules through it has them at compile time in such a build, so
+    /// what the other dialects' rules would need is not linked.
+    pub const ONLY: Option<Dialect> = {
+        let (mut only, mut built) = (None, 0);
+        let mut i = 0;
+        while i < Dialect::ALL.len() {
+            if Dialect::ALL[i].built() {
+                only = Some(Dialect::ALL[i]);
+                built += 1;
+            }
+            i += 1;
+        }
+        if built == 1 {
+            only
+        } else {
+            None
+        }
+    };
 
     /// Parses a dialect name.
     pub fn parse(name: &str) -> Option<Dialect> {
