@@ -104,8 +104,9 @@ test('AG-UI is in weft-sdk/with-agui: weft-sdk refuses the dialect, the AG-UI bu
   assert.throws(() => new agui.Reassembler('loom'), { code: 'unsupported' });
 });
 
-test('weft-sdk speaks several dialects: a Client must name one', () => {
+test('weft-sdk speaks several dialects: a Client or Reassembler must name one', () => {
   assert.throws(() => new Client({ url: 'ws://127.0.0.1:9' }), { code: 'invalid_argument', message: /dialect is required/ });
+  assert.throws(() => new Reassembler(), { code: 'invalid_argument', message: /dialect is required/ });
 });
 
 // The one-dialect packages (`weft-sdk/<dialect>`): the same API on a wasm of one dialect, which
@@ -121,6 +122,11 @@ for (const dialect of ENTRIES) {
       const r = new sdk.Reassembler(dialect);
       r.pushMany(frames);
       assert.deepEqual(r.transcript(), transcript, `${dialect}/${file}`);
+      // Unasked, it reads its own.
+      const unasked = new sdk.Reassembler();
+      assert.equal(unasked.dialect, dialect);
+      unasked.pushMany(frames);
+      assert.deepEqual(unasked.transcript(), transcript, `${dialect}/${file}`);
     }
     for (const other of [...DIALECTS, 'agui'].filter((d) => d !== dialect)) {
       const refused = {

@@ -925,10 +925,11 @@ export class Reassembler {
      */
     lastEventId(runId: string): number;
     /**
-     * A reassembler for frames of `dialect`. Throws `invalid_argument` for an unknown name,
-     * `unsupported` for a dialect this build leaves out.
+     * A reassembler for frames of `dialect`: in a one-dialect entry (`weft-sdk/loom`, …) its
+     * own when not given; `weft-sdk` and `weft-sdk/with-agui` need it. Throws
+     * `invalid_argument` for an unknown name, `unsupported` for a dialect this build leaves out.
      */
-    constructor(dialect: Dialect);
+    constructor(dialect?: Dialect);
     /**
      * Calls `callback` with every event applied from now on, in order (after the push that
      * applied it has finished updating the transcript). Returns the function that unsubscribes.

@@ -45,13 +45,14 @@ pub struct Reassembler {
 
 #[wasm_bindgen]
 impl Reassembler {
-    /// A reassembler for frames of `dialect`. Throws `invalid_argument` for an unknown name,
-    /// `unsupported` for a dialect this build leaves out.
+    /// A reassembler for frames of `dialect`: in a one-dialect entry (`weft-sdk/loom`, …) its
+    /// own when not given; `weft-sdk` and `weft-sdk/with-agui` need it. Throws
+    /// `invalid_argument` for an unknown name, `unsupported` for a dialect this build leaves out.
     #[wasm_bindgen(constructor)]
     pub fn new(
-        #[wasm_bindgen(unchecked_param_type = "Dialect")] dialect: &str,
+        #[wasm_bindgen(unchecked_optional_param_type = "Dialect")] dialect: Option<String>,
     ) -> Result<Reassembler, JsValue> {
-        let dialect = spoken_dialect(Some(dialect))?;
+        let dialect = spoken_dialect(dialect.as_deref())?;
         Ok(Reassembler {
             core: RefCell::new(weft_protocol::Reassembler::new(dialect).with_events()),
             events: Listeners::new(),
