@@ -24,7 +24,8 @@ export function sizes(buf) {
 
 const add = (a, b) => ({ raw: a.raw + b.raw, gzip: a.gzip + b.gzip, brotli: a.brotli + b.brotli });
 
-async function bundle(entry, { sdkDir, external = [] }) {
+/** `pkg`: the package folder `weft-sdk` stands for (a one-dialect app's `weft-sdk/<dialect>`). */
+async function bundle(entry, { sdkDir, external = [], pkg = '.' }) {
   const r = await build({
     entryPoints: [join(benchDir, 'bundle', entry)],
     bundle: true,
@@ -35,7 +36,7 @@ async function bundle(entry, { sdkDir, external = [] }) {
     write: false,
     outfile: join(benchDir, '.out', 'bundle.js'),
     external,
-    alias: sdkDir ? { 'weft-sdk': join(sdkDir, 'index.mjs'), 'weft-sdk/ai': join(sdkDir, 'ai.mjs') } : {},
+    alias: sdkDir ? { 'weft-sdk': join(sdkDir, pkg, 'index.mjs'), 'weft-sdk/ai': join(sdkDir, 'ai.mjs') } : {},
     define: { 'process.env.NODE_ENV': '"production"' },
     jsx: 'automatic',
     logLevel: 'silent',
@@ -48,6 +49,16 @@ async function bundle(entry, { sdkDir, external = [] }) {
 
 export const APPS = [
   { name: 'weft-sdk (glue JS + wasm)', entry: 'weft.mjs', key: 'weft', wasm: true },
+  // The same app on each one-dialect package (`weft-sdk/<dialect>`: its dialect unasked), and on
+  // the five-dialect one.
+  ...['loom', 'agentloop', 'agentchat', 'cueso', 'agui-client'].map((pkg) => ({
+    name: `weft-sdk/${pkg} (one dialect; glue JS + wasm)`,
+    entry: 'weft-one.mjs',
+    key: `weft-${pkg}`,
+    wasm: true,
+    pkg,
+  })),
+  { name: 'weft-sdk/with-agui (all five dialects; glue JS + wasm)', entry: 'weft.mjs', key: 'weft-with-agui', wasm: true, pkg: 'with-agui' },
   { name: '@ai-sdk/react useChat', entry: 'ai-sdk-react.jsx', key: 'ai-sdk-react', react: true },
   {
     name: '@ai-sdk/react useChat over weft-sdk/ai `WeftChatTransport` (JS + weft-sdk wasm)',
@@ -66,14 +77,15 @@ const REACT = ['react', 'react-dom', 'react-dom/client', 'react/jsx-runtime'];
 export async function bundleSizes({ sdkDir, apps = APPS.map((a) => a.key) }) {
   const out = {};
   for (const app of APPS.filter((a) => apps.includes(a.key))) {
-    const js = await bundle(app.entry, { sdkDir, external: app.react ? REACT : [] });
+    const pkg = app.pkg ?? '.';
+    const js = await bundle(app.entry, { sdkDir, pkg, external: app.react ? REACT : [] });
     const r = { js: sizes(js) };
     if (app.wasm) {
-      r.wasm = sizes(readFileSync(join(sdkDir, 'weft_sdk_bg.wasm')));
+      r.wasm = sizes(readFileSync(join(sdkDir, pkg, 'weft_sdk_bg.wasm')));
       r.total = add(r.js, r.wasm);
     } else r.total = r.js;
     if (app.react) {
-      r.withReact = sizes(await bundle(app.entry, { sdkDir }));
+      r.withReact = sizes(await bundle(app.entry, { sdkDir, pkg }));
       if (r.wasm) r.withReact = add(r.withReact, r.wasm);
     }
     out[app.key] = { name: app.name, ...r };

@@ -221,6 +221,7 @@ async function main() {
       );
       if (!o.quick) {
         b.weftWasm = wasmProfile(join(sdk.named, 'weft_sdk_bg.wasm'), 15);
+        if (existsSync(join(sdk.named, 'loom/weft_sdk_bg.wasm'))) b.loomWasm = wasmProfile(join(sdk.named, 'loom/weft_sdk_bg.wasm'), 15);
         const env = { CARGO_TARGET_DIR: targetDir() };
         b.worker = await workerUpload(join(root, 'worker'), join(work, 'dry-weft'), env);
         cmd('cd worker && npx wrangler deploy --dry-run --outdir <tmp> (environment of scripts/env.sh; no network needed)');

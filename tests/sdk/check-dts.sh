@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The published TypeScript surface of weft-sdk changes only on purpose: compares the generated
-# pkg/weft_sdk.d.ts (run scripts/build-sdk first) with the committed tests/sdk/weft_sdk.d.ts.
+# pkg/weft_sdk.d.ts (run scripts/build-sdk first) with the committed tests/sdk/weft_sdk.d.ts, and
+# every other entry's (pkg/with-agui/, pkg/loom/, …: each build has the same surface) with it.
 #
 #   tests/sdk/check-dts.sh           fail with the diff when they differ
 #   tests/sdk/check-dts.sh --bless   accept the generated one (then review and commit the diff)
@@ -34,3 +35,17 @@ if ! diff -u <(mask "$committed") <(mask "$generated"); then
   exit 1
 fi
 echo "check-dts: pkg/weft_sdk.d.ts matches $committed"
+# The other entries' builds: the same surface, whatever dialects each speaks (scripts/build-sdk
+# writes them all; a missing one is an error, not a pass).
+for entry in with-agui loom agentloop agentchat cueso agui-client; do
+  other=pkg/$entry/weft_sdk.d.ts
+  if [ ! -f "$other" ]; then
+    echo "check-dts: $other is missing; run scripts/build-sdk first" >&2
+    exit 1
+  fi
+  if ! diff -u <(mask "$generated") <(mask "$other"); then
+    echo "check-dts: $other differs from $generated: every entry must have one surface" >&2
+    exit 1
+  fi
+done
+echo "check-dts: every entry's weft_sdk.d.ts is the same"

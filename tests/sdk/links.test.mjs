@@ -49,3 +49,26 @@ test("the SDK's wasm links no server-side protocol code, no second JSON parser a
     rmSync(out, { recursive: true, force: true });
   }
 });
+
+// Each dialect's codec inlines into the decoder that calls it, so its functions have no names of
+// their own in the wasm; the frame types only its decoder reads do, as strings in the data.
+/** A frame type (or envelope) only that dialect's decoder reads. */
+const MARKS = { loom: 'run_stream_event', agentloop: 'response_item', agentchat: 'agent_thinking', cueso: 'content_delta', agui: 'TEXT_MESSAGE_CONTENT' };
+/** The packages (folders of pkg/, as scripts/build-sdk writes them) and the dialects each speaks. */
+const PACKAGES = {
+  '.': ['loom', 'agentloop', 'agentchat', 'cueso'],
+  'with-agui': Object.keys(MARKS),
+  loom: ['loom'],
+  agentloop: ['agentloop'],
+  agentchat: ['agentchat'],
+  cueso: ['cueso'],
+  'agui-client': ['agui'],
+};
+
+test('each package links the decoders of its dialects and of no other', () => {
+  for (const [dir, dialects] of Object.entries(PACKAGES)) {
+    const wasm = readFileSync(join(root, 'pkg', dir, 'weft_sdk_bg.wasm')).toString('latin1');
+    const linked = Object.keys(MARKS).filter((d) => wasm.includes(MARKS[d]));
+    assert.deepEqual(linked, dialects, `pkg/${dir}`);
+  }
+});

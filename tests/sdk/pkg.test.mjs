@@ -81,7 +81,7 @@ test('errors are WeftErrors with a code', () => {
 
 test('AG-UI is in weft-sdk/with-agui: weft-sdk refuses the dialect, the AG-UI build takes it', async () => {
   for (const url of ['http://127.0.0.1:9/agui', 'ws://127.0.0.1:9/agui']) {
-    assert.throws(() => new Client({ url, dialect: 'agui' }), { code: 'unsupported', message: /weft-sdk\/with-agui/ });
+    assert.throws(() => new Client({ url, dialect: 'agui' }), { code: 'unsupported', message: /weft-sdk\/agui-client\b.*weft-sdk\/with-agui/ });
   }
   const withAgui = await import('weft-sdk/with-agui');
   await withAgui.default();
@@ -91,7 +91,65 @@ test('AG-UI is in weft-sdk/with-agui: weft-sdk refuses the dialect, the AG-UI bu
   // The two builds read the chat dialects alike.
   const frame = '{"type":"run_end","reply":"hi","id":"r"}';
   assert.deepEqual(new withAgui.Reassembler('loom').push(frame), new Reassembler('loom').push(frame));
+  // AG-UI's own package: that dialect alone, unasked.
+  const agui = await import('weft-sdk/agui-client');
+  await agui.default();
+  const only = new agui.Client({ url: 'http://127.0.0.1:9/agui', sessionId: 't' });
+  await only.connect();
+  only.close();
+  assert.throws(() => new agui.Client({ url: 'ws://127.0.0.1:9', dialect: 'loom' }), {
+    code: 'unsupported',
+    message: /"loom" is not in this build, which speaks agui: import weft-sdk\/loom\b/,
+  });
+  assert.throws(() => new agui.Reassembler('loom'), { code: 'unsupported' });
 });
+
+test('weft-sdk speaks several dialects: a Client or Reassembler must name one', () => {
+  assert.throws(() => new Client({ url: 'ws://127.0.0.1:9' }), { code: 'invalid_argument', message: /dialect is required/ });
+  assert.throws(() => new Reassembler(), { code: 'invalid_argument', message: /dialect is required/ });
+});
+
+// The one-dialect packages (`weft-sdk/<dialect>`): the same API on a wasm of one dialect, which
+// it speaks without being told and alone. (Against the real Worker, and installed from the packed
+// tarball into Vite and webpack apps: entries.test.mjs.)
+const ENTRIES = /** @type {const} */ (['loom', 'agentloop', 'agentchat', 'cueso']);
+for (const dialect of ENTRIES) {
+  test(`weft-sdk/${dialect} speaks ${dialect} alone, unasked`, async (t) => {
+    const sdk = await import(`weft-sdk/${dialect}`);
+    await sdk.default();
+    for (const file of readdirSync(new URL(`${dialect}/`, fixtures)).filter((f) => f.endsWith('.jsonl'))) {
+      const { frames, transcript } = golden(dialect, file.slice(0, -'.jsonl'.length));
+      const r = new sdk.Reassembler(dialect);
+      r.pushMany(frames);
+      assert.deepEqual(r.transcript(), transcript, `${dialect}/${file}`);
+      // Unasked, it reads its own.
+      const unasked = new sdk.Reassembler();
+      assert.equal(unasked.dialect, dialect);
+      unasked.pushMany(frames);
+      assert.deepEqual(unasked.transcript(), transcript, `${dialect}/${file}`);
+    }
+    for (const other of [...DIALECTS, 'agui'].filter((d) => d !== dialect)) {
+      const refused = {
+        code: 'unsupported',
+        message: new RegExp(`"${other}" is not in this build, which speaks ${dialect}: import weft-sdk/${other === 'agui' ? 'agui-client' : other}`),
+      };
+      assert.throws(() => new sdk.Client({ url: 'ws://127.0.0.1:9', dialect: other }), refused);
+      assert.throws(() => new sdk.Reassembler(other), refused);
+    }
+    // What it knows of the others is their description, which costs next to nothing.
+    assert.deepEqual(sdk.dialectInfo('cueso'), dialectInfo('cueso'));
+    const server = await serve(dialect, 'plain-reply');
+    const c = new sdk.Client({ url: server.url, sessionId: 's', reconnect: false });
+    t.after(async () => {
+      c.close();
+      await server.close();
+    });
+    await c.connect();
+    assert.equal(server.protocols[0], `weft.${dialect}`);
+    const result = await c.run({ message: 'Hello' }).result;
+    assert.equal(result.reply, 'Hi there! How can I help?');
+  });
+}
 
 test('pushMany names the frame it stops at, and keeps the ones before it', () => {
   const { frames, transcript } = golden('loom', 'tool-call');

@@ -694,9 +694,11 @@ export interface ClientOptions {
      */
     url: string;
     /**
-     * Which wire protocol to speak.
+     * Which wire protocol to speak. A one-dialect package (`weft-sdk/loom`, …) speaks its own
+     * when none is given and refuses any other (`unsupported`); `weft-sdk` and
+     * `weft-sdk/with-agui` speak several and need it.
      */
-    dialect: Dialect;
+    dialect?: Dialect;
     /**
      * The session (thread) to join; runs go to it unless `RunOptions.threadId` says otherwise.
      * Sent as the `session_id` query parameter so a reconnect reaches the same session.
@@ -923,10 +925,11 @@ export class Reassembler {
      */
     lastEventId(runId: string): number;
     /**
-     * A reassembler for frames of `dialect` (`"loom"`, `"agentloop"`, `"agentchat"` or
-     * `"cueso"`). Throws `invalid_argument` for any other name.
+     * A reassembler for frames of `dialect`: in a one-dialect entry (`weft-sdk/loom`, …) its
+     * own when not given; `weft-sdk` and `weft-sdk/with-agui` need it. Throws
+     * `invalid_argument` for an unknown name, `unsupported` for a dialect this build leaves out.
      */
-    constructor(dialect: Dialect);
+    constructor(dialect?: Dialect);
     /**
      * Calls `callback` with every event applied from now on, in order (after the push that
      * applied it has finished updating the transcript). Returns the function that unsubscribes.

@@ -29,7 +29,7 @@ use crate::connection::{
 use crate::error::{report, Error, ErrorCode};
 use crate::listeners::{Listeners, Slot};
 use crate::marshal;
-use crate::reassembler::parse_dialect;
+use crate::reassembler::spoken_dialect;
 use crate::run::{Run, RunState};
 use crate::socket::Socket;
 use crate::types::{
@@ -195,7 +195,7 @@ impl Client {
         let token_source = js_sys::Reflect::get(&options.js_value(), &"token".into())
             .ok()
             .and_then(|t| t.dyn_into::<Function>().ok());
-        let dialect = parse_dialect(&o.dialect)?;
+        let dialect = spoken_dialect(o.dialect.as_deref())?;
         let ms = |v: Option<f64>, default: f64, name: &str| -> Result<f64, Error> {
             match v {
                 None => Ok(default),
@@ -232,14 +232,6 @@ impl Client {
         };
         // An AG-UI agent's HTTP endpoint (connection/http.rs): the URL as given, the session
         // the AG-UI thread (a fresh one without a session id).
-        #[cfg(not(feature = "agui"))]
-        if dialect == weft_protocol::Dialect::Agui {
-            return Err(Error::new(
-                ErrorCode::Unsupported,
-                "dialect \"agui\" is in weft-sdk/with-agui: this build leaves AG-UI out",
-            )
-            .into());
-        }
         let agui_http = agui_over_http(dialect, &o.url);
         let session_id = match &agui_http {
             Some(_) => Some(o.session_id.clone().unwrap_or_else(random_uuid)),

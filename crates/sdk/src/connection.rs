@@ -315,8 +315,10 @@ impl Connection {
         }
     }
 
+    /// The dialect spoken: in a one-dialect build a constant ([`Dialect::ONLY`]), so that the
+    /// rules of the others are not linked.
     pub fn dialect(&self) -> Dialect {
-        self.cfg.dialect
+        Dialect::ONLY.unwrap_or(self.cfg.dialect)
     }
 
     /// The server found, once a socket has opened (or as the `server` option fixed it).
@@ -328,7 +330,7 @@ impl Connection {
     /// before are queued, and refused when the server found does not serve them).
     pub fn peer(&self) -> Peer {
         Peer {
-            dialect: self.cfg.dialect,
+            dialect: self.dialect(),
             kind: self.server.unwrap_or(ServerKind::Weft),
         }
     }

@@ -134,7 +134,7 @@ impl FromJs for ClientOptions {
         };
         Ok(ClientOptions {
             url: f.required_string("url")?,
-            dialect: f.required_string("dialect")?,
+            dialect: f.string("dialect")?,
             session_id: f.string("sessionId")?,
             // A token function is taken by the client itself (it is called on each connect).
             token: match f.get("token") {

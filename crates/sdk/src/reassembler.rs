@@ -45,13 +45,14 @@ pub struct Reassembler {
 
 #[wasm_bindgen]
 impl Reassembler {
-    /// A reassembler for frames of `dialect` (`"loom"`, `"agentloop"`, `"agentchat"` or
-    /// `"cueso"`). Throws `invalid_argument` for any other name.
+    /// A reassembler for frames of `dialect`: in a one-dialect entry (`weft-sdk/loom`, …) its
+    /// own when not given; `weft-sdk` and `weft-sdk/with-agui` need it. Throws
+    /// `invalid_argument` for an unknown name, `unsupported` for a dialect this build leaves out.
     #[wasm_bindgen(constructor)]
     pub fn new(
-        #[wasm_bindgen(unchecked_param_type = "Dialect")] dialect: &str,
+        #[wasm_bindgen(unchecked_optional_param_type = "Dialect")] dialect: Option<String>,
     ) -> Result<Reassembler, JsValue> {
-        let dialect = parse_dialect(dialect)?;
+        let dialect = spoken_dialect(dialect.as_deref())?;
         Ok(Reassembler {
             core: RefCell::new(weft_protocol::Reassembler::new(dialect).with_events()),
             events: Listeners::new(),
@@ -277,15 +278,62 @@ fn push_result(p: Pushed) -> Result<Ts<PushResult>, Error> {
     Ok(Ts::new_unchecked(object.into()))
 }
 
-/// Parses a dialect name, with an error listing the four.
+/// Parses a dialect name, with an error listing them all.
 pub fn parse_dialect(name: &str) -> Result<Dialect, Error> {
     Dialect::parse(name).ok_or_else(|| {
         Error::argument(text::concat(&[
             "unknown dialect ",
             &marshal::quoted(name),
-            ": use \"loom\", \"agentloop\", \"agentchat\" or \"cueso\"",
+            ": use \"loom\", \"agentloop\", \"agentchat\", \"cueso\" or \"agui\"",
         ]))
     })
+}
+
+/// A dialect to speak: `name`, or — when none is given — the one this build speaks, if it
+/// speaks one only (each of the one-dialect packages `weft-sdk/<dialect>`). A dialect this
+/// build leaves out is `unsupported`, naming the package that has it.
+pub fn spoken_dialect(name: Option<&str>) -> Result<Dialect, Error> {
+    let built = || Dialect::ALL.into_iter().filter(|d| d.built());
+    let dialect = match name {
+        Some(name) => parse_dialect(name)?,
+        None => {
+            let mut only = built();
+            match (only.next(), only.next()) {
+                (Some(d), None) => d,
+                _ => {
+                    return Err(Error::argument(
+                        "dialect is required: this build speaks several",
+                    ))
+                }
+            }
+        }
+    };
+    if dialect.built() {
+        return Ok(dialect);
+    }
+    let names: Vec<&str> = built().map(Dialect::as_str).collect();
+    Err(Error::new(
+        ErrorCode::Unsupported,
+        text::concat(&[
+            "dialect \"",
+            dialect.as_str(),
+            "\" is not in this build, which speaks ",
+            &names.join(", "),
+            ": import weft-sdk/",
+            package(dialect),
+            " (or weft-sdk/with-agui, which speaks every dialect)",
+        ]),
+    ))
+}
+
+/// The one-dialect package of `dialect` (`weft-sdk/<this>`): its name, but AG-UI's, whose
+/// name is taken by `WeftAgent` (`weft-sdk/agui`).
+fn package(dialect: Dialect) -> &'static str {
+    if dialect == Dialect::Agui {
+        "agui-client"
+    } else {
+        dialect.as_str()
+    }
 }
 
 /// The core is borrowed: only possible if JavaScript re-entered mid-call, which the SDK never

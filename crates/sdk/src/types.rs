@@ -21,9 +21,12 @@ pub struct ClientOptions {
     /// `ws(s)://` — but for `"agui"`, where it is an AG-UI agent's HTTP endpoint, used as it
     /// is: runs are POSTs and the events come back as server-sent events.
     pub url: String,
-    /// Which wire protocol to speak.
-    #[tsify(type = "Dialect")]
-    pub dialect: String,
+    /// Which wire protocol to speak. A one-dialect package (`weft-sdk/loom`, …) speaks its own
+    /// when none is given and refuses any other (`unsupported`); `weft-sdk` and
+    /// `weft-sdk/with-agui` speak several and need it.
+    #[serde(default)]
+    #[tsify(optional, type = "Dialect")]
+    pub dialect: Option<String>,
     /// The session (thread) to join; runs go to it unless `RunOptions.threadId` says otherwise.
     /// Sent as the `session_id` query parameter so a reconnect reaches the same session.
     #[serde(default)]

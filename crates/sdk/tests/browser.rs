@@ -87,7 +87,7 @@ fn weft_error(thrown: &JsValue, code: &str) -> String {
 fn every_golden_transcript_reassembles_frame_by_frame() {
     assert_eq!(GOLDEN.len(), 24);
     for (dialect, name, jsonl, want) in GOLDEN {
-        let r = Reassembler::new(dialect).unwrap();
+        let r = Reassembler::new(Some(dialect.to_string())).unwrap();
         for f in frames(jsonl) {
             let pushed = json(&r.push(f.into()).unwrap().into());
             assert_eq!(pushed["duplicate"], false, "{dialect}/{name}");
@@ -101,14 +101,14 @@ fn every_golden_transcript_reassembles_frame_by_frame() {
 #[wasm_bindgen_test]
 fn push_many_is_the_same_as_pushing_one_by_one() {
     for (dialect, name, jsonl, want) in GOLDEN {
-        let one = Reassembler::new(dialect).unwrap();
+        let one = Reassembler::new(Some(dialect.to_string())).unwrap();
         let mut applied = 0;
         for f in frames(jsonl) {
             applied += json(&one.push(f.into()).unwrap().into())["applied"]
                 .as_u64()
                 .unwrap();
         }
-        let many = Reassembler::new(dialect).unwrap();
+        let many = Reassembler::new(Some(dialect.to_string())).unwrap();
         let pushed = json(&many.push_many(array(&frames(jsonl))).unwrap().into());
         assert_eq!(
             pushed["applied"].as_u64(),
@@ -124,7 +124,7 @@ fn push_many_is_the_same_as_pushing_one_by_one() {
 #[wasm_bindgen_test]
 fn duplicates_are_dropped_and_change_nothing() {
     for (dialect, name, jsonl, want) in GOLDEN {
-        let r = Reassembler::new(dialect).unwrap();
+        let r = Reassembler::new(Some(dialect.to_string())).unwrap();
         r.push_many(array(&frames(jsonl))).unwrap();
         for f in frames(jsonl) {
             let pushed = json(&r.push(f.clone().into()).unwrap().into());
@@ -147,7 +147,7 @@ fn a_gap_is_reported_held_and_filled() {
         .find(|(d, n, _, _)| *d == "loom" && *n == "tool-call")
         .unwrap();
     let f = frames(jsonl);
-    let r = Reassembler::new("loom").unwrap();
+    let r = Reassembler::new(Some("loom".into())).unwrap();
     r.push(f[0].clone().into()).unwrap();
     let pushed = json(&r.push(f[2].clone().into()).unwrap().into());
     assert_eq!(pushed["applied"], 0);
@@ -171,7 +171,7 @@ fn a_gap_is_reported_held_and_filled() {
 #[wasm_bindgen_test]
 fn frames_may_be_bytes() {
     let (_, _, jsonl, want) = GOLDEN[0];
-    let r = Reassembler::new("loom").unwrap();
+    let r = Reassembler::new(Some("loom".into())).unwrap();
     for (i, f) in frames(jsonl).iter().enumerate() {
         let bytes = Uint8Array::from(f.as_bytes());
         let frame: JsValue = if i % 2 == 0 {
@@ -186,11 +186,11 @@ fn frames_may_be_bytes() {
 
 #[wasm_bindgen_test]
 fn bad_input_throws_weft_errors_with_codes_and_changes_nothing() {
-    let e = Reassembler::new("klingon").unwrap_err();
+    let e = Reassembler::new(Some("klingon".into())).unwrap_err();
     let msg = weft_error(&e, "invalid_argument");
     assert!(msg.contains("klingon") && msg.contains("cueso"), "{msg}");
 
-    let r = Reassembler::new("loom").unwrap();
+    let r = Reassembler::new(Some("loom".into())).unwrap();
     let cases: Vec<(JsValue, &str)> = vec![
         ("{not json".into(), "invalid_json"),
         ("[1, 2]".into(), "not_an_object"),
@@ -235,7 +235,7 @@ fn recorder(log: &Rc<RefCell<Vec<Value>>>) -> Function {
 fn events_reach_listeners_in_order_until_they_unsubscribe() {
     let (_, _, jsonl, _) = GOLDEN[0];
     let f = frames(jsonl);
-    let r = Reassembler::new("loom").unwrap();
+    let r = Reassembler::new(Some("loom".into())).unwrap();
     let (a, b) = (Rc::default(), Rc::default());
     let off_a = r.on_event(recorder(&a));
     let _off_b = r.on_event(recorder(&b));
@@ -264,7 +264,7 @@ fn events_reach_listeners_in_order_until_they_unsubscribe() {
 #[wasm_bindgen_test]
 fn listeners_get_the_loom_event_object_with_its_envelope() {
     for (dialect, name, jsonl, _) in GOLDEN.iter().filter(|g| g.0 == "loom") {
-        let r = Reassembler::new(dialect).unwrap();
+        let r = Reassembler::new(Some(dialect.to_string())).unwrap();
         let got: Rc<RefCell<Vec<Value>>> = Rc::default();
         let _off = r.on_event(recorder(&got));
         let mut want = Vec::new();
@@ -301,7 +301,7 @@ fn listeners_get_the_loom_event_object_with_its_envelope() {
 fn a_listener_that_pushes_does_not_re_enter() {
     let (_, _, jsonl, want) = GOLDEN[0];
     let f = Rc::new(frames(jsonl));
-    let r = Rc::new(Reassembler::new("loom").unwrap());
+    let r = Rc::new(Reassembler::new(Some("loom".into())).unwrap());
     let log: Rc<RefCell<Vec<String>>> = Rc::default();
     let depth = Rc::new(RefCell::new(0));
     let cb = {
@@ -335,7 +335,7 @@ fn a_listener_that_pushes_does_not_re_enter() {
 
 #[wasm_bindgen_test]
 fn a_throwing_listener_does_not_stop_the_others() {
-    let r = Reassembler::new("cueso").unwrap();
+    let r = Reassembler::new(Some("cueso".into())).unwrap();
     let thrower: Function = Closure::<dyn FnMut(JsValue) -> Result<(), JsValue>>::new(|_| {
         Err(JsValue::from_str("listener bug"))
     })

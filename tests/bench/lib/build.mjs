@@ -7,6 +7,9 @@ import { join } from 'node:path';
 
 import { benchDir, root, run, targetDir, toolchainEnv } from './env.mjs';
 
+/** The packages of weft-sdk besides its root, each a folder of it (scripts/build-sdk's names). */
+export const SUBPACKAGES = ['with-agui', 'loom', 'agentloop', 'agentchat', 'cueso', 'agui-client'];
+
 /**
  * The SDK package to measure. `mode` "build": release build + wasm-bindgen + wasm-opt (the
  * published build) into `out`; "pkg": the repo's pkg/ as it is (scripts/build-sdk's output).
@@ -26,6 +29,10 @@ export async function sdkPackage(mode, out) {
   for (const dir of [out, named]) {
     for (const f of ['index.mjs', 'node.mjs', 'index.d.mts', 'ai.mjs', 'ai.d.mts', 'package.json']) copyFileSync(join(root, 'pkg', f), join(dir, f));
   }
+  // The other packages, each in its folder as in pkg/ (build-sdk copies the entry modules);
+  // loom's once more with its names, for the one-dialect profile.
+  for (const name of SUBPACKAGES) await run(join(root, 'scripts/build-sdk'), ['--only', name, '--out', join(out, name)], { env });
+  await run(join(root, 'scripts/build-sdk'), ['--only', 'loom', '--out', join(named, 'loom'), '--keep-names'], { env });
   return {
     dir: out,
     named,

@@ -521,6 +521,68 @@ mod tests {
         assert!(!Dialect::Cueso.original_serves(&Command::Compact { id: None }));
     }
 
+    /// A build that leaves dialects out (scripts/test runs this with one dialect feature): each
+    /// one left out refuses every request and frame as `unsupported` and writes nothing; the
+    /// ones built still speak. Compiled only in such a build: in the default one every dialect
+    /// is built, and `every_dialect_is_built_by_default` holds that.
+    #[cfg(not(all(
+        feature = "loom",
+        feature = "agentloop",
+        feature = "agentchat",
+        feature = "cueso",
+        feature = "agui"
+    )))]
+    #[test]
+    fn a_dialect_left_out_refuses_everything() {
+        let (built, left_out): (Vec<Dialect>, Vec<Dialect>) =
+            Dialect::ALL.into_iter().partition(|d| d.built());
+        assert!(!built.is_empty() && !left_out.is_empty(), "{built:?}");
+        let run = Command::Run(RunCommand {
+            message: "hi".into(),
+            ..RunCommand::default()
+        });
+        let unsupported = |e: Error| matches!(e, Error::Unsupported { .. });
+        for d in left_out {
+            let err = d.encode_request(&run, "f").unwrap_err();
+            assert!(
+                err.message().contains(d.as_str()) && unsupported(err),
+                "{d}"
+            );
+            let frame = br#"{"type":"run_end","reply":"hi","id":"r"}"#;
+            let limits = crate::Limits::default();
+            assert!(
+                d.decode_server(frame, limits).is_err_and(unsupported),
+                "{d}"
+            );
+            assert!(
+                d.decode_request(frame, limits).is_err_and(unsupported),
+                "{d}"
+            );
+            let chunk = Event::MessageChunk {
+                content: "hi".into(),
+                id: "m".into(),
+            };
+            assert!(!carried(d, chunk), "{d}");
+        }
+        for d in built {
+            let frame = d.encode_request(&run, "f").unwrap();
+            let back = d.decode_request(frame.as_bytes(), crate::Limits::default());
+            assert!(matches!(back, Ok(Command::Run(_))), "{d}: {back:?}");
+        }
+    }
+
+    #[cfg(all(
+        feature = "loom",
+        feature = "agentloop",
+        feature = "agentchat",
+        feature = "cueso",
+        feature = "agui"
+    ))]
+    #[test]
+    fn every_dialect_is_built_by_default() {
+        assert!(Dialect::ALL.into_iter().all(Dialect::built));
+    }
+
     /// Every command, with an approval answer that names its call and one that does not.
     fn every_command() -> Vec<Command> {
         use crate::command::{

@@ -43,25 +43,64 @@
 //! in `weft-agent`).
 
 /// Calls one function of the dialect's codec (each dialect module's `CODEC`): `codec!(dialect,
-/// decode_server(&obj))`. A `match` over every dialect — so a new one without a codec does not
-/// compile — whose arms call each dialect's function directly: no table of function pointers
-/// that would link every translation into every binary (the Worker never decodes a server's
-/// frames), and no indirect call that would keep the codec from being inlined into the path of
-/// every frame.
+/// decode_server(&obj))`; `codec!(dialect, built)` says whether this build has the dialect. A
+/// `match` over every dialect — so a new one without a codec does not compile — whose arms call
+/// each dialect's function directly: no table of function pointers that would link every
+/// translation into every binary (the Worker never decodes a server's frames), and no indirect
+/// call that would keep the codec from being inlined into the path of every frame.
+///
+/// This table is the one place where a dialect is left out of a build: each dialect is a Cargo
+/// feature of its name (all on by default), and a dialect whose feature is off has, instead of
+/// its codec, one that refuses every frame and request (`unsupported`) and writes nothing. The
+/// choice is made at compile time (`const`), so none of the dialect's translations, nor its fast
+/// path, is linked: the browser SDK's one-dialect builds carry only their own.
 macro_rules! codec {
-    ($dialect:expr, $f:ident($($arg:expr),*)) => {
+    ($dialect:expr, $($what:tt)+) => {
+        $crate::dialect::in_build!(
+            $dialect, $($what)+;
+            Loom loom "loom",
+            Agentloop agentloop "agentloop",
+            Agentchat agentchat "agentchat",
+            Cueso cueso "cueso",
+            Agui agui "agui"
+        )
+    };
+}
+
+/// `codec!`'s table, expanded.
+macro_rules! in_build {
+    ($dialect:expr, built; $($variant:ident $module:ident $feature:tt),+) => {
         match $dialect {
-            $crate::dialect::Dialect::Loom => ($crate::dialect::loom::CODEC.$f)($($arg),*),
-            $crate::dialect::Dialect::Agentloop => {
-                ($crate::dialect::agentloop::CODEC.$f)($($arg),*)
-            }
-            $crate::dialect::Dialect::Agentchat => {
-                ($crate::dialect::agentchat::CODEC.$f)($($arg),*)
-            }
-            $crate::dialect::Dialect::Cueso => ($crate::dialect::cueso::CODEC.$f)($($arg),*),
-            $crate::dialect::Dialect::Agui => ($crate::dialect::agui::CODEC.$f)($($arg),*),
+            $($crate::dialect::Dialect::$variant => cfg!(feature = $feature),)+
         }
     };
+    ($dialect:expr, $f:ident $args:tt; $($variant:ident $module:ident $feature:tt),+) => {
+        match $dialect {
+            $($crate::dialect::Dialect::$variant => (const {
+                if cfg!(feature = $feature) {
+                    $crate::dialect::$module::CODEC
+                } else {
+                    $crate::dialect::Codec {
+                        decode_request: |_| Err($crate::dialect::left_out($crate::dialect::Dialect::$variant)),
+                        encode_request: |_, _| Err($crate::dialect::left_out($crate::dialect::Dialect::$variant)),
+                        decode_server: |_| Err($crate::dialect::left_out($crate::dialect::Dialect::$variant)),
+                        encode: |_| {},
+                        fast: |_| None,
+                    }
+                }
+            }
+            .$f) $args,)+
+        }
+    };
+}
+pub(crate) use in_build;
+
+/// What a dialect left out of this build answers to everything (see `codec!`).
+pub(crate) fn left_out(dialect: Dialect) -> Error {
+    Error::Unsupported {
+        dialect,
+        what: "anything in a build that leaves it out",
+    }
 }
 
 pub mod agentchat;
@@ -118,6 +157,32 @@ impl Dialect {
     pub fn as_str(self) -> &'static str {
         description::described!(self, name)
     }
+
+    /// Whether this build speaks it: each dialect is a Cargo feature of its name (all on by
+    /// default); one left out refuses every frame and request as `unsupported`.
+    pub const fn built(self) -> bool {
+        codec!(self, built)
+    }
+
+    /// The one dialect this build speaks, if it speaks one only (see [`Dialect::built`]): code
+    /// that reads a dialect's rules through it has them at compile time in such a build, so
+    /// what the other dialects' rules would need is not linked.
+    pub const ONLY: Option<Dialect> = {
+        let (mut only, mut built) = (None, 0);
+        let mut i = 0;
+        while i < Dialect::ALL.len() {
+            if Dialect::ALL[i].built() {
+                only = Some(Dialect::ALL[i]);
+                built += 1;
+            }
+            i += 1;
+        }
+        if built == 1 {
+            only
+        } else {
+            None
+        }
+    };
 
     /// Parses a dialect name.
     pub fn parse(name: &str) -> Option<Dialect> {

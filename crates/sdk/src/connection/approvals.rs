@@ -146,7 +146,7 @@ impl Connection {
     /// `client_tools {approvals: true}` to be asked at all
     /// ([`weft_protocol::Dialect::asks_approval`]).
     pub fn set_approver(&mut self, on: bool) {
-        let approvals = on && !self.cfg.dialect.asks_approval();
+        let approvals = on && !self.dialect().asks_approval();
         if approvals != self.approvals {
             self.approvals = approvals;
             self.redeclare();
@@ -169,7 +169,7 @@ impl Connection {
             tools: self.tools.clone(),
             approvals: self.approvals,
         });
-        if let Ok(frame) = self.cfg.dialect.encode_request(&cmd, "client_tools") {
+        if let Ok(frame) = self.dialect().encode_request(&cmd, "client_tools") {
             self.declared = true;
             self.out.push_back(Output::Send(frame));
         }
@@ -211,7 +211,7 @@ impl Connection {
                 due.push(c.clone());
             }
             // The step that starts the response's calls ([`weft_protocol::Dialect::ends_response`]).
-            event if ev.envelope.run_id.is_some() && self.cfg.dialect.ends_response(event) => {
+            event if ev.envelope.run_id.is_some() && self.dialect().ends_response(event) => {
                 due.extend(
                     transcript
                         .tool_calls

@@ -55,7 +55,7 @@ impl Connection {
         let kind = match self.server {
             Some(kind) => kind,
             None if !self.offered_weft || selected.is_empty() => ServerKind::Original,
-            None if self.cfg.dialect.original().selects_offered_subprotocol => {
+            None if self.dialect().original().selects_offered_subprotocol => {
                 let id = self.new_id("probe");
                 match self
                     .cfg
@@ -284,7 +284,7 @@ impl Connection {
                 let id = self.new_id("hb");
                 let ping = Command::Ping { id: id.clone() };
                 let frame = match self.peer().heartbeat(self.running()) {
-                    true => self.cfg.dialect.encode_request(&ping, &id).ok(),
+                    true => self.dialect().encode_request(&ping, &id).ok(),
                     false => None,
                 };
                 if let Some(frame) = frame {
@@ -336,7 +336,7 @@ impl Connection {
         }
         // Any frame proves the socket alive.
         self.pong_deadline = None;
-        let mut events = match self.cfg.dialect.decode_server(bytes, Limits::default()) {
+        let mut events = match self.dialect().decode_server(bytes, Limits::default()) {
             Ok(events) => events,
             Err(e) => {
                 let e = Error::from(e).context("the server sent a frame the SDK cannot decode");
@@ -429,7 +429,7 @@ impl Connection {
             run_id: run_id.clone(),
             after_event_id,
         });
-        if let Ok(frame) = self.cfg.dialect.encode_request(&cmd, &run_id) {
+        if let Ok(frame) = self.dialect().encode_request(&cmd, &run_id) {
             self.resuming.insert(run_id, after_event_id);
             self.out.push_back(Output::Send(frame));
         }

@@ -27,7 +27,7 @@ impl Connection {
         let Some((probe, _)) = &self.probe else {
             return;
         };
-        let Ok(events) = self.cfg.dialect.decode_server(bytes, Limits::default()) else {
+        let Ok(events) = self.dialect().decode_server(bytes, Limits::default()) else {
             return;
         };
         let mut ours = false;
@@ -116,7 +116,7 @@ impl Connection {
             "the connection dropped (",
             why,
             ") during the run, and the original ",
-            self.cfg.dialect.as_str(),
+            self.dialect().as_str(),
             " server cannot resume a run: what arrived is in transcript(); start the run again \
              (the client reconnects for it)",
         ]);
@@ -266,7 +266,7 @@ impl Connection {
                         message: text::concat(&[
                             "another client's turn streamed at the same time as this run on \
                              the original ",
-                            self.cfg.dialect.as_str(),
+                            self.dialect().as_str(),
                             " server, whose turns carry no ids: the reply that arrived may be \
                              theirs (it is in transcript()); run it again to be sure",
                         ]),

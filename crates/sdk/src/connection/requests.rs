@@ -264,7 +264,7 @@ impl Connection {
             .encode_request(&cmd, &id)
             .map_err(|e| match e {
                 weft_protocol::Error::Unsupported { .. } => {
-                    Error::unsupported(method, self.cfg.dialect, &cmd)
+                    Error::unsupported(method, self.dialect(), &cmd)
                 }
                 e => Error::from_protocol(&e, method),
             })?;

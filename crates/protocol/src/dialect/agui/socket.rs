@@ -47,9 +47,6 @@
 //! A client that offers no subprotocol (the proposal's) is served too: it answers interrupts
 //! in its input, so it is asked to approve, as a `weft.agui` client is.
 
-// Without the `agui` feature the codec below is a stub and this module's functions go unused.
-#![cfg_attr(not(feature = "agui"), allow(dead_code))]
-
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use serde_json::{json, Map, Value};
@@ -100,7 +97,6 @@ pub const DIALECT: Description = Description {
 };
 
 /// AG-UI's socket codec (see [`Codec`]).
-#[cfg(feature = "agui")]
 pub(crate) const CODEC: Codec = Codec {
     decode_request,
     encode_request: |command, _| encode_request(command),
@@ -108,25 +104,6 @@ pub(crate) const CODEC: Codec = Codec {
     encode,
     fast: super::super::fast::agui,
 };
-
-/// Without the `agui` feature: every frame of the dialect is refused as unsupported, and none
-/// of its code is linked.
-#[cfg(not(feature = "agui"))]
-pub(crate) const CODEC: Codec = Codec {
-    decode_request: |_| Err(without_agui()),
-    encode_request: |_, _| Err(without_agui()),
-    decode_server: |_| Err(without_agui()),
-    encode: |_| {},
-    fast: |_| None,
-};
-
-#[cfg(not(feature = "agui"))]
-fn without_agui() -> Error {
-    Error::Unsupported {
-        dialect: Dialect::Agui,
-        what: "AG-UI in a build without the agui feature",
-    }
-}
 
 /// A client frame: weft's request when it has a `type`, else a `RunAgentInput` — one command,
 /// or a [`Command::Batch`] when it asks several things.

@@ -321,7 +321,6 @@ pub(crate) fn cueso<'a>(s: &mut Reader<'a>) -> Option<Delta<'a>> {
 
 /// AG-UI's deltas: `TEXT_MESSAGE_CONTENT`, `REASONING_MESSAGE_CONTENT` (`messageId`, `delta`)
 /// and `TOOL_CALL_ARGS` (`toolCallId`, `delta`), with weft's `run_id` and `event_id`.
-#[cfg_attr(not(feature = "agui"), allow(dead_code))]
 pub(crate) fn agui<'a>(s: &mut Reader<'a>) -> Option<Delta<'a>> {
     let mut slots = Slots::default();
     s.object(|s, key| match key {
