@@ -49,6 +49,7 @@
 //! Nothing here does I/O or reads a clock: the host owns the sockets and the timeout (it calls
 //! [`Operation::on_failed`] when its timer fires). Tests replay recorded exchanges.
 
+pub mod auth;
 mod error;
 mod exchange;
 mod fuzz;

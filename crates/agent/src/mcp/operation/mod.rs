@@ -58,6 +58,8 @@ pub struct Operation {
     refreshed: Option<Tool>,
     /// That listing is under way (its cursor and pages) after this error.
     relisting: Option<Relist>,
+    /// The `WWW-Authenticate` of the last 401, which [`McpError::Unauthorized`] carries.
+    challenge: Option<String>,
 }
 
 #[derive(Debug)]
@@ -188,6 +190,7 @@ impl Operation {
             reprobed: false,
             refreshed: None,
             relisting: None,
+            challenge: None,
         };
         op.begin();
         op
@@ -217,6 +220,12 @@ impl Operation {
     pub fn on_head(&mut self, request: u64, status: u16, headers: &[(String, String)]) {
         if let Some(current) = self.current_for(request) {
             current.exchange.on_head(status, headers);
+            if status == 401 {
+                self.challenge = headers
+                    .iter()
+                    .find(|(n, _)| n.eq_ignore_ascii_case("www-authenticate"))
+                    .map(|(_, v)| v.clone());
+            }
         }
     }
 
