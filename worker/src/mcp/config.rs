@@ -41,6 +41,11 @@ pub struct McpSettings {
     pub client_hosts: Option<Vec<HostRule>>,
     /// `MCP_CLIENT_SERVERS` does not parse: no client may add a server, and this says why.
     pub client_problem: Option<String>,
+    /// `MCP_OAUTH_REDIRECT_URL`: the public URL of this Worker's `/mcp/oauth/callback`, where
+    /// an authorization server sends the user back. `None`: servers that ask for OAuth are
+    /// not authorized (a redirect URI taken from a request's `Host` could be pointed
+    /// elsewhere by whoever sends it).
+    pub oauth_redirect: Option<String>,
 }
 
 /// The most MCP servers a client may add to one session: each is asked for its tools before a
@@ -170,6 +175,16 @@ impl ServerSettings {
         }
     }
 
+    /// Whether weft may authorize with OAuth at the server when it answers 401: not when the
+    /// operator configured its `Authorization` (a refused static token is the operator's to
+    /// fix, and a user's token would replace theirs).
+    pub fn oauth(&self) -> bool {
+        !self
+            .headers
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case("authorization"))
+    }
+
     /// Whether the operator offers the server's tool `tool` to the model.
     pub fn offers(&self, tool: &str) -> bool {
         self.tools
@@ -221,6 +236,8 @@ pub struct Texts {
     pub result_max_bytes: Option<String>,
     /// `MCP_CLIENT_SERVERS`.
     pub client_servers: Option<String>,
+    /// `MCP_OAUTH_REDIRECT_URL`.
+    pub oauth_redirect: Option<String>,
 }
 
 impl McpSettings {
@@ -240,6 +257,7 @@ impl McpSettings {
         let mut settings = McpSettings {
             call_timeout_ms,
             result_max_bytes,
+            oauth_redirect: texts.oauth_redirect,
             ..McpSettings::default()
         };
         if let Some(text) = texts.client_servers {
@@ -512,6 +530,7 @@ mod tests {
             call_timeout_ms: get("MCP_CALL_TIMEOUT_MS"),
             result_max_bytes: get("MCP_RESULT_MAX_BYTES"),
             client_servers: get("MCP_CLIENT_SERVERS"),
+            oauth_redirect: get("MCP_OAUTH_REDIRECT_URL"),
         };
         McpSettings::read(texts, get)
     }

@@ -224,7 +224,7 @@ fn refused_credentials_are_reported_without_a_fallback_with_the_servers_challeng
         .push(("WWW-Authenticate".into(), challenge.into()));
     let run = run_whole(
         Operation::list_tools(&server(), ServerState::default(), Limits::default()),
-        &[unauthorized],
+        &[unauthorized.clone()],
     );
     assert_eq!(run.requests.len(), 1);
     let error = failed(&run);
@@ -244,6 +244,18 @@ fn refused_credentials_are_reported_without_a_fallback_with_the_servers_challeng
         &[forbidden],
     );
     assert!(matches!(failed(&run), McpError::Http { status: 403, .. }));
+
+    // The host reads the challenge from the operation to start authorizing.
+    let mut op = Operation::list_tools(&server(), ServerState::default(), Limits::default());
+    let Some(Action::Send(request)) = op.poll() else {
+        panic!("a request first");
+    };
+    assert_eq!(op.unauthorized(), None);
+    op.on_head(request.id, 401, &unauthorized.headers);
+    op.on_body(request.id, &unauthorized.body);
+    op.on_end(request.id);
+    assert!(matches!(op.poll(), Some(Action::Done(Err(_)))));
+    assert_eq!(op.unauthorized(), Some(Some(challenge)));
 }
 
 #[test]

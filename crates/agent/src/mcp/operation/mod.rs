@@ -60,6 +60,8 @@ pub struct Operation {
     relisting: Option<Relist>,
     /// The `WWW-Authenticate` of the last 401, which [`McpError::Unauthorized`] carries.
     challenge: Option<String>,
+    /// The operation ended on a 401.
+    unauthorized: bool,
 }
 
 #[derive(Debug)]
@@ -191,6 +193,7 @@ impl Operation {
             refreshed: None,
             relisting: None,
             challenge: None,
+            unauthorized: false,
         };
         op.begin();
         op
@@ -200,6 +203,14 @@ impl Operation {
     #[must_use]
     pub fn poll(&mut self) -> Option<Action> {
         self.out.pop_front()
+    }
+
+    /// Whether the operation failed because the server answered 401, and with which
+    /// `WWW-Authenticate` challenge: the host then authorizes ([`auth`](super::auth)) and
+    /// starts the operation again.
+    #[must_use]
+    pub fn unauthorized(&self) -> Option<Option<&str>> {
+        self.unauthorized.then_some(self.challenge.as_deref())
     }
 
     /// The called tool's definition as the server listed it again during the call, after it

@@ -134,11 +134,14 @@ impl Operation {
                 server,
                 status: 401,
                 message,
-            }) => Err(McpError::Unauthorized {
-                server,
-                challenge: self.challenge.take(),
-                message,
-            }),
+            }) => {
+                self.unauthorized = true;
+                Err(McpError::Unauthorized {
+                    server,
+                    challenge: self.challenge.clone(),
+                    message,
+                })
+            }
             other => other,
         };
         self.finished = true;
