@@ -64,6 +64,7 @@ use core::fmt;
 
 use serde::{Deserialize, Serialize};
 
+pub use auth::fuzz_mcp_auth;
 pub use error::McpError;
 pub use fuzz::fuzz_mcp_response;
 pub use names::{model_tool_names, MAX_MODEL_TOOL_NAME};

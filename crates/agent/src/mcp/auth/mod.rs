@@ -179,8 +179,7 @@ impl fmt::Display for AuthError {
             Self::NoRegistration { issuer } => write!(
                 f,
                 "weft has no client at the authorization server {issuer}: it offers neither \
-                 Dynamic Client Registration nor Client ID Metadata Documents; configure the \
-                 server's `oauth.client_id` (and `client_secret`) in MCP_SERVERS"
+                 Dynamic Client Registration nor Client ID Metadata Documents"
             ),
             Self::Refused { error, description } => {
                 write!(f, "the authorization server refused: {error}")?;
@@ -241,6 +240,55 @@ pub(crate) fn encode64(bytes: &[u8], last: &[u8; 2], pad: bool) -> String {
         }
     }
     out
+}
+
+/// Fuzzing entry point: `data` as every text the flow reads from outside — a challenge, the
+/// two metadata documents, a registration and a token answer, a callback's query. Nothing may
+/// panic; what parses must hold what the parsers promise.
+#[doc(hidden)]
+pub fn fuzz_mcp_auth(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let server_url = "https://mcp.example.com/mcp";
+    let challenge = Challenge::parse(&text);
+    if let Ok(urls) = resource_metadata_urls(server_url, challenge.as_ref()) {
+        assert!(!urls.is_empty());
+    }
+    if let Ok(resource) = ResourceMetadata::parse(server_url, &text) {
+        assert!(!resource.authorization_servers.is_empty());
+        assert!(
+            authorization_server_metadata_urls(&resource.authorization_servers[0])
+                .map_or(true, |urls| urls.len() >= 2)
+        );
+    }
+    if let Ok(server) = AuthServer::parse("https://auth.example.com", &text) {
+        let client = Client {
+            client_id: "c".into(),
+            client_secret: Some("s".into()),
+            secret_in_body: false,
+        };
+        let request = Authorize {
+            client_id: "c",
+            redirect_uri: "https://w/cb",
+            state: "s",
+            code_challenge: "x",
+            resource: server_url,
+            scope: None,
+        };
+        assert!(authorization_url(&server, &request).is_ok());
+        let _token = token_request(&server, &client, Grant::Refresh { refresh_token: "r" }, "r");
+        if let Ok(callback) = Callback::parse(&text) {
+            // Either outcome is fine; it must not panic.
+            let _code = callback.code_from(&server).is_ok();
+        }
+    }
+    for status in [200, 201, 400] {
+        if let Ok(client) = Client::parse_registration(status, &text) {
+            assert!(!client.client_id.is_empty());
+        }
+        if let Ok(tokens) = Tokens::parse(status, &text, u64::MAX - 1) {
+            assert!(!tokens.access_token.is_empty());
+        }
+    }
 }
 
 #[cfg(test)]

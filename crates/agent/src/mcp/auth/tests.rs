@@ -404,3 +404,42 @@ fn the_callback_must_come_from_the_issuer_and_carry_a_code() {
     assert!(Callback::parse("state=a&state=b").is_err());
     assert!(!alloc::format!("{cb:?}").contains("c+1"));
 }
+
+#[test]
+fn the_fuzz_entry_point_survives_the_documents_and_their_mutations() {
+    let documents: [&[u8]; 6] = [
+        br#"Bearer error="invalid_token", resource_metadata="https://mcp.example.com/prm", scope="a b""#,
+        br#"{"resource":"https://mcp.example.com/mcp","authorization_servers":["https://auth.example.com/t"],"scopes_supported":["a"]}"#,
+        br#"{"issuer":"https://auth.example.com","authorization_endpoint":"https://auth.example.com/a","token_endpoint":"https://auth.example.com/t","code_challenge_methods_supported":["S256"],"authorization_response_iss_parameter_supported":true}"#,
+        br#"{"client_id":"abc","client_secret":"s","token_endpoint_auth_method":"client_secret_post"}"#,
+        br#"{"access_token":"at","token_type":"Bearer","expires_in":18446744073709551615,"refresh_token":"rt"}"#,
+        b"code=c&state=s&iss=https%3A%2F%2Fauth.example.com&error=%ff%fe",
+    ];
+    // Flipped, dropped and doubled bytes (xorshift, fixed seed).
+    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for doc in documents {
+        fuzz_mcp_auth(doc);
+        for _ in 0..200 {
+            let mut data = doc.to_vec();
+            for _ in 0..1 + next() % 6 {
+                let at = (next() as usize) % data.len().max(1);
+                match next() % 3 {
+                    0 if !data.is_empty() => data[at] ^= 1 << (next() % 8),
+                    1 if !data.is_empty() => {
+                        data.remove(at);
+                    }
+                    _ => data.insert(at.min(data.len()), (next() % 256) as u8),
+                }
+            }
+            fuzz_mcp_auth(&data);
+        }
+    }
+    fuzz_mcp_auth(b"");
+    fuzz_mcp_auth(b"Bearer a=\"\\");
+}
