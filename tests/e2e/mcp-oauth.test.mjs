@@ -8,11 +8,16 @@
 
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import { Conn } from './client.mjs';
 import { startOAuthServers } from './mcp/oauth-servers.mjs';
 import { freePort, startServer } from './server.mjs';
+
+const PRE_ID = 'weft-preregistered';
+const PRE_SECRET = 'vault-client-secret-7';
 
 let server;
 let oauth;
@@ -23,12 +28,26 @@ before(
   async () => {
     oauth = await startOAuthServers({ expiresIn: 1 });
     const port = await freePort();
+    const redirect = `http://127.0.0.1:${port}/mcp/oauth/callback`;
+    // `vault` authorizes as a client the operator registered beforehand (its secret in the
+    // form, the only way this server takes one); `notes` registers itself (DCR).
+    await oauth.provider.clientsStore.registerClient({
+      client_id: PRE_ID,
+      client_secret: PRE_SECRET,
+      client_id_issued_at: Math.floor(Date.now() / 1000),
+      redirect_uris: [redirect],
+      token_endpoint_auth_method: 'client_secret_post',
+    });
     server = await startServer({
       port,
       logLevel: 'info',
       vars: {
-        MCP_SERVERS: JSON.stringify([{ name: 'notes', url: oauth.url, approval: 'never' }]),
-        MCP_OAUTH_REDIRECT_URL: `http://127.0.0.1:${port}/mcp/oauth/callback`,
+        MCP_SERVERS: JSON.stringify([
+          { name: 'notes', url: oauth.url, approval: 'never' },
+          { name: 'vault', url: oauth.url, approval: 'never', oauth: { client_id: PRE_ID, client_secret: '${secret:VAULT_SECRET}' } },
+        ]),
+        VAULT_SECRET: PRE_SECRET,
+        MCP_OAUTH_REDIRECT_URL: redirect,
       },
     });
     Conn.onFrame = (f) => frames.push(JSON.stringify(f));
@@ -67,15 +86,14 @@ async function run(c, message) {
   };
 }
 
-/** A session whose run was asked to authorize `notes`: the socket and the URL. */
-async function asked() {
+/** A session whose run was asked to authorize `name`: the socket and the URL. */
+async function asked(name = 'notes') {
   const sid = `oauth-${randomUUID()}`;
   const c = await open(sid);
   const from = c.frames.length;
   await run(c, 'hi');
-  const frame = await c.wait((f) => custom(f, 'mcp_authorization') !== null, { from });
+  const frame = await c.wait((f) => custom(f, 'mcp_authorization')?.server === name, { from });
   const ask = custom(frame, 'mcp_authorization');
-  assert.equal(ask.server, 'notes');
   return { c, sid, url: new URL(ask.url) };
 }
 
@@ -89,6 +107,23 @@ async function consent(url) {
 async function callback(url) {
   const r = await fetch(url, { redirect: 'manual' });
   return { status: r.status, text: await r.text() };
+}
+
+/** Makes the flow of `state` an hour old, in whichever Durable Object's SQLite file holds it
+ * (the server must be down). */
+async function ageFlow(persist, state) {
+  const { DatabaseSync } = await import('node:sqlite');
+  let aged = 0;
+  for (const file of readdirSync(persist, { recursive: true }).filter((f) => String(f).endsWith('.sqlite'))) {
+    const db = new DatabaseSync(join(persist, String(file)));
+    try {
+      const has = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'mcp_oauth_flows'").get();
+      if (has) aged += Number(db.prepare('UPDATE mcp_oauth_flows SET created = created - 3600000 WHERE state = ?').run(state).changes);
+    } finally {
+      db.close();
+    }
+  }
+  assert.equal(aged, 1, 'the flow is in one SQLite file');
 }
 
 describe('MCP servers behind OAuth', () => {
@@ -162,17 +197,26 @@ describe('MCP servers behind OAuth', () => {
     b.c.close();
   });
 
-  test('a Worker restarted between the authorization URL and the callback completes the flow', async () => {
+  test('a Worker restarted between the authorization URL and the callback completes the flow; an expired state is refused', async () => {
     const { c, sid, url } = await asked();
+    const late = await asked();
     c.close();
+    late.c.close();
     const back = await consent(url);
-    await server.restart();
+    const lateBack = await consent(late.url);
+    // While the Worker is down, the second flow is made an hour old (its SQLite row).
+    await server.restart(() => ageFlow(server.persist, /** @type {string} */ (lateBack.searchParams.get('state'))));
     const done = await callback(back);
     assert.equal(done.status, 200, done.text);
     const again = await open(sid);
     const r = await run(again, 'use notes_lookup with {"term":"restart"}');
     assert.match(JSON.stringify(r.ends), /restart: a private note/);
     again.close();
+    const expired = await callback(lateBack);
+    assert.equal(expired.status, 400, expired.text);
+    assert.match(expired.text, /took too long/);
+    const twice = await callback(lateBack);
+    assert.match(twice.text, /no authorization of this session/, 'an expired flow is gone');
   });
 
   test('a revoked grant asks the user again', async () => {
@@ -184,8 +228,18 @@ describe('MCP servers behind OAuth', () => {
     assert.equal(r.ends.length, 1);
     assert.ok(r.ends[0].is_error, JSON.stringify(r.ends[0]));
     assert.match(JSON.stringify(r.ends[0]), /needs the user's authorization/);
-    const frame = await c.wait((f) => custom(f, 'mcp_authorization') !== null, { from });
-    assert.equal(custom(frame, 'mcp_authorization').server, 'notes');
+    await c.wait((f) => custom(f, 'mcp_authorization')?.server === 'notes', { from });
+    c.close();
+  });
+
+  test("the operator's pre-registered client is used, its secret in the token request", async () => {
+    const { c, url } = await asked('vault');
+    assert.equal(url.searchParams.get('client_id'), PRE_ID);
+    const done = await callback(await consent(url));
+    assert.equal(done.status, 200, done.text);
+    assert.match(done.text, /vault is authorized/);
+    const r = await run(c, 'use vault_lookup with {"term":"pre"}');
+    assert.match(JSON.stringify(r.ends), /pre: a private note/);
     c.close();
   });
 
@@ -193,7 +247,7 @@ describe('MCP servers behind OAuth', () => {
     const status = await (await fetch(`${server.http}/status`)).text();
     const log = server.log();
     assert.ok(oauth.provider.issued.length >= 4, 'tokens were issued');
-    for (const token of oauth.provider.issued) {
+    for (const token of [...oauth.provider.issued, PRE_SECRET]) {
       assert.ok(!status.includes(token), 'a token in /status');
       assert.ok(!log.includes(token), 'a token in the log');
       assert.ok(!frames.some((f) => f.includes(token)), 'a token in a frame');

@@ -131,6 +131,9 @@ pub struct ServerSettings {
     /// Its tools' annotations (`readOnlyHint`) are believed: a read-only tool then asks no
     /// approval when `approval` is left at its default.
     pub trusted: bool,
+    /// The client the operator registered for weft at its authorization server (`oauth`),
+    /// used before any other (the specification's order); its secret filled in.
+    pub oauth_client: Option<weft_agent::mcp::auth::Client>,
     /// Changes whenever anything above changes, so a catalog cached for an older
     /// configuration of the server is not taken for this one.
     pub fingerprint: String,
@@ -146,6 +149,7 @@ impl std::fmt::Debug for ServerSettings {
             .field("approval", &self.approval)
             .field("tools", &self.tools)
             .field("trusted", &self.trusted)
+            .field("oauth_client", &self.oauth_client)
             .finish()
     }
 }
@@ -216,6 +220,17 @@ struct Entry {
     tools: Option<Vec<String>>,
     #[serde(default)]
     trusted: bool,
+    #[serde(default)]
+    oauth: Option<OAuthEntry>,
+}
+
+/// The client the operator registered for weft at the server's authorization server.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OAuthEntry {
+    client_id: String,
+    #[serde(default)]
+    client_secret: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -286,7 +301,7 @@ impl McpSettings {
             Err(e) => {
                 settings.problem = Some(format!(
                     "MCP_SERVERS is not a JSON array of {{name, url, headers?, approval?, \
-                     tools?, trusted?}}: {e}"
+                     tools?, trusted?, oauth?}}: {e}"
                 ));
                 return settings;
             }
@@ -388,6 +403,7 @@ impl McpSettings {
             approval: Some(ApprovalEntry::Word("always".into())),
             tools: None,
             trusted: false,
+            oauth: None,
         };
         server(entry, None)
     }
@@ -456,6 +472,29 @@ fn server(entry: Entry, lookup: Option<&Lookup>) -> Result<ServerSettings, Strin
         }
         Some(ApprovalEntry::Tools(names)) => Approval::Only(names),
     };
+    let oauth_client = match entry.oauth {
+        None => None,
+        Some(OAuthEntry { client_id, .. }) if client_id.trim().is_empty() => {
+            return Err("oauth.client_id is empty".into());
+        }
+        Some(OAuthEntry {
+            client_id,
+            client_secret,
+        }) => {
+            let client_secret = match (client_secret, lookup) {
+                (Some(secret), Some(lookup)) => Some(
+                    fill_secrets(&secret, lookup)
+                        .map_err(|why| format!("oauth.client_secret: {why}"))?,
+                ),
+                (secret, _) => secret,
+            };
+            Some(weft_agent::mcp::auth::Client {
+                client_id,
+                client_secret,
+                secret_in_body: false,
+            })
+        }
+    };
     // The secrets' values are not in the fingerprint (it is stored): their names are.
     let fingerprint = {
         let mut text = format!("{name}\n{url}\n");
@@ -471,6 +510,7 @@ fn server(entry: Entry, lookup: Option<&Lookup>) -> Result<ServerSettings, Strin
         approval,
         tools: entry.tools,
         trusted: entry.trusted,
+        oauth_client,
         fingerprint,
     })
 }
@@ -547,6 +587,37 @@ mod tests {
         ]);
         assert_eq!(s.call_timeout_ms, 1500);
         assert_eq!(s.result_max_bytes, DEFAULT_RESULT_MAX_BYTES);
+    }
+
+    #[test]
+    fn an_oauth_client_is_read_with_its_secret_filled_and_hidden() {
+        let servers = r#"[{"name":"notes","url":"https://mcp.example.com/mcp",
+            "oauth":{"client_id":"weft","client_secret":"${secret:NOTES_SECRET}"}},
+            {"name":"plain","url":"https://mcp.example.com/mcp"},
+            {"name":"bare","url":"https://mcp.example.com/mcp","oauth":{"client_id":" "}},
+            {"name":"unset","url":"https://mcp.example.com/mcp","oauth":{"client_id":"w","client_secret":"${secret:NOPE}"}}]"#;
+        let s = read(&[("MCP_SERVERS", servers), ("NOTES_SECRET", "s3cr3t")]);
+        let notes = s.server("notes").unwrap();
+        let client = notes.oauth_client.as_ref().unwrap();
+        assert_eq!(client.client_id, "weft");
+        assert_eq!(client.client_secret.as_deref(), Some("s3cr3t"));
+        assert!(!format!("{s:?}{notes:?}").contains("s3cr3t"));
+        assert!(notes.oauth());
+        assert!(s.server("plain").unwrap().oauth_client.is_none());
+        let refused: Vec<&str> = s.refused.iter().map(|(_, why)| why.as_str()).collect();
+        assert!(
+            refused[0].contains("oauth.client_id is empty"),
+            "{refused:?}"
+        );
+        assert!(
+            refused[1].contains("oauth.client_secret: the secret NOPE is not set"),
+            "{refused:?}"
+        );
+        let odd = read(&[(
+            "MCP_SERVERS",
+            r#"[{"name":"x","url":"https://a/mcp","oauth":{"id":"w"}}]"#,
+        )]);
+        assert!(odd.problem.unwrap().contains("oauth?"));
     }
 
     #[test]

@@ -203,36 +203,11 @@ impl Session {
         let found = oauth::discover(&server.url, challenge).await?;
         let store = self.store();
         let issuer = found.server.issuer.clone();
-        let stored = store
-            .oauth_client(&issuer, &redirect_uri)
-            .map_err(|e| e.to_string())?;
-        let client = match stored.and_then(|t| {
-            weft_protocol::json::parse(&t)
-                .ok()
-                .and_then(|doc| oauth::client_from(&doc))
-        }) {
-            Some(client) => client,
-            None => {
-                let client = match auth::choose_client(&found.server, None, None)
-                    .map_err(|e| e.to_string())?
-                {
-                    ClientChoice::Ready(client) => client,
-                    ClientChoice::Register => {
-                        let request = auth::registration_request(
-                            &found.server,
-                            &redirect_uri,
-                            found.scope.as_deref(),
-                        )
-                        .map_err(|e| e.to_string())?;
-                        let (status, body) = oauth::send(&request).await?;
-                        Client::parse_registration(status, &body).map_err(|e| e.to_string())?
-                    }
-                };
-                store
-                    .save_oauth_client(&issuer, &redirect_uri, &oauth::client_json(&client))
-                    .map_err(|e| format!("the client could not be stored: {e}"))?;
-                client
-            }
+        let client = match auth::choose_client(&found.server, server.oauth_client.as_ref(), None)
+            .map_err(|e| e.to_string())?
+        {
+            ClientChoice::Ready(client) => client,
+            ClientChoice::Register => self.mcp_registered(&found, &redirect_uri).await?,
         };
         let verifier = oauth::random(32)?;
         let code_challenge = oauth::challenge(&verifier).await?;
@@ -270,6 +245,36 @@ impl Session {
             )
             .map_err(|e| format!("the flow could not be stored: {e}"))?;
         Ok(url)
+    }
+
+    /// The client weft registered at the issuer for this redirect URI (per session), or a new
+    /// one registered now by Dynamic Client Registration and kept.
+    async fn mcp_registered(
+        &self,
+        found: &oauth::Discovered,
+        redirect_uri: &str,
+    ) -> Result<Client, String> {
+        let store = self.store();
+        let issuer = &found.server.issuer;
+        let stored = store
+            .oauth_client(issuer, redirect_uri)
+            .map_err(|e| e.to_string())?;
+        if let Some(client) = stored.and_then(|t| {
+            weft_protocol::json::parse(&t)
+                .ok()
+                .and_then(|doc| oauth::client_from(&doc))
+        }) {
+            return Ok(client);
+        }
+        let request =
+            auth::registration_request(&found.server, redirect_uri, found.scope.as_deref())
+                .map_err(|e| e.to_string())?;
+        let (status, body) = oauth::send(&request).await?;
+        let client = Client::parse_registration(status, &body).map_err(|e| e.to_string())?;
+        store
+            .save_oauth_client(issuer, redirect_uri, &oauth::client_json(&client))
+            .map_err(|e| format!("the client could not be stored: {e}"))?;
+        Ok(client)
     }
 
     /// The authorization server sent the user back: a page saying how it went.

@@ -34,7 +34,15 @@ pub fn choose_client(
     metadata_document: Option<&str>,
 ) -> Result<ClientChoice, AuthError> {
     if let Some(client) = preregistered {
-        return Ok(ClientChoice::Ready(client.clone()));
+        // Its secret goes where the server takes it: Basic unless it lists only the form.
+        let offers = |m: &str| server.token_auth_methods.iter().any(|s| s == m);
+        let secret_in_body = client.client_secret.is_some()
+            && offers("client_secret_post")
+            && !offers("client_secret_basic");
+        return Ok(ClientChoice::Ready(Client {
+            secret_in_body,
+            ..client.clone()
+        }));
     }
     if let Some(url) = metadata_document.filter(|u| u.starts_with("https://")) {
         if server.client_id_metadata_documents {

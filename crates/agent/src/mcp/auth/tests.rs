@@ -166,8 +166,15 @@ fn the_client_is_the_operators_then_a_metadata_document_then_registered() {
     };
     assert_eq!(
         choose_client(&s, Some(&mine), Some("https://w/cimd")).unwrap(),
-        ClientChoice::Ready(mine)
+        ClientChoice::Ready(mine.clone())
     );
+    // A server that takes the secret only in the form gets it there.
+    let post =
+        auth_server(r#","token_endpoint_auth_methods_supported":["client_secret_post","none"]"#);
+    match choose_client(&post, Some(&mine), None).unwrap() {
+        ClientChoice::Ready(c) => assert!(c.secret_in_body && c.client_id == "op"),
+        other => panic!("{other:?}"),
+    }
     match choose_client(&s, None, Some("https://w/cimd")).unwrap() {
         ClientChoice::Ready(c) => assert_eq!(c.client_id, "https://w/cimd"),
         other => panic!("{other:?}"),
