@@ -237,8 +237,9 @@ impl Session {
     /// The stored entry of `name`, if it is for the server as configured now.
     pub(super) fn mcp_entry(&self, server: &ServerSettings) -> Option<Entry> {
         self.mcp_entries()
-            .remove(&server.name)
+            .get(&server.name)
             .filter(|e| e.fingerprint == server.fingerprint)
+            .cloned()
     }
 
     async fn mcp_discover_due(&self, wanted: Due, asker: Option<&str>) {

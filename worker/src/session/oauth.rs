@@ -223,8 +223,7 @@ impl Session {
                 resource: &found.resource.resource,
                 scope: found.scope.as_deref(),
             },
-        )
-        .map_err(|e| e.to_string())?;
+        );
         let flow = Flow {
             owner: owner.to_string(),
             issuer,
@@ -279,19 +278,14 @@ impl Session {
 
     /// The authorization server sent the user back: a page saying how it went.
     pub(super) async fn mcp_callback(&self, query: &str) -> worker::Result<Response> {
+        // Plain text: the page echoes the authorization server's words, never as markup.
         match self.mcp_complete(query).await {
-            Ok(server) => Response::from_html(format!(
-                "<!doctype html><title>weft</title><p>The MCP server {} is authorized: you \
-                 can close this window.</p>",
-                escape(&server)
+            Ok(server) => Response::ok(format!(
+                "The MCP server {server} is authorized: you can close this window."
             )),
             Err(why) => {
                 worker::console_warn!("MCP authorization callback refused: {why}");
-                Ok(Response::from_html(format!(
-                    "<!doctype html><title>weft</title><p>Not authorized: {}</p>",
-                    escape(&why)
-                ))?
-                .with_status(400))
+                Response::error(format!("Not authorized: {why}"), 400)
             }
         }
     }
@@ -351,10 +345,4 @@ impl Session {
         self.mcp_tell(Some(&flow.owner), Event::Custom { value });
         Ok(name)
     }
-}
-
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
 }

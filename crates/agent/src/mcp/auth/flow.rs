@@ -8,7 +8,6 @@ use alloc::vec::Vec;
 use core::fmt;
 
 use url::form_urlencoded;
-use url::Url;
 use weft_protocol::json::{self, Json, ObjectWriter};
 
 use super::{encode64, AuthError, AuthServer, Client, Request};
@@ -198,29 +197,24 @@ pub struct Authorize<'a> {
 
 /// The URL the user opens to authorize: the server's endpoint with the request's parameters
 /// added to any query it already has.
-pub fn authorization_url(
-    server: &AuthServer,
-    request: &Authorize<'_>,
-) -> Result<String, AuthError> {
-    let mut url = Url::parse(&server.authorization_endpoint).map_err(|_| AuthError::BadUrl {
-        what: "authorization_endpoint",
-        url: server.authorization_endpoint.clone(),
-    })?;
-    {
-        let mut query = url.query_pairs_mut();
-        query
-            .append_pair("response_type", "code")
-            .append_pair("client_id", request.client_id)
-            .append_pair("redirect_uri", request.redirect_uri)
-            .append_pair("state", request.state)
-            .append_pair("code_challenge", request.code_challenge)
-            .append_pair("code_challenge_method", "S256")
-            .append_pair("resource", request.resource);
-        if let Some(scope) = request.scope {
-            query.append_pair("scope", scope);
-        }
+pub fn authorization_url(server: &AuthServer, request: &Authorize<'_>) -> String {
+    let endpoint = &server.authorization_endpoint;
+    let mut query = form_urlencoded::Serializer::new(String::new());
+    query
+        .append_pair("response_type", "code")
+        .append_pair("client_id", request.client_id)
+        .append_pair("redirect_uri", request.redirect_uri)
+        .append_pair("state", request.state)
+        .append_pair("code_challenge", request.code_challenge)
+        .append_pair("code_challenge_method", "S256")
+        .append_pair("resource", request.resource);
+    if let Some(scope) = request.scope {
+        query.append_pair("scope", scope);
     }
-    Ok(url.into())
+    // The endpoint was checked when the metadata was read ([`AuthServer::parse`]); a query it
+    // has already is kept (RFC 6749 §3.1).
+    let joint = if endpoint.contains('?') { '&' } else { '?' };
+    format!("{endpoint}{joint}{}", query.finish())
 }
 
 /// What the token endpoint is asked for.

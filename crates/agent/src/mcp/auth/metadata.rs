@@ -5,7 +5,7 @@ use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
-use url::Url;
+use url::{Position, Url};
 use weft_protocol::json::{self, Json};
 
 use super::AuthError;
@@ -108,16 +108,14 @@ fn http_url(what: &'static str, url: &str) -> Result<Url, AuthError> {
     }
 }
 
-/// `origin` + `/.well-known/<suffix>` + `path` (its trailing slash dropped).
+/// `origin` + `/.well-known/<suffix>` + `path` (its trailing slash dropped). The URL's own
+/// slices, not its setters: they would re-parse it, code the Worker's upload pays for.
 fn well_known(url: &Url, suffix: &str, path: &str) -> String {
-    let mut u = url.clone();
-    u.set_query(None);
-    u.set_fragment(None);
-    u.set_path(&format!(
-        "/.well-known/{suffix}{}",
+    format!(
+        "{}/.well-known/{suffix}{}",
+        &url[..Position::BeforePath],
         path.trim_end_matches('/')
-    ));
-    u.to_string()
+    )
 }
 
 /// Where to read the MCP server's protected resource metadata, in order: the challenge's
@@ -195,7 +193,7 @@ impl ResourceMetadata {
         let under = path == prefix
             || path.starts_with(prefix) && path[prefix.len()..].starts_with('/')
             || prefix.is_empty();
-        if named.origin() != server.origin() || !under {
+        if named[..Position::BeforePath] != server[..Position::BeforePath] || !under {
             return Err(AuthError::malformed(
                 WHAT,
                 format!("its resource {resource:?} is not the server {server_url:?}"),
@@ -240,14 +238,13 @@ pub fn authorization_server_metadata_urls(issuer: &str) -> Result<Vec<String>, A
             well_known(&url, "openid-configuration", ""),
         ]);
     }
-    let mut appended = url.clone();
-    appended.set_query(None);
-    appended.set_fragment(None);
-    appended.set_path(&format!("{path}/.well-known/openid-configuration"));
     Ok(alloc::vec![
         well_known(&url, "oauth-authorization-server", path),
         well_known(&url, "openid-configuration", path),
-        appended.to_string(),
+        format!(
+            "{}{path}/.well-known/openid-configuration",
+            &url[..Position::BeforePath]
+        ),
     ])
 }
 
@@ -290,8 +287,10 @@ impl AuthServer {
         {
             return Err(AuthError::NoPkce { issuer: said });
         }
+        // An endpoint has no fragment (RFC 6749 §3.1): parameters are appended to it.
         let endpoint = |key: &'static str| -> Result<Option<String>, AuthError> {
             match string(&doc, key) {
+                Some(url) if url.contains('#') => Err(AuthError::BadUrl { what: key, url }),
                 Some(url) => Ok(Some(http_url(key, &url)?.to_string())),
                 None => Ok(None),
             }

@@ -253,8 +253,7 @@ fn the_authorization_url_carries_state_pkce_and_resource() {
             resource: "https://mcp.example.com/v1",
             scope: Some("a b"),
         },
-    )
-    .unwrap();
+    );
     assert!(
         url.starts_with("https://auth.example.com/authorize?tenant=a&"),
         "{url}"
