@@ -8,7 +8,7 @@
 
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
-use weft_agent::mcp::auth::{self, AuthServer, Challenge, Client, ResourceMetadata, Tokens};
+use weft_agent::mcp::auth::{self, Client, Discovered, Discovery, Step, Tokens};
 use weft_protocol::json::{self, Json, ObjectWriter};
 use worker::{Fetch, Headers};
 
@@ -46,59 +46,15 @@ pub async fn send(request: &auth::Request) -> Result<(u16, String), String> {
     Ok((response.status_code(), body))
 }
 
-fn get(url: &str) -> auth::Request {
-    auth::Request {
-        method: "GET",
-        url: url.to_string(),
-        headers: vec![("Accept".into(), "application/json".into())],
-        body: None,
-    }
-}
-
-/// The first document of `urls` that is found (2xx), its URL and body: the specification has
-/// the client try each in order.
-async fn first_found(urls: &[String]) -> Result<Option<String>, String> {
-    for url in urls {
-        let (status, body) = send(&get(url)).await?;
-        if (200..300).contains(&status) {
-            return Ok(Some(body));
+/// Runs discovery (`weft_agent::mcp::auth::Discovery`) to its end over `fetch`.
+pub async fn discover(mut discovery: Discovery) -> Result<Box<Discovered>, String> {
+    let mut answer: Option<(u16, String)> = None;
+    loop {
+        match discovery.next(answer.as_ref().map(|(s, b)| (*s, b.as_str()))) {
+            Step::Send(request) => answer = Some(send(&request).await?),
+            Step::Done(done) => return done.map_err(|e| e.to_string()),
         }
     }
-    Ok(None)
-}
-
-/// What discovery found for an MCP server that answered 401: its resource metadata, the
-/// scope to ask, and its authorization server with the metadata text it was read from (kept
-/// with the flow and the grant, so a woken object has it without asking again).
-#[derive(Debug)]
-pub struct Discovered {
-    pub resource: ResourceMetadata,
-    pub scope: Option<String>,
-    pub server: AuthServer,
-    pub metadata: String,
-}
-
-/// From the server's challenge to its authorization server, through the well-known documents.
-pub async fn discover(server_url: &str, challenge: Option<&str>) -> Result<Discovered, String> {
-    let challenge = challenge.and_then(Challenge::parse);
-    let urls =
-        auth::resource_metadata_urls(server_url, challenge.as_ref()).map_err(|e| e.to_string())?;
-    let body = first_found(&urls)
-        .await?
-        .ok_or("it publishes no protected resource metadata (RFC 9728)")?;
-    let resource = ResourceMetadata::parse(server_url, &body).map_err(|e| e.to_string())?;
-    let issuer = resource.authorization_servers[0].clone();
-    let urls = auth::authorization_server_metadata_urls(&issuer).map_err(|e| e.to_string())?;
-    let metadata = first_found(&urls)
-        .await?
-        .ok_or_else(|| format!("its authorization server {issuer} publishes no metadata"))?;
-    let server = AuthServer::parse(&issuer, &metadata).map_err(|e| e.to_string())?;
-    Ok(Discovered {
-        scope: auth::select_scope(challenge.as_ref(), &resource),
-        resource,
-        server,
-        metadata,
-    })
 }
 
 fn describe(e: wasm_bindgen::JsValue) -> String {

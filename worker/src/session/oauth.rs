@@ -10,8 +10,8 @@
 //! is single-use, expires after [`FLOW_TTL_MS`], and names this object, so a forged, replayed,
 //! expired or other session's `state` finds nothing and harms no live flow.
 
-use weft_agent::mcp::auth::{self, AuthServer, Authorize, Callback, Client, ClientChoice, Tokens};
-use weft_protocol::json::{ObjectWriter, RawJson};
+use weft_agent::mcp::auth::{self, AuthServer, Authorize, Callback, Discovery, Tokens};
+use weft_protocol::json::RawJson;
 use weft_protocol::Event;
 use worker::Response;
 
@@ -155,9 +155,9 @@ impl Session {
     ) -> String {
         match self.mcp_authorize(server, challenge, owner).await {
             Ok(url) => {
-                let mut w = ObjectWriter::typed("mcp_authorization");
-                w.str("server", &server.name).str("url", &url);
-                let value = RawJson::parse(&w.finish()).unwrap_or_default();
+                let value = RawJson::from_value(&serde_json::json!({
+                    "type": "mcp_authorization", "server": server.name, "url": url,
+                }));
                 // Nobody known (a call whose grant is gone): every socket of the session.
                 self.mcp_tell(
                     (!owner.is_empty()).then_some(owner),
@@ -200,15 +200,32 @@ impl Session {
             self.mcp.oauth_redirect.clone().ok_or(
                 "set MCP_OAUTH_REDIRECT_URL to this Worker's public /mcp/oauth/callback URL",
             )?;
-        let found = oauth::discover(&server.url, challenge).await?;
         let store = self.store();
-        let issuer = found.server.issuer.clone();
-        let client = match auth::choose_client(&found.server, server.oauth_client.as_ref(), None)
+        let known = store
+            .oauth_clients(&redirect_uri)
             .map_err(|e| e.to_string())?
-        {
-            ClientChoice::Ready(client) => client,
-            ClientChoice::Register => self.mcp_registered(&found, &redirect_uri).await?,
-        };
+            .into_iter()
+            .filter_map(|(issuer, json)| {
+                let doc = weft_protocol::json::parse(&json).ok()?;
+                Some((issuer, oauth::client_from(&doc)?))
+            })
+            .collect();
+        let discovery = Discovery::new(
+            &server.url,
+            challenge,
+            &redirect_uri,
+            server.oauth_client.clone(),
+            known,
+        )
+        .map_err(|e| e.to_string())?;
+        let found = oauth::discover(discovery).await?;
+        let client = found.client;
+        let issuer = found.server.issuer.clone();
+        if found.registered {
+            store
+                .save_oauth_client(&issuer, &redirect_uri, &oauth::client_json(&client))
+                .map_err(|e| format!("the client could not be stored: {e}"))?;
+        }
         let verifier = oauth::random(32)?;
         let code_challenge = oauth::challenge(&verifier).await?;
         // The object's id first: the Worker routes the callback by it.
@@ -244,36 +261,6 @@ impl Session {
             )
             .map_err(|e| format!("the flow could not be stored: {e}"))?;
         Ok(url)
-    }
-
-    /// The client weft registered at the issuer for this redirect URI (per session), or a new
-    /// one registered now by Dynamic Client Registration and kept.
-    async fn mcp_registered(
-        &self,
-        found: &oauth::Discovered,
-        redirect_uri: &str,
-    ) -> Result<Client, String> {
-        let store = self.store();
-        let issuer = &found.server.issuer;
-        let stored = store
-            .oauth_client(issuer, redirect_uri)
-            .map_err(|e| e.to_string())?;
-        if let Some(client) = stored.and_then(|t| {
-            weft_protocol::json::parse(&t)
-                .ok()
-                .and_then(|doc| oauth::client_from(&doc))
-        }) {
-            return Ok(client);
-        }
-        let request =
-            auth::registration_request(&found.server, redirect_uri, found.scope.as_deref())
-                .map_err(|e| e.to_string())?;
-        let (status, body) = oauth::send(&request).await?;
-        let client = Client::parse_registration(status, &body).map_err(|e| e.to_string())?;
-        store
-            .save_oauth_client(issuer, redirect_uri, &oauth::client_json(&client))
-            .map_err(|e| format!("the client could not be stored: {e}"))?;
-        Ok(client)
     }
 
     /// The authorization server sent the user back: a page saying how it went.
@@ -339,9 +326,9 @@ impl Session {
         // Its tools now, so the next run has them.
         let old = self.mcp_entry(&server);
         self.mcp_discover(&server, old, None).await;
-        let mut w = ObjectWriter::typed("mcp_authorized");
-        w.str("server", &name);
-        let value = RawJson::parse(&w.finish()).unwrap_or_default();
+        let value = RawJson::from_value(&serde_json::json!({
+            "type": "mcp_authorized", "server": name,
+        }));
         self.mcp_tell(Some(&flow.owner), Event::Custom { value });
         Ok(name)
     }

@@ -6,14 +6,17 @@
 use super::{i, int, rows, s, text, Store};
 
 impl Store {
-    /// The client registered at `issuer` for `redirect_uri` (JSON), if one was.
-    pub fn oauth_client(&self, issuer: &str, redirect_uri: &str) -> worker::Result<Option<String>> {
+    /// The clients registered for `redirect_uri` (JSON), by issuer.
+    pub fn oauth_clients(&self, redirect_uri: &str) -> worker::Result<Vec<(String, String)>> {
         let found = rows(
             &self.sql,
-            "SELECT client FROM mcp_oauth_clients WHERE issuer = ? AND redirect_uri = ?",
-            vec![s(issuer), s(redirect_uri)],
+            "SELECT issuer, client FROM mcp_oauth_clients WHERE redirect_uri = ?",
+            vec![s(redirect_uri)],
         )?;
-        Ok(found.into_iter().next().and_then(|mut r| text(&mut r, 0)))
+        Ok(found
+            .into_iter()
+            .filter_map(|mut r| Some((text(&mut r, 0)?, text(&mut r, 1)?)))
+            .collect())
     }
 
     pub fn save_oauth_client(

@@ -26,6 +26,7 @@
 //! JSON is read with weft-protocol's tree and written with its `ObjectWriter`: these shapes are
 //! read once per flow, and derives would cost the Worker's upload more than they save here.
 
+mod discovery;
 mod flow;
 mod metadata;
 
@@ -33,6 +34,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
 
+pub use discovery::{Discovered, Discovery, Step};
 pub use flow::{
     authorization_url, choose_client, client_metadata_document, registration_request,
     token_request, Authorize, Callback, ClientChoice, Grant, Tokens,
@@ -120,6 +122,11 @@ pub enum AuthError {
         /// What was wrong.
         detail: String,
     },
+    /// A document discovery needs was not found (or no client answer came).
+    Undiscoverable {
+        /// What is missing, as "it publishes no …".
+        missing: &'static str,
+    },
     /// The authorization server does not offer PKCE with S256, which MCP requires.
     NoPkce {
         /// The server's issuer.
@@ -170,6 +177,7 @@ impl fmt::Display for AuthError {
                 write!(f, "the {what} {url:?} is not an absolute http(s) URL")
             }
             Self::Malformed { what, detail } => write!(f, "the {what} is not valid: {detail}"),
+            Self::Undiscoverable { missing } => f.write_str(missing),
             Self::NoPkce { issuer } => write!(
                 f,
                 "the authorization server {issuer} does not support PKCE with S256 \

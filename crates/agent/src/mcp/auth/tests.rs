@@ -1,3 +1,4 @@
+use alloc::boxed::Box;
 use alloc::string::{String, ToString};
 use alloc::vec;
 use alloc::vec::Vec;
@@ -448,4 +449,110 @@ fn the_fuzz_entry_point_survives_the_documents_and_their_mutations() {
     }
     fuzz_mcp_auth(b"");
     fuzz_mcp_auth(b"Bearer a=\"\\");
+}
+
+const PRM: &str = r#"{"resource":"https://mcp.example.com/v1/mcp","authorization_servers":["https://auth.example.com"],"scopes_supported":["notes"]}"#;
+const ASM: &str = r#"{"issuer":"https://auth.example.com","authorization_endpoint":"https://auth.example.com/authorize","token_endpoint":"https://auth.example.com/token","registration_endpoint":"https://auth.example.com/register","code_challenge_methods_supported":["S256"]}"#;
+
+/// Runs discovery against `answer(url)`; the URLs asked, in order, and the end.
+fn discover(
+    mut d: Discovery,
+    answer: impl Fn(&Request) -> (u16, String),
+) -> (Vec<String>, Result<Box<Discovered>, AuthError>) {
+    let mut asked = Vec::new();
+    let mut last: Option<(u16, String)> = None;
+    loop {
+        match d.next(last.as_ref().map(|(s, b)| (*s, b.as_str()))) {
+            Step::Send(r) => {
+                asked.push(alloc::format!("{} {}", r.method, r.url));
+                last = Some(answer(&r));
+            }
+            Step::Done(done) => return (asked, done),
+        }
+    }
+}
+
+#[test]
+fn discovery_walks_the_well_known_documents_in_order_and_registers() {
+    let d = Discovery::new(SERVER, Some("Bearer"), "https://w/cb", None, Vec::new()).unwrap();
+    let (asked, done) = discover(d, |r| match r.url.as_str() {
+        "https://mcp.example.com/.well-known/oauth-protected-resource" => (200, PRM.into()),
+        "https://auth.example.com/.well-known/openid-configuration" => (200, ASM.into()),
+        "https://auth.example.com/register" => (201, r#"{"client_id":"new"}"#.into()),
+        _ => (404, String::new()),
+    });
+    assert_eq!(
+        asked,
+        [
+            "GET https://mcp.example.com/.well-known/oauth-protected-resource/v1/mcp",
+            "GET https://mcp.example.com/.well-known/oauth-protected-resource",
+            "GET https://auth.example.com/.well-known/oauth-authorization-server",
+            "GET https://auth.example.com/.well-known/openid-configuration",
+            "POST https://auth.example.com/register",
+        ]
+    );
+    let found = done.unwrap();
+    assert!(found.registered);
+    assert_eq!(found.client.client_id, "new");
+    assert_eq!(found.scope.as_deref(), Some("notes"));
+    assert_eq!(found.metadata, ASM);
+    assert_eq!(found.resource.resource, "https://mcp.example.com/v1/mcp");
+}
+
+#[test]
+fn discovery_takes_a_known_client_and_reports_what_is_missing() {
+    let known = vec![(
+        "https://auth.example.com".to_string(),
+        Client {
+            client_id: "kept".into(),
+            client_secret: None,
+            secret_in_body: false,
+        },
+    )];
+    let challenge = r#"Bearer resource_metadata="https://mcp.example.com/prm", scope="x""#;
+    let d = Discovery::new(SERVER, Some(challenge), "https://w/cb", None, known).unwrap();
+    let (asked, done) = discover(d, |r| match r.url.as_str() {
+        "https://mcp.example.com/prm" => (200, PRM.into()),
+        "https://auth.example.com/.well-known/oauth-authorization-server" => (200, ASM.into()),
+        _ => (404, String::new()),
+    });
+    assert_eq!(asked.len(), 2, "{asked:?}");
+    let found = done.unwrap();
+    assert!(!found.registered);
+    assert_eq!(found.client.client_id, "kept");
+    assert_eq!(found.scope.as_deref(), Some("x"));
+
+    let d = Discovery::new(SERVER, None, "https://w/cb", None, Vec::new()).unwrap();
+    let (asked, done) = discover(d, |_| (404, String::new()));
+    assert_eq!(asked.len(), 2);
+    assert!(done.unwrap_err().to_string().contains("RFC 9728"));
+    let d = Discovery::new(SERVER, None, "https://w/cb", None, Vec::new()).unwrap();
+    let (_, done) = discover(d, |r| {
+        if r.url.contains("protected-resource") {
+            (200, PRM.into())
+        } else {
+            (404, String::new())
+        }
+    });
+    assert!(done.unwrap_err().to_string().contains("RFC 8414"));
+    let plain = ASM.replace("S256", "plain");
+    let d = Discovery::new(SERVER, None, "https://w/cb", None, Vec::new()).unwrap();
+    let (_, done) = discover(d, |r| {
+        if r.url.contains("protected-resource") {
+            (200, PRM.into())
+        } else {
+            (200, plain.clone())
+        }
+    });
+    assert!(matches!(done, Err(AuthError::NoPkce { .. })));
+    let d = Discovery::new(SERVER, None, "https://w/cb", None, Vec::new()).unwrap();
+    let (_, refused) = discover(d, |r| match r.method {
+        "POST" => (400, r#"{"error":"invalid_client_metadata"}"#.into()),
+        _ if r.url.contains("protected-resource") => (200, PRM.into()),
+        _ => (200, ASM.into()),
+    });
+    assert!(refused
+        .unwrap_err()
+        .to_string()
+        .contains("invalid_client_metadata"));
 }
