@@ -155,14 +155,9 @@ impl Session {
     ) -> String {
         match self.mcp_authorize(server, challenge, owner).await {
             Ok(url) => {
-                let value = RawJson::from_value(&serde_json::json!({
-                    "type": "mcp_authorization", "server": server.name, "url": url,
-                }));
+                let event = authorization_event(&server.name, &url);
                 // Nobody known (a call whose grant is gone): every socket of the session.
-                self.mcp_tell(
-                    (!owner.is_empty()).then_some(owner),
-                    Event::Custom { value },
-                );
+                self.mcp_tell((!owner.is_empty()).then_some(owner), event);
                 format!(
                     "the MCP server {:?} needs the user's authorization: open {url} to \
                      authorize it, then ask again",
@@ -331,5 +326,39 @@ impl Session {
         }));
         self.mcp_tell(Some(&flow.owner), Event::Custom { value });
         Ok(name)
+    }
+}
+
+/// The event that tells a client where to authorize `server`: weft's `custom` event, which
+/// loom carries to a socket that asked for weft's extensions and AG-UI as a `CUSTOM` event;
+/// the other dialects (and loom's original clients) have no frame for it here, and learn the
+/// URL from a tool call of the server, which fails saying it.
+fn authorization_event(server: &str, url: &str) -> Event {
+    let value = RawJson::from_value(&serde_json::json!({
+        "type": "mcp_authorization", "server": server, "url": url,
+    }));
+    Event::Custom { value }
+}
+
+#[cfg(test)]
+mod tests {
+    use weft_protocol::Dialect;
+
+    use super::super::socket::SocketInfo;
+    use super::authorization_event;
+
+    #[test]
+    fn the_authorization_url_reaches_weft_loom_and_agui_sockets_only() {
+        let url = "https://auth.example.com/authorize?state=s";
+        for dialect in Dialect::ALL {
+            for weft in [false, true] {
+                let socket = SocketInfo::new(dialect, String::new(), weft);
+                let frames = socket.reply_frames(authorization_event("notes", url), 1);
+                let carried = frames.iter().any(|f| f.contains(url));
+                let expected =
+                    matches!(dialect, Dialect::Agui) || matches!(dialect, Dialect::Loom) && weft;
+                assert_eq!(carried, expected, "{dialect:?} weft={weft}: {frames:?}");
+            }
+        }
     }
 }
