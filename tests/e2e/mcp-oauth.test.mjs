@@ -164,6 +164,13 @@ describe('MCP servers behind OAuth', () => {
     assert.ok(!r.ends[0].is_error, JSON.stringify(r.ends[0]));
     assert.ok(r.end, 'the run ended');
     assert.ok(oauth.provider.refreshed > refreshed, 'the expired access token was refreshed, without the user');
+    // An access token the server no longer takes (401) is refreshed once and the call made again.
+    oauth.provider.expireAccessTokens();
+    const before401 = oauth.provider.refreshed;
+    const again = await run(c, 'use notes_lookup with {"term":"again"}');
+    assert.match(JSON.stringify(again.ends), /again: a private note/);
+    assert.ok(!again.ends[0].is_error, JSON.stringify(again.ends));
+    assert.equal(oauth.provider.refreshed, before401 + 1, 'one refresh after the 401');
     c.close();
   });
 

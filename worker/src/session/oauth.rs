@@ -61,11 +61,16 @@ impl Session {
         server
     }
 
-    /// Who holds the session's grant for `server` (empty: nobody, or unreadable).
+    /// Who holds the session's grant for `server`; empty when nobody does, or when it cannot
+    /// be read (logged) — an ask then goes to every socket of the session, not to nobody.
     pub(super) fn mcp_owner(&self, server: &ServerSettings) -> String {
         match self.mcp_grant(&server.name) {
             Ok(Some(grant)) => grant.owner,
-            _ => String::new(),
+            Ok(None) => String::new(),
+            Err(e) => {
+                worker::console_error!("MCP server {:?}: its grant unreadable: {e}", server.name);
+                String::new()
+            }
         }
     }
 
