@@ -12,10 +12,12 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { Conn } from './client.mjs';
+import { Conn, mintToken } from './client.mjs';
 import { startOAuthServers } from './mcp/oauth-servers.mjs';
 import { freePort, startServer } from './server.mjs';
 
+const SHARED = 'oauth-shared-token';
+const SECRET = 'oauth-secret-0123456789abcdef';
 const PRE_ID = 'weft-preregistered';
 const PRE_SECRET = 'vault-client-secret-7';
 
@@ -47,6 +49,8 @@ before(
           { name: 'vault', url: oauth.url, approval: 'never', oauth: { client_id: PRE_ID, client_secret: '${secret:VAULT_SECRET}' } },
         ]),
         VAULT_SECRET: PRE_SECRET,
+        WEFT_AUTH_TOKEN: SHARED,
+        WEFT_AUTH_SECRET: SECRET,
         MCP_OAUTH_REDIRECT_URL: redirect,
       },
     });
@@ -61,7 +65,9 @@ after(async () => {
   await oauth?.close();
 });
 
-const open = (sid) => Conn.open(`${server.url}/?session_id=${sid}`, ['weft.loom']);
+/** A loom socket of `sid`, with the shared token (the session's grants) or a user's own. */
+const open = (sid, token = SHARED) => Conn.open(`${server.url}/?session_id=${sid}&token=${token}`, ['weft.loom']);
+const userToken = (sub, sid) => mintToken({ sub, exp: Math.floor(Date.now() / 1000) + 3600, sessions: [sid] }, SECRET);
 
 /** The `value` of a custom event frame of this `type`, if `f` is one. */
 function custom(f, type) {
@@ -250,8 +256,32 @@ describe('MCP servers behind OAuth', () => {
     c.close();
   });
 
+  test("a user's grant is theirs: another user of the session is asked for their own", async () => {
+    const sid = `oauth-users-${randomUUID()}`;
+    const ann = await open(sid, userToken('ann', sid));
+    const bob = await open(sid, userToken('bob', sid));
+    const bobFrom = bob.frames.length;
+    await run(ann, 'hi');
+    const asked = await ann.wait((f) => custom(f, 'mcp_authorization')?.server === 'notes');
+    const done = await callback(await consent(new URL(custom(asked, 'mcp_authorization').url)));
+    assert.equal(done.status, 200, done.text);
+    assert.ok(!bob.frames.slice(bobFrom).some((f) => custom(f, 'mcp_authorization')), "ann's ask went to ann only");
+    // Bob calls the tool ann's authorization made visible: not with ann's token.
+    const annFrom = ann.frames.length;
+    const refused = await run(bob, 'use notes_lookup with {"term":"bob"}');
+    assert.ok(refused.ends[0]?.is_error, JSON.stringify(refused.ends));
+    assert.match(JSON.stringify(refused.ends[0]), /needs the user's authorization/);
+    await bob.wait((f) => custom(f, 'mcp_authorization')?.server === 'notes', { from: bobFrom });
+    assert.ok(!ann.frames.slice(annFrom).some((f) => custom(f, 'mcp_authorization')), "bob's ask went to bob only");
+    // Ann's own grant still serves her.
+    const mine = await run(ann, 'use notes_lookup with {"term":"ann"}');
+    assert.match(JSON.stringify(mine.ends), /ann: a private note/);
+    ann.close();
+    bob.close();
+  });
+
   test('no token appears in any frame, log line or /status', async () => {
-    const status = await (await fetch(`${server.http}/status`)).text();
+    const status = await (await fetch(`${server.http}/status?token=${SHARED}`)).text();
     const log = server.log();
     assert.ok(oauth.provider.issued.length >= 4, 'tokens were issued');
     for (const token of [...oauth.provider.issued, PRE_SECRET]) {

@@ -46,6 +46,9 @@ pub struct McpSettings {
     /// not authorized (a redirect URI taken from a request's `Host` could be pointed
     /// elsewhere by whoever sends it).
     pub oauth_redirect: Option<String>,
+    /// `MCP_OAUTH_SHARED=1`: a grant is the session's, whoever made it; unset, a per-user
+    /// token's holder keeps their own (session/oauth.rs).
+    pub oauth_shared: bool,
 }
 
 /// The most MCP servers a client may add to one session: each is asked for its tools before a
@@ -253,6 +256,8 @@ pub struct Texts {
     pub client_servers: Option<String>,
     /// `MCP_OAUTH_REDIRECT_URL`.
     pub oauth_redirect: Option<String>,
+    /// `MCP_OAUTH_SHARED`.
+    pub oauth_shared: Option<String>,
 }
 
 impl McpSettings {
@@ -273,6 +278,7 @@ impl McpSettings {
             call_timeout_ms,
             result_max_bytes,
             oauth_redirect: texts.oauth_redirect,
+            oauth_shared: texts.oauth_shared.is_some_and(|v| v == "1"),
             ..McpSettings::default()
         };
         if let Some(text) = texts.client_servers {
@@ -571,6 +577,7 @@ mod tests {
             result_max_bytes: get("MCP_RESULT_MAX_BYTES"),
             client_servers: get("MCP_CLIENT_SERVERS"),
             oauth_redirect: get("MCP_OAUTH_REDIRECT_URL"),
+            oauth_shared: get("MCP_OAUTH_SHARED"),
         };
         McpSettings::read(texts, get)
     }

@@ -28,6 +28,7 @@ impl McpSettings {
             result_max_bytes: var(env, "MCP_RESULT_MAX_BYTES"),
             client_servers: var(env, "MCP_CLIENT_SERVERS"),
             oauth_redirect: var(env, "MCP_OAUTH_REDIRECT_URL"),
+            oauth_shared: var(env, "MCP_OAUTH_SHARED"),
         };
         McpSettings::read(texts, |name| var(env, name))
     }

@@ -204,6 +204,13 @@ impl Session {
             ),
         };
         let store = self.store();
+        // Whose tokens its calls of MCP servers behind OAuth carry (session/oauth.rs); written
+        // only where such servers can be, since every row written is billed.
+        if self.mcp.oauth_redirect.is_some() {
+            if let Err(e) = self.set_run_client(asker.unwrap_or_default()) {
+                return Err(error_event(&e.to_string(), "storage", Some(run_id)));
+            }
+        }
         // A store that cannot be read refuses the run: a duplicate id would go unnoticed, and a
         // run on a history read as empty would save it back empty.
         match store.run(&run_id) {

@@ -259,29 +259,34 @@ impl Session {
                 .get(&server.name)
                 .filter(|e| e.fingerprint == server.fingerprint)
                 .cloned();
-            self.mcp_discover(server, old, asker)
+            self.mcp_discover(server, old, asker, asker.unwrap_or_default())
         });
         join_all(discoveries).await;
     }
 
-    /// Asks `server` for its tools, with the session's token for it if it holds one. A 401
-    /// refreshes the token once; past that, `asker` is sent where to authorize (nobody is
-    /// when no client asked: after a run).
+    /// Asks `server` for its tools, with `user`'s token for it if the session holds one
+    /// (session/oauth.rs). A 401 refreshes the token once; past that, `asker` is sent where
+    /// to authorize (nobody is when no client asked: after a run, after a callback).
     pub(super) async fn mcp_discover(
         &self,
         server: &ServerSettings,
         old: Option<Entry>,
         asker: Option<&str>,
+        user: &str,
     ) {
         let mut entry = old.unwrap_or_else(|| Entry {
             fingerprint: server.fingerprint.clone(),
             ..Entry::default()
         });
         let max = self.mcp.result_max_bytes;
-        let mut found =
-            discover(&self.mcp_with_token(server).await, entry.state.clone(), max).await;
-        if found.2.is_some() && server.oauth() && self.mcp_refresh_after_401(server).await {
-            found = discover(&self.mcp_with_token(server).await, found.1, max).await;
+        let mut found = discover(
+            &self.mcp_with_token(server, user).await,
+            entry.state.clone(),
+            max,
+        )
+        .await;
+        if found.2.is_some() && server.oauth() && self.mcp_refresh_after_401(server, user).await {
+            found = discover(&self.mcp_with_token(server, user).await, found.1, max).await;
         }
         let (mut catalog, state, unauthorized) = found;
         if let (Some(challenge), Some(asker), true) = (&unauthorized, asker, server.oauth()) {
@@ -348,12 +353,12 @@ impl Session {
             .server(&tool.server)
             .ok_or_else(|| format!("the MCP server {:?} is no longer configured", tool.server))?;
         let entry = self.mcp_entries().remove(&server.name).unwrap_or_default();
-        // Whose authorization a 401 asks for: the holder of the grant it refused.
-        let owner = self.mcp_owner(server);
+        // Whose tokens the call carries, and who is asked after a 401: the run's client.
+        let owner = self.run_client();
         let mut retried = false;
         let (op, outcome) = loop {
             let mut op = Operation::call_tool(
-                &self.mcp_with_token(server).await.codec(),
+                &self.mcp_with_token(server, &owner).await.codec(),
                 entry.state.clone(),
                 limits(self.mcp.result_max_bytes),
                 &tool.tool,
@@ -372,7 +377,7 @@ impl Session {
             if op.unauthorized().is_some()
                 && server.oauth()
                 && !retried
-                && self.mcp_refresh_after_401(server).await
+                && self.mcp_refresh_after_401(server, &owner).await
             {
                 retried = true;
                 continue;

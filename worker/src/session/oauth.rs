@@ -26,16 +26,54 @@ fn now() -> i64 {
     js_sys::Date::now() as i64
 }
 
+/// The meta key of the client whose run is active (whose grants its MCP calls carry).
+const RUN_CLIENT: &str = "mcp_run_client";
+
 impl Session {
-    /// `server` as its requests go out: with the session's access token for it, refreshed
-    /// first when it has expired. A server with no grant (or whose refresh failed: logged)
-    /// goes as configured, and answers 401.
-    pub(super) async fn mcp_with_token(&self, server: &ServerSettings) -> ServerSettings {
+    /// Remembers whose run starts (a socket's client), for its MCP calls: kept in storage, so
+    /// a run that a restart resumed still calls with its user's tokens.
+    pub(super) fn set_run_client(&self, client: &str) -> worker::Result<()> {
+        self.store().set_meta(RUN_CLIENT, client)
+    }
+
+    /// The client whose run is active; empty when none is known (the HTTP track's runs, or
+    /// storage unreadable: logged), which calls with the session's grants only.
+    pub(super) fn run_client(&self) -> String {
+        match self.store().meta(RUN_CLIENT) {
+            Ok(client) => client.unwrap_or_default(),
+            Err(e) => {
+                worker::console_error!("the client of the active run unreadable: {e}");
+                String::new()
+            }
+        }
+    }
+
+    /// Where `user`'s grant for `server` is kept: a per-user token's holder (`sub:…`) has
+    /// their own, which nobody else in the session uses, unless `MCP_OAUTH_SHARED`; everyone
+    /// else (a shared token, no token) shares the session's.
+    fn grant_key(&self, server: &str, user: &str) -> String {
+        let holder = if !self.mcp.oauth_shared && user.starts_with("sub:") {
+            user
+        } else {
+            ""
+        };
+        format!("{server}\n{holder}")
+    }
+
+    /// `server` as its requests for `user` (a socket's client) go out: with their access
+    /// token for it, refreshed first when it has expired. Without a grant (or when the
+    /// refresh failed: logged) it goes as configured, and answers 401.
+    pub(super) async fn mcp_with_token(
+        &self,
+        server: &ServerSettings,
+        user: &str,
+    ) -> ServerSettings {
         let mut server = server.clone();
         if !server.oauth() {
             return server;
         }
-        let grant = match self.mcp_grant(&server.name) {
+        let key = self.grant_key(&server.name, user);
+        let grant = match self.mcp_grant(&key) {
             Ok(Some(grant)) => grant,
             Ok(None) => return server,
             Err(e) => {
@@ -46,7 +84,7 @@ impl Session {
         let grant = if grant.tokens.fresh(now() as u64) {
             grant
         } else {
-            match self.mcp_refresh_grant(&server.name, grant).await {
+            match self.mcp_refresh_grant(&key, grant).await {
                 Ok(grant) => grant,
                 Err(e) => {
                     worker::console_warn!("MCP server {:?}: token not refreshed: {e}", server.name);
@@ -61,25 +99,8 @@ impl Session {
         server
     }
 
-    /// Who holds the session's grant for `server`; empty when nobody does, or when it cannot
-    /// be read (logged) — an ask then goes to every socket of the session, not to nobody.
-    pub(super) fn mcp_owner(&self, server: &ServerSettings) -> String {
-        match self.mcp_grant(&server.name) {
-            Ok(Some(grant)) => grant.owner,
-            Ok(None) => String::new(),
-            Err(e) => {
-                worker::console_error!("MCP server {:?}: its grant unreadable: {e}", server.name);
-                String::new()
-            }
-        }
-    }
-
-    fn mcp_grant(&self, server: &str) -> Result<Option<Grant>, String> {
-        let Some(text) = self
-            .store()
-            .oauth_grant(server)
-            .map_err(|e| e.to_string())?
-        else {
+    fn mcp_grant(&self, key: &str) -> Result<Option<Grant>, String> {
+        let Some(text) = self.store().oauth_grant(key).map_err(|e| e.to_string())? else {
             return Ok(None);
         };
         Grant::parse(&text)
@@ -88,8 +109,9 @@ impl Session {
     }
 
     /// After a 401 with a token: refreshes it once, if it can be. Whether to try again.
-    pub(super) async fn mcp_refresh_after_401(&self, server: &ServerSettings) -> bool {
-        let grant = match self.mcp_grant(&server.name) {
+    pub(super) async fn mcp_refresh_after_401(&self, server: &ServerSettings, user: &str) -> bool {
+        let key = self.grant_key(&server.name, user);
+        let grant = match self.mcp_grant(&key) {
             Ok(Some(grant)) if grant.tokens.refresh_token.is_some() => grant,
             Ok(_) => return false,
             Err(e) => {
@@ -97,7 +119,7 @@ impl Session {
                 return false;
             }
         };
-        match self.mcp_refresh_grant(&server.name, grant).await {
+        match self.mcp_refresh_grant(&key, grant).await {
             Ok(_) => true,
             Err(e) => {
                 worker::console_warn!("MCP server {:?}: token not refreshed: {e}", server.name);
@@ -109,9 +131,9 @@ impl Session {
     /// Refreshes the grant's access token and keeps the new one. A refusal that only the
     /// user can mend (the refresh token expired or was revoked) drops the grant: the next
     /// 401 then asks the user.
-    async fn mcp_refresh_grant(&self, server: &str, mut grant: Grant) -> Result<Grant, String> {
+    async fn mcp_refresh_grant(&self, key: &str, mut grant: Grant) -> Result<Grant, String> {
         let Some(refresh_token) = grant.tokens.refresh_token.clone() else {
-            self.mcp_drop_grant(server);
+            self.mcp_drop_grant(key);
             return Err("the access token expired and there is no refresh token".into());
         };
         let issuer =
@@ -130,22 +152,22 @@ impl Session {
                 tokens.refresh_token = tokens.refresh_token.or(Some(refresh_token));
                 grant.tokens = tokens;
                 self.store()
-                    .save_oauth_grant(server, &grant.to_json())
+                    .save_oauth_grant(key, &grant.to_json())
                     .map_err(|e| format!("the refreshed token could not be stored: {e}"))?;
                 Ok(grant)
             }
             Err(e) => {
                 if e.needs_user() {
-                    self.mcp_drop_grant(server);
+                    self.mcp_drop_grant(key);
                 }
                 Err(e.to_string())
             }
         }
     }
 
-    fn mcp_drop_grant(&self, server: &str) {
-        if let Err(e) = self.store().drop_oauth_grant(server) {
-            worker::console_error!("MCP server {server:?}: its refused grant not dropped: {e}");
+    fn mcp_drop_grant(&self, key: &str) {
+        if let Err(e) = self.store().drop_oauth_grant(key) {
+            worker::console_error!("MCP grant {key:?}: refused, and not dropped: {e}");
         }
     }
 
@@ -321,11 +343,11 @@ impl Session {
             tokens,
         };
         self.store()
-            .save_oauth_grant(&name, &grant.to_json())
+            .save_oauth_grant(&self.grant_key(&name, &flow.owner), &grant.to_json())
             .map_err(|e| format!("the tokens could not be stored: {e}"))?;
         // Its tools now, so the next run has them.
         let old = self.mcp_entry(&server);
-        self.mcp_discover(&server, old, None).await;
+        self.mcp_discover(&server, old, None, &flow.owner).await;
         let value = RawJson::from_value(&serde_json::json!({
             "type": "mcp_authorized", "server": name,
         }));

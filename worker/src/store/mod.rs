@@ -76,7 +76,7 @@ CREATE TABLE IF NOT EXISTS mcp_oauth_clients (
   client TEXT NOT NULL,
   PRIMARY KEY (issuer, redirect_uri)
 ) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS mcp_oauth_tokens (server TEXT PRIMARY KEY, grant_row TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS mcp_oauth_tokens (grant_key TEXT PRIMARY KEY, grant_row TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS mcp_oauth_flows (
   state TEXT PRIMARY KEY,
   server TEXT NOT NULL,

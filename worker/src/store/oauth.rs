@@ -1,6 +1,7 @@
 //! The MCP authorization flow's records (session/oauth.rs): the clients weft registered at
 //! each authorization server (keyed by issuer and redirect URI), the grant each server's
-//! tokens came from, and the flows under way, keyed by their `state`. They live in the
+//! tokens came from (keyed by server and holder: session/oauth.rs `grant_key`), and the flows
+//! under way, keyed by their `state`. They live in the
 //! session's SQLite and nowhere else: never in a frame, a log line or `/status`.
 
 use super::{i, int, rows, s, text, Store};
@@ -33,29 +34,29 @@ impl Store {
         Ok(())
     }
 
-    /// The grant (JSON) the server's tokens came from, if the session holds one.
-    pub fn oauth_grant(&self, server: &str) -> worker::Result<Option<String>> {
+    /// The grant (JSON) kept under `key` (a server and its holder), if there is one.
+    pub fn oauth_grant(&self, key: &str) -> worker::Result<Option<String>> {
         let found = rows(
             &self.sql,
-            "SELECT grant_row FROM mcp_oauth_tokens WHERE server = ?",
-            vec![s(server)],
+            "SELECT grant_row FROM mcp_oauth_tokens WHERE grant_key = ?",
+            vec![s(key)],
         )?;
         Ok(found.into_iter().next().and_then(|mut r| text(&mut r, 0)))
     }
 
-    pub fn save_oauth_grant(&self, server: &str, grant: &str) -> worker::Result<()> {
+    pub fn save_oauth_grant(&self, key: &str, grant: &str) -> worker::Result<()> {
         self.exec(
-            "INSERT INTO mcp_oauth_tokens (server, grant_row) VALUES (?, ?) \
-             ON CONFLICT(server) DO UPDATE SET grant_row = excluded.grant_row",
-            vec![s(server), s(grant)],
+            "INSERT INTO mcp_oauth_tokens (grant_key, grant_row) VALUES (?, ?) \
+             ON CONFLICT(grant_key) DO UPDATE SET grant_row = excluded.grant_row",
+            vec![s(key), s(grant)],
         )?;
         Ok(())
     }
 
-    pub fn drop_oauth_grant(&self, server: &str) -> worker::Result<()> {
+    pub fn drop_oauth_grant(&self, key: &str) -> worker::Result<()> {
         self.exec(
-            "DELETE FROM mcp_oauth_tokens WHERE server = ?",
-            vec![s(server)],
+            "DELETE FROM mcp_oauth_tokens WHERE grant_key = ?",
+            vec![s(key)],
         )?;
         Ok(())
     }
