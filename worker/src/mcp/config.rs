@@ -223,17 +223,10 @@ struct Entry {
     tools: Option<Vec<String>>,
     #[serde(default)]
     trusted: bool,
+    /// `{client_id, client_secret?}`: read as a map, the shape `headers` already has, so
+    /// serde's code for it is shared (the upload's bytes).
     #[serde(default)]
-    oauth: Option<OAuthEntry>,
-}
-
-/// The client the operator registered for weft at the server's authorization server.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct OAuthEntry {
-    client_id: String,
-    #[serde(default)]
-    client_secret: Option<String>,
+    oauth: BTreeMap<String, String>,
 }
 
 #[derive(Deserialize)]
@@ -409,7 +402,7 @@ impl McpSettings {
             approval: Some(ApprovalEntry::Word("always".into())),
             tools: None,
             trusted: false,
-            oauth: None,
+            oauth: BTreeMap::new(),
         };
         server(entry, None)
     }
@@ -447,6 +440,11 @@ fn server(entry: Entry, lookup: Option<&Lookup>) -> Result<ServerSettings, Strin
             "its url must be an http:// or https:// URL with a host (got {url:?})"
         ));
     }
+    // One place fills secrets in, for headers and the OAuth client's secret alike.
+    let fill = |value: &str| match lookup {
+        Some(lookup) => fill_secrets(value, lookup),
+        None => Ok(value.to_string()),
+    };
     let mut headers = Vec::new();
     for (header, value) in &entry.headers {
         if header.is_empty()
@@ -456,12 +454,7 @@ fn server(entry: Entry, lookup: Option<&Lookup>) -> Result<ServerSettings, Strin
         {
             return Err(format!("{header:?} is not a header name"));
         }
-        let value = match lookup {
-            Some(lookup) => {
-                fill_secrets(value, lookup).map_err(|why| format!("header {header}: {why}"))?
-            }
-            None => value.clone(),
-        };
+        let value = fill(value).map_err(|why| format!("header {header}: {why}"))?;
         if value.contains(['\r', '\n']) {
             return Err(format!("header {header}: a value cannot span lines"));
         }
@@ -478,29 +471,31 @@ fn server(entry: Entry, lookup: Option<&Lookup>) -> Result<ServerSettings, Strin
         }
         Some(ApprovalEntry::Tools(names)) => Approval::Only(names),
     };
-    let oauth_client = match entry.oauth {
-        None => None,
-        Some(OAuthEntry { client_id, .. }) if client_id.trim().is_empty() => {
-            return Err("oauth.client_id is empty".into());
+    let mut oauth_client = None;
+    if !entry.oauth.is_empty() {
+        let mut client_id = None;
+        let mut client_secret = None;
+        for (key, value) in &entry.oauth {
+            match key.as_str() {
+                "client_id" if !value.trim().is_empty() => client_id = Some(value.clone()),
+                "client_secret" => {
+                    client_secret =
+                        Some(fill(value).map_err(|why| format!("oauth.client_secret: {why}"))?);
+                }
+                "client_id" => return Err("oauth.client_id is empty".into()),
+                other => {
+                    return Err(format!(
+                        "oauth has client_id and client_secret, not {other:?}"
+                    ))
+                }
+            }
         }
-        Some(OAuthEntry {
-            client_id,
+        oauth_client = Some(weft_agent::mcp::auth::Client {
+            client_id: client_id.ok_or("oauth needs a client_id")?,
             client_secret,
-        }) => {
-            let client_secret = match (client_secret, lookup) {
-                (Some(secret), Some(lookup)) => Some(
-                    fill_secrets(&secret, lookup)
-                        .map_err(|why| format!("oauth.client_secret: {why}"))?,
-                ),
-                (secret, _) => secret,
-            };
-            Some(weft_agent::mcp::auth::Client {
-                client_id,
-                client_secret,
-                secret_in_body: false,
-            })
-        }
-    };
+            secret_in_body: false,
+        });
+    }
     // The secrets' values are not in the fingerprint (it is stored): their names are.
     let fingerprint = {
         let mut text = format!("{name}\n{url}\n");
@@ -624,7 +619,7 @@ mod tests {
             "MCP_SERVERS",
             r#"[{"name":"x","url":"https://a/mcp","oauth":{"id":"w"}}]"#,
         )]);
-        assert!(odd.problem.unwrap().contains("oauth?"));
+        assert!(odd.refused[0].1.contains("not \"id\""), "{:?}", odd.refused);
     }
 
     #[test]

@@ -149,9 +149,7 @@ impl DurableObject for Session {
             return self.http(req).await;
         }
         if req.path() == CALLBACK_PATH {
-            let url = req.inner().url();
-            let query = url.split_once('?').map_or("", |(_, q)| q);
-            return self.mcp_callback(query).await;
+            return self.mcp_callback(&req.inner().url()).await;
         }
         let url = req.inner().url();
         let connect = match Connect::parse(&url) {

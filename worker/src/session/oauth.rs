@@ -286,9 +286,9 @@ impl Session {
     }
 
     /// The authorization server sent the user back: a page saying how it went.
-    pub(super) async fn mcp_callback(&self, query: &str) -> worker::Result<Response> {
+    pub(super) async fn mcp_callback(&self, url: &str) -> worker::Result<Response> {
         // Plain text: the page echoes the authorization server's words, never as markup.
-        match self.mcp_complete(query).await {
+        match self.mcp_complete(url).await {
             Ok(server) => Response::ok(format!(
                 "The MCP server {server} is authorized: you can close this window."
             )),
@@ -299,8 +299,8 @@ impl Session {
         }
     }
 
-    async fn mcp_complete(&self, query: &str) -> Result<String, String> {
-        let callback = Callback::parse(query).map_err(|e| e.to_string())?;
+    async fn mcp_complete(&self, url: &str) -> Result<String, String> {
+        let callback = Callback::from_pairs(crate::query::pairs(url)).map_err(|e| e.to_string())?;
         let state = callback
             .state
             .as_deref()

@@ -392,6 +392,16 @@ impl Callback {
     /// Reads the callback's query string (without the `?`). A parameter given twice is
     /// refused (RFC 6749 §3.1: parameters must not repeat).
     pub fn parse(query: &str) -> Result<Callback, AuthError> {
+        Callback::from_pairs(
+            form_urlencoded::parse(query.as_bytes()).map(|(n, v)| (n.into_owned(), v.into_owned())),
+        )
+    }
+
+    /// As [`Callback::parse`], from the query's pairs as the host decoded them (a host with a
+    /// query reader of its own need not link a second one).
+    pub fn from_pairs(
+        pairs: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<Callback, AuthError> {
         let mut callback = Callback {
             code: None,
             state: None,
@@ -399,8 +409,8 @@ impl Callback {
             error: None,
             error_description: None,
         };
-        for (name, value) in form_urlencoded::parse(query.as_bytes()) {
-            let slot = match name.as_ref() {
+        for (name, value) in pairs {
+            let slot = match name.as_str() {
                 "code" => &mut callback.code,
                 "state" => &mut callback.state,
                 "iss" => &mut callback.iss,
@@ -413,7 +423,7 @@ impl Callback {
                     detail: format!("`{name}` is given twice"),
                 });
             }
-            *slot = Some(value.into_owned());
+            *slot = Some(value);
         }
         Ok(callback)
     }
