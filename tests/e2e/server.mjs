@@ -53,11 +53,12 @@ export function toolchainEnv(extra) {
  * `envFile`: the text of a settings file in `.dev.vars` syntax (dotenv: quoting, `\n` in double
  * quotes, `$NAME` expansion), passed as `--env-file` — the way an operator's `.dev.vars` reaches
  * the Worker, as secrets; `vars` go as `--var`, as `[vars]` would.
- * @param {{delayMs?: number, vars?: Record<string,string>, envFile?: string, toml?: string, useKey?: string, noModel?: boolean, readyTimeoutMs?: number, logLevel?: string}} opts
+ * `port`: the port to listen on (a free one by default), for a setting that names the Worker's URL.
+ * @param {{delayMs?: number, vars?: Record<string,string>, envFile?: string, toml?: string, useKey?: string, noModel?: boolean, readyTimeoutMs?: number, logLevel?: string, port?: number}} opts
  */
 export async function startServer(opts = {}) {
   const llm = await startScriptedLlm({ port: 0, host: '127.0.0.1', delayMs: opts.delayMs ?? 0 });
-  const port = await freePort();
+  const port = opts.port ?? (await freePort());
   const inspector = await freePort();
   const persist = mkdtempSync(join(tmpdir(), 'weft-e2e-'));
   // `noModel`: no scripted model either, as a deployed Worker without a key or binding is.

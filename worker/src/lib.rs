@@ -16,6 +16,7 @@
 //! | `POST /api/chat`, `GET /api/chat/{id}/stream` | the AI SDK's `useChat`: a turn as a UI message stream, and the running turn again (the HTTP track: [`http`], `session/http.rs`) |
 //! | `POST /agui`, `GET /agui/{threadId}/stream` | AG-UI's `HttpAgent`: a `RunAgentInput` in, its events out as server-sent events, and the running run again (the HTTP track) |
 //! | `GET /healthz` | `ok` |
+//! | `GET /mcp/oauth/callback` | an MCP server's authorization server sends the user back (`session/oauth.rs`) |
 //! | `GET /` and any other `GET` / `HEAD` | the demo app (`www/`, built by `scripts/build-www`), served from the `ASSETS` binding |
 //!
 //! A socket belongs to the Durable Object of its `?session_id=` (or of a fresh session); a
@@ -84,6 +85,9 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
         }
         return match (req.method(), path.as_str()) {
             (Method::Get, "/healthz") => Response::ok("ok"),
+            // No weft token: the user's browser comes back from the authorization server.
+            // The `state` is the credential, and its session checks it (session/oauth.rs).
+            (Method::Get, "/mcp/oauth/callback") => oauth_callback(&env, &url).await,
             (Method::Get, "/status") => {
                 // Any valid token may read it: it names no session.
                 if let Err(refusal) = authorize(&settings, &req, &url, &[]).await? {
@@ -191,6 +195,21 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
         .id_from_name(&session_id)?
         .get_stub()?;
     stub.fetch_with_request(forwarded).await
+}
+
+/// Hands an MCP authorization callback to the session whose object id its `state` starts
+/// with; a `state` that names no object is refused here.
+async fn oauth_callback(env: &Env, url: &str) -> Result<Response> {
+    let state = query::get(url, "state").unwrap_or_default();
+    let object = state.split_once('.').map_or("", |(id, _)| id);
+    let namespace = env.durable_object("SESSIONS")?;
+    let Ok(id) = namespace.id_from_string(object) else {
+        return Response::error("this authorization is not weft's", 400);
+    };
+    let query = url.split_once('?').map_or("", |(_, q)| q);
+    let target = format!("https://session.internal{}?{query}", session::CALLBACK_PATH);
+    let forwarded = outbound::request(&target, "GET", None, None)?;
+    id.get_stub()?.fetch_with_request(forwarded).await
 }
 
 /// Who a request is, for `SESSIONS_PER_MINUTE`: a per-user token's holder, else the address

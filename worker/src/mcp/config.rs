@@ -41,6 +41,14 @@ pub struct McpSettings {
     pub client_hosts: Option<Vec<HostRule>>,
     /// `MCP_CLIENT_SERVERS` does not parse: no client may add a server, and this says why.
     pub client_problem: Option<String>,
+    /// `MCP_OAUTH_REDIRECT_URL`: the public URL of this Worker's `/mcp/oauth/callback`, where
+    /// an authorization server sends the user back. `None`: servers that ask for OAuth are
+    /// not authorized (a redirect URI taken from a request's `Host` could be pointed
+    /// elsewhere by whoever sends it).
+    pub oauth_redirect: Option<String>,
+    /// `MCP_OAUTH_SHARED=1`: a grant is the session's, whoever made it; unset, a per-user
+    /// token's holder keeps their own (session/oauth.rs).
+    pub oauth_shared: bool,
 }
 
 /// The most MCP servers a client may add to one session: each is asked for its tools before a
@@ -126,6 +134,9 @@ pub struct ServerSettings {
     /// Its tools' annotations (`readOnlyHint`) are believed: a read-only tool then asks no
     /// approval when `approval` is left at its default.
     pub trusted: bool,
+    /// The client the operator registered for weft at its authorization server (`oauth`),
+    /// used before any other (the specification's order); its secret filled in.
+    pub oauth_client: Option<weft_agent::mcp::auth::Client>,
     /// Changes whenever anything above changes, so a catalog cached for an older
     /// configuration of the server is not taken for this one.
     pub fingerprint: String,
@@ -141,6 +152,7 @@ impl std::fmt::Debug for ServerSettings {
             .field("approval", &self.approval)
             .field("tools", &self.tools)
             .field("trusted", &self.trusted)
+            .field("oauth_client", &self.oauth_client)
             .finish()
     }
 }
@@ -168,6 +180,16 @@ impl ServerSettings {
             Approval::Never => false,
             Approval::Only(names) => names.iter().any(|n| n == tool),
         }
+    }
+
+    /// Whether weft may authorize with OAuth at the server when it answers 401: not when the
+    /// operator configured its `Authorization` (a refused static token is the operator's to
+    /// fix, and a user's token would replace theirs).
+    pub fn oauth(&self) -> bool {
+        !self
+            .headers
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case("authorization"))
     }
 
     /// Whether the operator offers the server's tool `tool` to the model.
@@ -201,6 +223,10 @@ struct Entry {
     tools: Option<Vec<String>>,
     #[serde(default)]
     trusted: bool,
+    /// `{client_id, client_secret?}`: read as a map, the shape `headers` already has, so
+    /// serde's code for it is shared (the upload's bytes).
+    #[serde(default)]
+    oauth: BTreeMap<String, String>,
 }
 
 #[derive(Deserialize)]
@@ -221,6 +247,10 @@ pub struct Texts {
     pub result_max_bytes: Option<String>,
     /// `MCP_CLIENT_SERVERS`.
     pub client_servers: Option<String>,
+    /// `MCP_OAUTH_REDIRECT_URL`.
+    pub oauth_redirect: Option<String>,
+    /// `MCP_OAUTH_SHARED`.
+    pub oauth_shared: Option<String>,
 }
 
 impl McpSettings {
@@ -240,6 +270,8 @@ impl McpSettings {
         let mut settings = McpSettings {
             call_timeout_ms,
             result_max_bytes,
+            oauth_redirect: texts.oauth_redirect,
+            oauth_shared: texts.oauth_shared.is_some_and(|v| v == "1"),
             ..McpSettings::default()
         };
         if let Some(text) = texts.client_servers {
@@ -268,7 +300,7 @@ impl McpSettings {
             Err(e) => {
                 settings.problem = Some(format!(
                     "MCP_SERVERS is not a JSON array of {{name, url, headers?, approval?, \
-                     tools?, trusted?}}: {e}"
+                     tools?, trusted?, oauth?}}: {e}"
                 ));
                 return settings;
             }
@@ -370,6 +402,7 @@ impl McpSettings {
             approval: Some(ApprovalEntry::Word("always".into())),
             tools: None,
             trusted: false,
+            oauth: BTreeMap::new(),
         };
         server(entry, None)
     }
@@ -407,6 +440,11 @@ fn server(entry: Entry, lookup: Option<&Lookup>) -> Result<ServerSettings, Strin
             "its url must be an http:// or https:// URL with a host (got {url:?})"
         ));
     }
+    // One place fills secrets in, for headers and the OAuth client's secret alike.
+    let fill = |value: &str| match lookup {
+        Some(lookup) => fill_secrets(value, lookup),
+        None => Ok(value.to_string()),
+    };
     let mut headers = Vec::new();
     for (header, value) in &entry.headers {
         if header.is_empty()
@@ -416,12 +454,7 @@ fn server(entry: Entry, lookup: Option<&Lookup>) -> Result<ServerSettings, Strin
         {
             return Err(format!("{header:?} is not a header name"));
         }
-        let value = match lookup {
-            Some(lookup) => {
-                fill_secrets(value, lookup).map_err(|why| format!("header {header}: {why}"))?
-            }
-            None => value.clone(),
-        };
+        let value = fill(value).map_err(|why| format!("header {header}: {why}"))?;
         if value.contains(['\r', '\n']) {
             return Err(format!("header {header}: a value cannot span lines"));
         }
@@ -438,6 +471,31 @@ fn server(entry: Entry, lookup: Option<&Lookup>) -> Result<ServerSettings, Strin
         }
         Some(ApprovalEntry::Tools(names)) => Approval::Only(names),
     };
+    let mut oauth_client = None;
+    if !entry.oauth.is_empty() {
+        let mut client_id = None;
+        let mut client_secret = None;
+        for (key, value) in &entry.oauth {
+            match key.as_str() {
+                "client_id" if !value.trim().is_empty() => client_id = Some(value.clone()),
+                "client_secret" => {
+                    client_secret =
+                        Some(fill(value).map_err(|why| format!("oauth.client_secret: {why}"))?);
+                }
+                "client_id" => return Err("oauth.client_id is empty".into()),
+                other => {
+                    return Err(format!(
+                        "oauth has client_id and client_secret, not {other:?}"
+                    ))
+                }
+            }
+        }
+        oauth_client = Some(weft_agent::mcp::auth::Client {
+            client_id: client_id.ok_or("oauth needs a client_id")?,
+            client_secret,
+            secret_in_body: false,
+        });
+    }
     // The secrets' values are not in the fingerprint (it is stored): their names are.
     let fingerprint = {
         let mut text = format!("{name}\n{url}\n");
@@ -453,6 +511,7 @@ fn server(entry: Entry, lookup: Option<&Lookup>) -> Result<ServerSettings, Strin
         approval,
         tools: entry.tools,
         trusted: entry.trusted,
+        oauth_client,
         fingerprint,
     })
 }
@@ -512,6 +571,8 @@ mod tests {
             call_timeout_ms: get("MCP_CALL_TIMEOUT_MS"),
             result_max_bytes: get("MCP_RESULT_MAX_BYTES"),
             client_servers: get("MCP_CLIENT_SERVERS"),
+            oauth_redirect: get("MCP_OAUTH_REDIRECT_URL"),
+            oauth_shared: get("MCP_OAUTH_SHARED"),
         };
         McpSettings::read(texts, get)
     }
@@ -528,6 +589,37 @@ mod tests {
         ]);
         assert_eq!(s.call_timeout_ms, 1500);
         assert_eq!(s.result_max_bytes, DEFAULT_RESULT_MAX_BYTES);
+    }
+
+    #[test]
+    fn an_oauth_client_is_read_with_its_secret_filled_and_hidden() {
+        let servers = r#"[{"name":"notes","url":"https://mcp.example.com/mcp",
+            "oauth":{"client_id":"weft","client_secret":"${secret:NOTES_SECRET}"}},
+            {"name":"plain","url":"https://mcp.example.com/mcp"},
+            {"name":"bare","url":"https://mcp.example.com/mcp","oauth":{"client_id":" "}},
+            {"name":"unset","url":"https://mcp.example.com/mcp","oauth":{"client_id":"w","client_secret":"${secret:NOPE}"}}]"#;
+        let s = read(&[("MCP_SERVERS", servers), ("NOTES_SECRET", "s3cr3t")]);
+        let notes = s.server("notes").unwrap();
+        let client = notes.oauth_client.as_ref().unwrap();
+        assert_eq!(client.client_id, "weft");
+        assert_eq!(client.client_secret.as_deref(), Some("s3cr3t"));
+        assert!(!format!("{s:?}{notes:?}").contains("s3cr3t"));
+        assert!(notes.oauth());
+        assert!(s.server("plain").unwrap().oauth_client.is_none());
+        let refused: Vec<&str> = s.refused.iter().map(|(_, why)| why.as_str()).collect();
+        assert!(
+            refused[0].contains("oauth.client_id is empty"),
+            "{refused:?}"
+        );
+        assert!(
+            refused[1].contains("oauth.client_secret: the secret NOPE is not set"),
+            "{refused:?}"
+        );
+        let odd = read(&[(
+            "MCP_SERVERS",
+            r#"[{"name":"x","url":"https://a/mcp","oauth":{"id":"w"}}]"#,
+        )]);
+        assert!(odd.refused[0].1.contains("not \"id\""), "{:?}", odd.refused);
     }
 
     #[test]

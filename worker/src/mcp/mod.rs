@@ -5,6 +5,7 @@
 
 pub mod catalog;
 pub mod config;
+pub mod oauth;
 pub mod transport;
 
 use crate::settings::var;
@@ -26,6 +27,8 @@ impl McpSettings {
             call_timeout_ms: var(env, "MCP_CALL_TIMEOUT_MS"),
             result_max_bytes: var(env, "MCP_RESULT_MAX_BYTES"),
             client_servers: var(env, "MCP_CLIENT_SERVERS"),
+            oauth_redirect: var(env, "MCP_OAUTH_REDIRECT_URL"),
+            oauth_shared: var(env, "MCP_OAUTH_SHARED"),
         };
         McpSettings::read(texts, |name| var(env, name))
     }
@@ -50,28 +53,33 @@ pub fn limits(max_bytes: usize) -> Limits {
     }
 }
 
-/// Asks `server` for its tools from `state`; the catalog and the state to keep, or why not.
-pub async fn discover(
-    server: &ServerSettings,
-    state: ServerState,
-    max_bytes: usize,
-) -> (Result<weft_agent::mcp::Catalog, String>, ServerState) {
+/// What a discovery found: the catalog or why not, the state to keep, and — when the server
+/// answered 401 — its `WWW-Authenticate` challenge (`Some(None)`: a 401 without one).
+pub type Discovery = (
+    Result<weft_agent::mcp::Catalog, String>,
+    ServerState,
+    Option<Option<String>>,
+);
+
+/// Asks `server` for its tools from `state`.
+pub async fn discover(server: &ServerSettings, state: ServerState, max_bytes: usize) -> Discovery {
     let mut op = Operation::list_tools(&server.codec(), state, limits(max_bytes));
     let result = transport::drive(&mut op, DISCOVERY_TIMEOUT_MS, |_| {}).await;
     let state = op.state().clone();
+    let unauthorized = op.unauthorized().map(|c| c.map(String::from));
     let catalog = match result {
         Ok(Outcome::Tools(catalog)) => Ok(catalog),
         Ok(_) => Err("the MCP server answered the tool list with something else".into()),
         Err(e) => Err(e),
     };
-    (catalog, state)
+    (catalog, state, unauthorized)
 }
 
 /// `/status`'s `mcp`: the configuration's problems and each server as probed now (its era,
 /// how many tools it offers, or its error) — never a header value or a URL's path.
 pub async fn status(settings: &McpSettings) -> Value {
     let probes = settings.servers.iter().map(|server| async move {
-        let (catalog, state) =
+        let (catalog, state, _) =
             discover(server, ServerState::default(), settings.result_max_bytes).await;
         let entry = catalog::Entry {
             fingerprint: server.fingerprint.clone(),

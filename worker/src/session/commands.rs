@@ -49,13 +49,13 @@ impl Session {
             Command::Cancel { run_id } => self.cancel(ws, info, &run_id).await,
             Command::ToolsList(q) => {
                 // A session asked before its first run lists the MCP tools it will offer.
-                self.mcp_prepare().await;
+                self.mcp_prepare(Some(&info.client)).await;
                 let tools = self.tool_specs();
                 self.reply(ws, info, Event::ToolsList { id: q.id, tools });
             }
             Command::AddMcpServer(add) => self.add_mcp_server(ws, info, add).await,
             Command::ToolShow(q) => {
-                self.mcp_prepare().await;
+                self.mcp_prepare(Some(&info.client)).await;
                 let event = toolbox::tool_show(self.tool_specs(), q);
                 self.reply(ws, info, event);
             }
@@ -153,7 +153,10 @@ impl Session {
 
     pub(super) async fn start_run(&self, ws: &WebSocket, info: &SocketInfo, run: RunCommand) {
         // relay.rs routed it here: a thread it names is this session.
-        match self.begin_run(self.session_id(info), run).await {
+        match self
+            .begin_run(self.session_id(info), run, Some(&info.client))
+            .await
+        {
             Ok(_) => self.drive().await,
             Err(refusal) => self.reply(ws, info, refusal),
         }
@@ -165,6 +168,7 @@ impl Session {
         &self,
         session_id: String,
         run: RunCommand,
+        asker: Option<&str>,
     ) -> Result<String, Event> {
         // The agent it names (none: the operator's default), with its model and its key.
         let agent = match self.settings.agents.choose(run.agent.as_ref()) {
@@ -174,7 +178,7 @@ impl Session {
         // The tools of MCP servers this session has none of yet (its first run, mostly). Here,
         // before the checks below: from the busy check to the stored run nothing awaits, so
         // no second run slips in between.
-        self.mcp_prepare().await;
+        self.mcp_prepare(asker).await;
         let running = self.running().and_then(|on| match on {
             true => Ok(Some(self.store().active_run()?)),
             false => Ok(None),
@@ -200,6 +204,13 @@ impl Session {
             ),
         };
         let store = self.store();
+        // Whose tokens its calls of MCP servers behind OAuth carry (session/oauth.rs); written
+        // only where such servers can be, since every row written is billed.
+        if self.mcp.oauth_redirect.is_some() {
+            if let Err(e) = self.set_run_client(asker.unwrap_or_default()) {
+                return Err(error_event(&e.to_string(), "storage", Some(run_id)));
+            }
+        }
         // A store that cannot be read refuses the run: a duplicate id would go unnoticed, and a
         // run on a history read as empty would save it back empty.
         match store.run(&run_id) {

@@ -270,7 +270,7 @@ impl Session {
         // The page's tools count from the start: the run lists them to the model.
         let (stream, response) = Stream::new(dialect, session, "", tools)?;
         self.streams.borrow_mut().push(stream);
-        match self.begin_run(session.to_string(), run).await {
+        match self.begin_run(session.to_string(), run, None).await {
             Ok(run_id) => {
                 if let Some(s) = self.streams.borrow_mut().last_mut() {
                     s.run_id = run_id;

@@ -119,7 +119,7 @@ impl Session {
     }
 
     /// The operator's servers, then those clients added.
-    fn mcp_all(&self) -> McpSettings {
+    pub(super) fn mcp_all(&self) -> McpSettings {
         let mut all = self.mcp.clone();
         all.servers.extend(self.client_servers());
         all
@@ -161,7 +161,7 @@ impl Session {
             );
             return self.reply(ws, info, refuse(&why));
         }
-        let (catalog, state) =
+        let (catalog, state, _) =
             discover(&server, ServerState::default(), self.mcp.result_max_bytes).await;
         let catalog = match catalog {
             Ok(catalog) => catalog,
@@ -224,16 +224,25 @@ impl Session {
     /// failed long enough ago) for them, side by side, each within
     /// [`DISCOVERY_TIMEOUT_MS`](crate::mcp::DISCOVERY_TIMEOUT_MS). Others are not asked: the
     /// run starts on the stored catalogs.
-    pub(super) async fn mcp_prepare(&self) {
-        self.mcp_discover_due(Due::Now).await;
+    /// `asker` (a socket's client) is told where to authorize a server that asks for it.
+    pub(super) async fn mcp_prepare(&self, asker: Option<&str>) {
+        self.mcp_discover_due(Due::Now, asker).await;
     }
 
     /// After a run: asks again the servers whose catalog is stale, for the next run.
     pub(super) async fn mcp_refresh(&self) {
-        self.mcp_discover_due(Due::Later).await;
+        self.mcp_discover_due(Due::Later, None).await;
     }
 
-    async fn mcp_discover_due(&self, wanted: Due) {
+    /// The stored entry of `name`, if it is for the server as configured now.
+    pub(super) fn mcp_entry(&self, server: &ServerSettings) -> Option<Entry> {
+        self.mcp_entries()
+            .get(&server.name)
+            .filter(|e| e.fingerprint == server.fingerprint)
+            .cloned()
+    }
+
+    async fn mcp_discover_due(&self, wanted: Due, asker: Option<&str>) {
         let all = self.mcp_all();
         if all.servers.is_empty() {
             return;
@@ -250,18 +259,41 @@ impl Session {
                 .get(&server.name)
                 .filter(|e| e.fingerprint == server.fingerprint)
                 .cloned();
-            self.mcp_discover(server, old)
+            self.mcp_discover(server, old, asker, asker.unwrap_or_default())
         });
         join_all(discoveries).await;
     }
 
-    async fn mcp_discover(&self, server: &ServerSettings, old: Option<Entry>) {
+    /// Asks `server` for its tools, with `user`'s token for it if the session holds one
+    /// (session/oauth.rs). A 401 refreshes the token once; past that, `asker` is sent where
+    /// to authorize (nobody is when no client asked: after a run, after a callback).
+    pub(super) async fn mcp_discover(
+        &self,
+        server: &ServerSettings,
+        old: Option<Entry>,
+        asker: Option<&str>,
+        user: &str,
+    ) {
         let mut entry = old.unwrap_or_else(|| Entry {
             fingerprint: server.fingerprint.clone(),
             ..Entry::default()
         });
-        let (catalog, state) =
-            discover(server, entry.state.clone(), self.mcp.result_max_bytes).await;
+        let max = self.mcp.result_max_bytes;
+        let mut found = discover(
+            &self.mcp_with_token(server, user).await,
+            entry.state.clone(),
+            max,
+        )
+        .await;
+        if found.2.is_some() && server.oauth() && self.mcp_refresh_after_401(server, user).await {
+            found = discover(&self.mcp_with_token(server, user).await, found.1, max).await;
+        }
+        let (mut catalog, state, unauthorized) = found;
+        if let (Some(challenge), Some(asker), true) = (&unauthorized, asker, server.oauth()) {
+            catalog = Err(self
+                .mcp_needs_authorization(server, challenge.as_deref(), asker)
+                .await);
+        }
         let now = js_sys::Date::now() as i64;
         entry.state = state;
         entry.tried_ms = now;
@@ -321,22 +353,43 @@ impl Session {
             .server(&tool.server)
             .ok_or_else(|| format!("the MCP server {:?} is no longer configured", tool.server))?;
         let entry = self.mcp_entries().remove(&server.name).unwrap_or_default();
-        let mut op = Operation::call_tool(
-            &server.codec(),
-            entry.state.clone(),
-            limits(self.mcp.result_max_bytes),
-            &tool.tool,
-            call_id,
-            arguments,
-        );
-        // One line per report: clients append a call's outputs (the Reassembler does).
-        let outcome = transport::drive(&mut op, self.mcp.call_timeout_ms, |line| {
-            self.handle(Input::ToolOutput {
-                call_id: call_id.to_string(),
-                content: format!("{line}\n"),
-            });
-        })
-        .await;
+        // Whose tokens the call carries, and who is asked after a 401: the run's client.
+        let owner = self.run_client();
+        let mut retried = false;
+        let (op, outcome) = loop {
+            let mut op = Operation::call_tool(
+                &self.mcp_with_token(server, &owner).await.codec(),
+                entry.state.clone(),
+                limits(self.mcp.result_max_bytes),
+                &tool.tool,
+                call_id,
+                arguments.clone(),
+            );
+            // One line per report: clients append a call's outputs (the Reassembler does).
+            let outcome = transport::drive(&mut op, self.mcp.call_timeout_ms, |line| {
+                self.handle(Input::ToolOutput {
+                    call_id: call_id.to_string(),
+                    content: format!("{line}\n"),
+                });
+            })
+            .await;
+            // A 401 means the call did not run: once more with a refreshed token.
+            if op.unauthorized().is_some()
+                && server.oauth()
+                && !retried
+                && self.mcp_refresh_after_401(server, &owner).await
+            {
+                retried = true;
+                continue;
+            }
+            break (op, outcome);
+        };
+        let outcome = match (op.unauthorized(), server.oauth()) {
+            (Some(challenge), true) => Err(self
+                .mcp_needs_authorization(server, challenge, &owner)
+                .await),
+            _ => outcome,
+        };
         let state = op.state().clone();
         let error = outcome.as_ref().err().cloned();
         // The server listed the tool again during the call (its headers changed): the stored

@@ -42,11 +42,13 @@ mod limits;
 mod llm;
 mod loom_app;
 mod mcp;
+mod oauth;
 mod publish;
 mod socket;
 mod toolbox;
 mod url;
 
+pub use oauth::CALLBACK_PATH;
 pub use url::{connect_url, http_url, HTTP_PATH};
 
 use fanout::Encoders;
@@ -145,6 +147,9 @@ impl DurableObject for Session {
     async fn fetch(&self, req: Request) -> Result<Response> {
         if req.path() == HTTP_PATH {
             return self.http(req).await;
+        }
+        if req.path() == CALLBACK_PATH {
+            return self.mcp_callback(&req.inner().url()).await;
         }
         let url = req.inner().url();
         let connect = match Connect::parse(&url) {

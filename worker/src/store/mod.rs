@@ -41,6 +41,7 @@ mod history;
 mod listing;
 pub mod log_row;
 mod mcp;
+mod oauth;
 mod runs;
 mod workspace;
 
@@ -69,6 +70,19 @@ CREATE TABLE IF NOT EXISTS approvals (tool TEXT PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, content TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS mcp_servers (name TEXT PRIMARY KEY, entry TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS mcp_client_servers (name TEXT PRIMARY KEY, server TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS mcp_oauth_clients (
+  issuer TEXT NOT NULL,
+  redirect_uri TEXT NOT NULL,
+  client TEXT NOT NULL,
+  PRIMARY KEY (issuer, redirect_uri)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS mcp_oauth_tokens (grant_key TEXT PRIMARY KEY, grant_row TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS mcp_oauth_flows (
+  state TEXT PRIMARY KEY,
+  server TEXT NOT NULL,
+  created INTEGER NOT NULL,
+  flow TEXT NOT NULL
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS spill (
   key TEXT NOT NULL,
   part INTEGER NOT NULL,

@@ -32,6 +32,16 @@ pub enum McpError {
         /// The server's own message (a JSON-RPC error's, or the start of the body).
         message: String,
     },
+    /// The server answered 401: it wants a token it was not given, or refused the one it got.
+    /// The host authorizes (see [`auth`](super::auth)) from the challenge, and tries again.
+    Unauthorized {
+        /// The server's configured name.
+        server: String,
+        /// The response's `WWW-Authenticate`, when it had one.
+        challenge: Option<String>,
+        /// The server's own message.
+        message: String,
+    },
     /// The server answered the request with a JSON-RPC error (an unknown tool, invalid
     /// arguments, a method it does not offer).
     Rpc {
@@ -95,6 +105,7 @@ impl McpError {
         match self {
             Self::Unreachable { server, .. }
             | Self::Http { server, .. }
+            | Self::Unauthorized { server, .. }
             | Self::Rpc { server, .. }
             | Self::UnsupportedVersion { server, .. }
             | Self::Interrupted { server, .. }
@@ -124,12 +135,21 @@ impl fmt::Display for McpError {
                     write!(f, ": {message}")?;
                 }
                 let hint = match status {
-                    401 | 403 => " Check the headers configured for it (its token).",
+                    403 => " Check the headers configured for it (its token).",
                     404 | 405 => " Check its URL: it should be the server's MCP endpoint.",
                     408 | 429 | 500..=599 => " This may be temporary.",
                     _ => "",
                 };
                 write!(f, ".{hint}")
+            }
+            Self::Unauthorized {
+                server, message, ..
+            } => {
+                write!(f, "MCP server `{server}` needs authorization (HTTP 401")?;
+                if !message.is_empty() {
+                    write!(f, ": {message}")?;
+                }
+                f.write_str("). Check the headers configured for it (its token), or authorize it.")
             }
             Self::Rpc {
                 server,
@@ -198,12 +218,12 @@ mod tests {
         let server = String::from("linear");
         let cases = [
             (
-                McpError::Http {
+                McpError::Unauthorized {
                     server: server.clone(),
-                    status: 401,
+                    challenge: None,
                     message: "invalid_token".into(),
                 },
-                "token",
+                "authorize",
             ),
             (
                 McpError::Http {

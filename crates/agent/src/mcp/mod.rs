@@ -49,6 +49,7 @@
 //! Nothing here does I/O or reads a clock: the host owns the sockets and the timeout (it calls
 //! [`Operation::on_failed`] when its timer fires). Tests replay recorded exchanges.
 
+pub mod auth;
 mod error;
 mod exchange;
 mod fuzz;
@@ -63,6 +64,7 @@ use core::fmt;
 
 use serde::{Deserialize, Serialize};
 
+pub use auth::fuzz_mcp_auth;
 pub use error::McpError;
 pub use fuzz::fuzz_mcp_response;
 pub use names::{model_tool_names, MAX_MODEL_TOOL_NAME};

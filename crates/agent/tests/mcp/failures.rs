@@ -216,17 +216,46 @@ fn a_remembered_era_that_stopped_working_is_probed_again() {
 }
 
 #[test]
-fn refused_credentials_are_reported_without_a_fallback() {
-    let unauthorized = Response::made(401, "application/json", r#"{"error":"invalid_token"}"#);
+fn refused_credentials_are_reported_without_a_fallback_with_the_servers_challenge() {
+    let mut unauthorized = Response::made(401, "application/json", r#"{"error":"invalid_token"}"#);
+    let challenge = r#"Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource""#;
+    unauthorized
+        .headers
+        .push(("WWW-Authenticate".into(), challenge.into()));
     let run = run_whole(
         Operation::list_tools(&server(), ServerState::default(), Limits::default()),
-        &[unauthorized],
+        &[unauthorized.clone()],
     );
     assert_eq!(run.requests.len(), 1);
     let error = failed(&run);
-    assert!(matches!(error, McpError::Http { status: 401, .. }));
-    assert!(error.to_string().contains("token"), "{error}");
+    let McpError::Unauthorized {
+        challenge: Some(got),
+        ..
+    } = &error
+    else {
+        panic!("{error:?}");
+    };
+    assert_eq!(got, challenge);
+    assert!(error.to_string().contains("authorize"), "{error}");
     assert_eq!(run.state.era(), None, "nothing learned about the era");
+    let forbidden = Response::made(403, "application/json", r#"{"error":"nope"}"#);
+    let run = run_whole(
+        Operation::list_tools(&server(), ServerState::default(), Limits::default()),
+        &[forbidden],
+    );
+    assert!(matches!(failed(&run), McpError::Http { status: 403, .. }));
+
+    // The host reads the challenge from the operation to start authorizing.
+    let mut op = Operation::list_tools(&server(), ServerState::default(), Limits::default());
+    let Some(Action::Send(request)) = op.poll() else {
+        panic!("a request first");
+    };
+    assert_eq!(op.unauthorized(), None);
+    op.on_head(request.id, 401, &unauthorized.headers);
+    op.on_body(request.id, &unauthorized.body);
+    op.on_end(request.id);
+    assert!(matches!(op.poll(), Some(Action::Done(Err(_)))));
+    assert_eq!(op.unauthorized(), Some(Some(challenge)));
 }
 
 #[test]

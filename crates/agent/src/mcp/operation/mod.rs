@@ -58,6 +58,10 @@ pub struct Operation {
     refreshed: Option<Tool>,
     /// That listing is under way (its cursor and pages) after this error.
     relisting: Option<Relist>,
+    /// The `WWW-Authenticate` of the last 401, which [`McpError::Unauthorized`] carries.
+    challenge: Option<String>,
+    /// The operation ended on a 401.
+    unauthorized: bool,
 }
 
 #[derive(Debug)]
@@ -188,6 +192,8 @@ impl Operation {
             reprobed: false,
             refreshed: None,
             relisting: None,
+            challenge: None,
+            unauthorized: false,
         };
         op.begin();
         op
@@ -197,6 +203,14 @@ impl Operation {
     #[must_use]
     pub fn poll(&mut self) -> Option<Action> {
         self.out.pop_front()
+    }
+
+    /// Whether the operation failed because the server answered 401, and with which
+    /// `WWW-Authenticate` challenge: the host then authorizes ([`auth`](super::auth)) and
+    /// starts the operation again.
+    #[must_use]
+    pub fn unauthorized(&self) -> Option<Option<&str>> {
+        self.unauthorized.then_some(self.challenge.as_deref())
     }
 
     /// The called tool's definition as the server listed it again during the call, after it
@@ -217,6 +231,12 @@ impl Operation {
     pub fn on_head(&mut self, request: u64, status: u16, headers: &[(String, String)]) {
         if let Some(current) = self.current_for(request) {
             current.exchange.on_head(status, headers);
+            if status == 401 {
+                self.challenge = headers
+                    .iter()
+                    .find(|(n, _)| n.eq_ignore_ascii_case("www-authenticate"))
+                    .map(|(_, v)| v.clone());
+            }
         }
     }
 

@@ -127,6 +127,23 @@ impl Operation {
     }
 
     pub(super) fn finish(&mut self, outcome: Result<Outcome, McpError>) {
+        // A 401 is the server asking for authorization: the host starts the OAuth flow from
+        // its challenge.
+        let outcome = match outcome {
+            Err(McpError::Http {
+                server,
+                status: 401,
+                message,
+            }) => {
+                self.unauthorized = true;
+                Err(McpError::Unauthorized {
+                    server,
+                    challenge: self.challenge.clone(),
+                    message,
+                })
+            }
+            other => other,
+        };
         self.finished = true;
         self.current = None;
         self.out.push_back(Action::Done(outcome));
