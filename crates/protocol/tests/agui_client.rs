@@ -353,3 +353,32 @@ fn a_malformed_event_is_an_error() {
         .is_err());
     assert!(c.thread.push(b"data: not json\n\n").is_err());
 }
+
+#[test]
+fn a_thread_kept_elsewhere_sends_its_conversation_before_the_message_and_its_state() {
+    let before = serde_json::from_value(json!([
+        {"id": "h-0", "role": "user", "content": "count to 2"},
+        {"id": "h-1", "role": "assistant", "content": "1 2"}
+    ]))
+    .unwrap();
+    let state = weft_protocol::json::RawJson::parse(r#"{"count":2}"#);
+    let mut thread = Thread::with_history("session-1", before, state);
+    let (body, _) = thread.begin("run-2", say("and now?")).unwrap();
+    let input: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(input["threadId"], "session-1");
+    assert_eq!(input["state"], json!({"count": 2}));
+    let said: Vec<(&str, &str)> = input["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m["role"].as_str().unwrap(), m["content"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        said,
+        [
+            ("user", "count to 2"),
+            ("assistant", "1 2"),
+            ("user", "and now?")
+        ]
+    );
+}

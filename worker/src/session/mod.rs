@@ -43,6 +43,7 @@ mod llm;
 mod loom_app;
 mod mcp;
 mod publish;
+mod remote;
 mod socket;
 mod toolbox;
 mod url;
@@ -76,6 +77,9 @@ pub struct Session {
     store: RefCell<Option<Store>>,
     /// The active run, loaded lazily from its checkpoint after a wake-up.
     run: RefCell<Option<Run>>,
+    /// The active run's thread with its remote agent (remote.rs), between the calls of a run
+    /// that waits for the page. In memory only: a restart fails a remote run.
+    remote: RefCell<Option<weft_protocol::dialect::agui::Thread>>,
     /// Effects the engine asked for that are not carried out yet.
     pending: RefCell<VecDeque<Effect>>,
     /// A run is being driven (an await is in flight).
@@ -126,6 +130,7 @@ impl DurableObject for Session {
             state,
             store: RefCell::new(None),
             run: RefCell::new(None),
+            remote: RefCell::new(None),
             pending: RefCell::new(VecDeque::new()),
             driving: Cell::new(false),
             cancel: Cell::new(false),

@@ -170,6 +170,15 @@ impl Thread {
         }
     }
 
+    /// A thread whose conversation and state so far are kept by someone else (a weft session,
+    /// whose remote agent gets them in the next input: `messages`, `state`).
+    pub fn with_history(thread_id: &str, messages: Vec<Message>, state: Option<RawJson>) -> Self {
+        let mut thread = Thread::new(thread_id);
+        thread.messages = messages;
+        thread.state = state;
+        thread
+    }
+
     pub fn thread_id(&self) -> &str {
         &self.thread_id
     }
