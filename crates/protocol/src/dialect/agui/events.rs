@@ -2,7 +2,6 @@
 
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
-use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::field::{Fields, FromJson, Lenient};
@@ -14,71 +13,49 @@ use super::Message;
 
 /// Every event type of AG-UI 1.0, with the fields `@ag-ui/core`'s schemas define (the common
 /// `timestamp`, `rawEvent`, `metadata` and `subagentRunId` are passed over when read).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type", rename_all = "SCREAMING_SNAKE_CASE")]
+#[derive(Debug, Clone, PartialEq)]
 pub enum AguiEvent {
-    #[serde(rename_all = "camelCase")]
     TextMessageStart {
         message_id: String,
-        #[serde(skip_serializing_if = "Option::is_none")]
         role: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         name: Option<String>,
     },
-    #[serde(rename_all = "camelCase")]
     TextMessageContent {
         message_id: String,
         delta: String,
     },
-    #[serde(rename_all = "camelCase")]
     TextMessageEnd {
         message_id: String,
     },
-    #[serde(rename_all = "camelCase")]
     TextMessageChunk {
-        #[serde(skip_serializing_if = "Option::is_none")]
         message_id: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         role: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         delta: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         name: Option<String>,
     },
-    #[serde(rename_all = "camelCase")]
     ToolCallStart {
         tool_call_id: String,
         tool_call_name: String,
-        #[serde(skip_serializing_if = "Option::is_none")]
         parent_message_id: Option<String>,
     },
-    #[serde(rename_all = "camelCase")]
     ToolCallArgs {
         tool_call_id: String,
         delta: String,
     },
-    #[serde(rename_all = "camelCase")]
     ToolCallEnd {
         tool_call_id: String,
     },
-    #[serde(rename_all = "camelCase")]
     ToolCallChunk {
-        #[serde(skip_serializing_if = "Option::is_none")]
         tool_call_id: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         tool_call_name: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         parent_message_id: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         delta: Option<String>,
     },
-    #[serde(rename_all = "camelCase")]
     ToolCallResult {
         message_id: String,
         tool_call_id: String,
         /// Text, or an array of content parts.
         content: Value,
-        #[serde(skip_serializing_if = "Option::is_none")]
         role: Option<String>,
     },
     StateSnapshot {
@@ -91,15 +68,12 @@ pub enum AguiEvent {
     MessagesSnapshot {
         messages: Vec<Message>,
     },
-    #[serde(rename_all = "camelCase")]
     ActivitySnapshot {
         message_id: String,
         activity_type: String,
         content: Map<String, Value>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         replace: Option<bool>,
     },
-    #[serde(rename_all = "camelCase")]
     ActivityDelta {
         message_id: String,
         activity_type: String,
@@ -107,76 +81,56 @@ pub enum AguiEvent {
     },
     Raw {
         event: Value,
-        #[serde(skip_serializing_if = "Option::is_none")]
         source: Option<String>,
     },
     Custom {
         name: String,
         value: Value,
     },
-    #[serde(rename_all = "camelCase")]
     RunStarted {
         thread_id: String,
         run_id: String,
-        #[serde(skip_serializing_if = "Option::is_none")]
         parent_run_id: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         input: Option<Value>,
     },
-    #[serde(rename_all = "camelCase")]
     RunFinished {
         thread_id: String,
         run_id: String,
-        #[serde(skip_serializing_if = "Option::is_none")]
         result: Option<Value>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         outcome: Option<Outcome>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         usage: Option<Vec<Value>>,
     },
     RunError {
         message: String,
-        #[serde(skip_serializing_if = "Option::is_none")]
         code: Option<String>,
     },
-    #[serde(rename_all = "camelCase")]
     StepStarted {
         step_name: String,
     },
-    #[serde(rename_all = "camelCase")]
     StepFinished {
         step_name: String,
     },
-    #[serde(rename_all = "camelCase")]
     ReasoningStart {
         message_id: String,
     },
-    #[serde(rename_all = "camelCase")]
     ReasoningMessageStart {
         message_id: String,
         role: String,
     },
-    #[serde(rename_all = "camelCase")]
     ReasoningMessageContent {
         message_id: String,
         delta: String,
     },
-    #[serde(rename_all = "camelCase")]
     ReasoningMessageEnd {
         message_id: String,
     },
-    #[serde(rename_all = "camelCase")]
     ReasoningMessageChunk {
-        #[serde(skip_serializing_if = "Option::is_none")]
         message_id: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         delta: Option<String>,
     },
-    #[serde(rename_all = "camelCase")]
     ReasoningEnd {
         message_id: String,
     },
-    #[serde(rename_all = "camelCase")]
     ReasoningEncryptedValue {
         /// `tool-call` or `message`.
         subtype: String,
@@ -184,7 +138,6 @@ pub enum AguiEvent {
         encrypted_value: String,
     },
     /// A type this version does not know, kept whole: `data` is every field but `type`.
-    #[serde(skip)]
     Unknown {
         kind: String,
         data: Map<String, Value>,
@@ -192,12 +145,9 @@ pub enum AguiEvent {
 }
 
 /// How a run finished (`RunFinishedOutcomeSchema`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type", rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
-    #[serde(rename_all = "camelCase")]
     Success {
-        #[serde(skip_serializing_if = "Option::is_none")]
         pending_tool_call_ids: Option<Vec<String>>,
     },
     Interrupt {
@@ -207,22 +157,70 @@ pub enum Outcome {
 }
 
 /// What a run waits for (`InterruptSchema`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Interrupt {
     pub id: String,
     /// weft writes `tool_call`.
     pub reason: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub response_schema: Option<Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Value>,
+}
+
+impl Outcome {
+    /// `{type, …}` as `RunFinishedOutcomeSchema` writes it.
+    pub fn to_value(&self) -> Value {
+        let mut m = Map::new();
+        let kind = match self {
+            Outcome::Success {
+                pending_tool_call_ids,
+            } => {
+                if let Some(ids) = pending_tool_call_ids {
+                    let ids = ids.iter().cloned().map(Value::String).collect();
+                    m.insert("pendingToolCallIds".into(), Value::Array(ids));
+                }
+                "success"
+            }
+            Outcome::Interrupt { interrupts } => {
+                let list = interrupts.iter().map(Interrupt::to_value).collect();
+                m.insert("interrupts".into(), Value::Array(list));
+                "interrupt"
+            }
+            Outcome::Cancelled => "cancelled",
+        };
+        m.insert("type".into(), Value::String(kind.into()));
+        Value::Object(m)
+    }
+}
+
+impl Interrupt {
+    /// The interrupt as `InterruptSchema` writes it (an unset field left out).
+    pub fn to_value(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("id".into(), Value::String(self.id.clone()));
+        m.insert("reason".into(), Value::String(self.reason.clone()));
+        let texts = [
+            ("message", &self.message),
+            ("toolCallId", &self.tool_call_id),
+            ("expiresAt", &self.expires_at),
+        ];
+        for (key, value) in texts {
+            if let Some(v) = value {
+                m.insert(key.into(), Value::String(v.clone()));
+            }
+        }
+        for (key, value) in [
+            ("responseSchema", &self.response_schema),
+            ("metadata", &self.metadata),
+        ] {
+            if let Some(v) = value {
+                m.insert(key.into(), v.clone());
+            }
+        }
+        Value::Object(m)
+    }
 }
 
 /// The `type`s of [`AguiEvent`]'s known variants.
@@ -298,17 +296,192 @@ impl AguiEvent {
         }
     }
 
-    /// The event as its JSON object.
+    /// The event as its JSON object: `type` and its fields, an optional one only when set.
+    /// Built member by member rather than by serde's derive (11 KB of the Worker's code for
+    /// what a map's inserts say).
     pub fn to_value(&self) -> Value {
-        match self {
-            AguiEvent::Unknown { kind, data } => {
-                let mut m = data.clone();
-                m.insert("type".into(), Value::String(kind.clone()));
-                Value::Object(m)
+        let mut m = Map::new();
+        let put = |m: &mut Map<String, Value>, key: &str, value: Value| {
+            m.insert(String::from(key), value);
+        };
+        let text = |m: &mut Map<String, Value>, key: &str, value: &String| {
+            put(m, key, Value::String(value.clone()));
+        };
+        let opt = |m: &mut Map<String, Value>, key: &str, value: &Option<String>| {
+            if let Some(v) = value {
+                text(m, key, v);
             }
-            // Our own variants serialize to objects with string keys: this cannot fail.
-            other => serde_json::to_value(other).unwrap_or(Value::Null),
+        };
+        let list = |values: &[Value]| Value::Array(values.to_vec());
+        match self {
+            AguiEvent::TextMessageStart {
+                message_id,
+                role,
+                name,
+            } => {
+                text(&mut m, "messageId", message_id);
+                opt(&mut m, "role", role);
+                opt(&mut m, "name", name);
+            }
+            AguiEvent::TextMessageContent { message_id, delta }
+            | AguiEvent::ReasoningMessageContent { message_id, delta } => {
+                text(&mut m, "messageId", message_id);
+                text(&mut m, "delta", delta);
+            }
+            AguiEvent::TextMessageEnd { message_id }
+            | AguiEvent::ReasoningStart { message_id }
+            | AguiEvent::ReasoningMessageEnd { message_id }
+            | AguiEvent::ReasoningEnd { message_id } => text(&mut m, "messageId", message_id),
+            AguiEvent::TextMessageChunk {
+                message_id,
+                role,
+                delta,
+                name,
+            } => {
+                opt(&mut m, "messageId", message_id);
+                opt(&mut m, "role", role);
+                opt(&mut m, "delta", delta);
+                opt(&mut m, "name", name);
+            }
+            AguiEvent::ToolCallStart {
+                tool_call_id,
+                tool_call_name,
+                parent_message_id,
+            } => {
+                text(&mut m, "toolCallId", tool_call_id);
+                text(&mut m, "toolCallName", tool_call_name);
+                opt(&mut m, "parentMessageId", parent_message_id);
+            }
+            AguiEvent::ToolCallArgs {
+                tool_call_id,
+                delta,
+            } => {
+                text(&mut m, "toolCallId", tool_call_id);
+                text(&mut m, "delta", delta);
+            }
+            AguiEvent::ToolCallEnd { tool_call_id } => text(&mut m, "toolCallId", tool_call_id),
+            AguiEvent::ToolCallChunk {
+                tool_call_id,
+                tool_call_name,
+                parent_message_id,
+                delta,
+            } => {
+                opt(&mut m, "toolCallId", tool_call_id);
+                opt(&mut m, "toolCallName", tool_call_name);
+                opt(&mut m, "parentMessageId", parent_message_id);
+                opt(&mut m, "delta", delta);
+            }
+            AguiEvent::ToolCallResult {
+                message_id,
+                tool_call_id,
+                content,
+                role,
+            } => {
+                text(&mut m, "messageId", message_id);
+                text(&mut m, "toolCallId", tool_call_id);
+                put(&mut m, "content", content.clone());
+                opt(&mut m, "role", role);
+            }
+            AguiEvent::StateSnapshot { snapshot } => put(&mut m, "snapshot", snapshot.clone()),
+            AguiEvent::StateDelta { delta } => put(&mut m, "delta", list(delta)),
+            AguiEvent::MessagesSnapshot { messages } => {
+                let messages = messages.iter().map(super::message_value).collect();
+                put(&mut m, "messages", Value::Array(messages));
+            }
+            AguiEvent::ActivitySnapshot {
+                message_id,
+                activity_type,
+                content,
+                replace,
+            } => {
+                text(&mut m, "messageId", message_id);
+                text(&mut m, "activityType", activity_type);
+                put(&mut m, "content", Value::Object(content.clone()));
+                if let Some(r) = replace {
+                    put(&mut m, "replace", Value::Bool(*r));
+                }
+            }
+            AguiEvent::ActivityDelta {
+                message_id,
+                activity_type,
+                patch,
+            } => {
+                text(&mut m, "messageId", message_id);
+                text(&mut m, "activityType", activity_type);
+                put(&mut m, "patch", list(patch));
+            }
+            AguiEvent::Raw { event, source } => {
+                put(&mut m, "event", event.clone());
+                opt(&mut m, "source", source);
+            }
+            AguiEvent::Custom { name, value } => {
+                text(&mut m, "name", name);
+                put(&mut m, "value", value.clone());
+            }
+            AguiEvent::RunStarted {
+                thread_id,
+                run_id,
+                parent_run_id,
+                input,
+            } => {
+                text(&mut m, "threadId", thread_id);
+                text(&mut m, "runId", run_id);
+                opt(&mut m, "parentRunId", parent_run_id);
+                if let Some(i) = input {
+                    put(&mut m, "input", i.clone());
+                }
+            }
+            AguiEvent::RunFinished {
+                thread_id,
+                run_id,
+                result,
+                outcome,
+                usage,
+            } => {
+                text(&mut m, "threadId", thread_id);
+                text(&mut m, "runId", run_id);
+                if let Some(r) = result {
+                    put(&mut m, "result", r.clone());
+                }
+                if let Some(o) = outcome {
+                    put(&mut m, "outcome", o.to_value());
+                }
+                if let Some(u) = usage {
+                    put(&mut m, "usage", list(u));
+                }
+            }
+            AguiEvent::RunError { message, code } => {
+                text(&mut m, "message", message);
+                opt(&mut m, "code", code);
+            }
+            AguiEvent::StepStarted { step_name } | AguiEvent::StepFinished { step_name } => {
+                text(&mut m, "stepName", step_name);
+            }
+            AguiEvent::ReasoningMessageStart { message_id, role } => {
+                text(&mut m, "messageId", message_id);
+                text(&mut m, "role", role);
+            }
+            AguiEvent::ReasoningMessageChunk { message_id, delta } => {
+                opt(&mut m, "messageId", message_id);
+                opt(&mut m, "delta", delta);
+            }
+            AguiEvent::ReasoningEncryptedValue {
+                subtype,
+                entity_id,
+                encrypted_value,
+            } => {
+                text(&mut m, "subtype", subtype);
+                text(&mut m, "entityId", entity_id);
+                text(&mut m, "encryptedValue", encrypted_value);
+            }
+            AguiEvent::Unknown { data, .. } => m.clone_from(data),
         }
+        put(
+            &mut m,
+            "type",
+            Value::String(String::from(self.type_name())),
+        );
+        Value::Object(m)
     }
 
     /// The event as JSON text.
@@ -400,7 +573,7 @@ pub(crate) fn from_object(kind: &str, obj: &Object<'_>) -> Result<AguiEvent, Err
             delta: l.req("delta"),
         },
         "MESSAGES_SNAPSHOT" => AguiEvent::MessagesSnapshot {
-            messages: l.keep(messages(f)),
+            messages: l.objects("messages", super::message),
         },
         "ACTIVITY_SNAPSHOT" => AguiEvent::ActivitySnapshot {
             message_id: s("messageId"),
@@ -481,12 +654,6 @@ fn present(f: Fields<'_>, name: &str) -> Result<Value, Error> {
         Some(v) => Ok(v.to_serde()),
         None => Err(f.err(name, "is required (any JSON value)")),
     }
-}
-
-/// `MESSAGES_SNAPSHOT`'s messages, by the reader `RunAgentInput`'s messages already link.
-fn messages(f: Fields<'_>) -> Result<Vec<Message>, Error> {
-    let v = f.map().get("messages").map_or(Value::Null, Json::to_serde);
-    serde_json::from_value(v).map_err(|e| f.err("messages", e.to_string()))
 }
 
 /// `RUN_FINISHED`'s `outcome`, tagged by its `type`.
