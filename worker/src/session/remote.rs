@@ -161,7 +161,7 @@ impl Session {
                 // The body ended, or broke: before the AG-UI run finished, that is the run's
                 // failure (`stream_cut`), which finish says.
                 Some(Err(_)) | None => {
-                    let events = thread.finish();
+                    let events = thread.finish_with("stream_cut");
                     if self.feed_remote(events) {
                         // It stopped for the page: the next call goes on with this thread.
                         *self.remote.borrow_mut() = Some(thread);

@@ -345,6 +345,12 @@ impl Thread {
     /// The response ended. Before `RUN_FINISHED` / `RUN_ERROR` that is the run's failure
     /// ([`Thread::fail`] with code `disconnected`).
     pub fn finish(&mut self) -> Vec<Sequenced> {
+        self.finish_with("disconnected")
+    }
+
+    /// [`Thread::finish`] with the error's `code` the caller's own (a weft session running a
+    /// remote agent says `stream_cut`, its code for a model's stream cut short).
+    pub fn finish_with(&mut self, code: &str) -> Vec<Sequenced> {
         if self.finished {
             return Vec::new();
         }
@@ -353,7 +359,7 @@ impl Thread {
         } else {
             "the agent's event stream ended before the run finished"
         };
-        self.fail("disconnected", message)
+        self.fail(code, message)
     }
 
     /// Ends the client run here, streaming or waiting for the page (the request failed, an
