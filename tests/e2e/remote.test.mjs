@@ -16,6 +16,9 @@ import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 
+import { Chat } from '@ai-sdk/react';
+import { DefaultChatTransport } from 'ai';
+
 import init, { Client } from 'weft-sdk';
 
 import { startLangGraphAgent } from '../agui/langgraph/server.mjs';
@@ -111,8 +114,11 @@ describe('a remote AG-UI agent behind a weft session', () => {
     // weft-sdk's agents() reads the same list; loom's agent_list names it too.
     const client = new Client({ url: server.http, dialect: 'agentchat', sessionId: session() });
     try {
-      const pick = (list) => list.map(({ name, description, agent }) => ({ name, description, agent }));
-      assert.deepEqual(pick((await client.agents()).agents), pick(status.agents));
+      const pick = (list) => list.map(({ name, description, agent, remote }) => ({ name, description, agent, remote: remote ?? null }));
+      const listed = (await client.agents()).agents;
+      assert.deepEqual(pick(listed), pick(status.agents));
+      assert.equal(listed.find((a) => a.name === 'lg')?.remote, new URL(lg.url).host);
+      assert.equal(listed.find((a) => a.name === 'react')?.remote, null);
     } finally {
       client.close();
     }
@@ -318,6 +324,37 @@ describe('a remote AG-UI agent behind a weft session', () => {
       .join('');
     assert.equal(text, '1 2 3 4 5');
     assert.equal(chunks.at(-1).type, 'finish');
+  });
+
+  test("the AI SDK's own Chat (what useChat runs) over /api/chat: the remote agent's reply and its tool", async () => {
+    const chat = new Chat({
+      id: `remote-chat-${randomUUID()}`,
+      transport: new DefaultChatTransport({ api: `${server.http}/api/chat`, body: { agent: 'lg' } }),
+    });
+    const text = (m) =>
+      m.parts
+        .filter((p) => p.type === 'text')
+        .map((p) => p.text)
+        .join('');
+    await chat.sendMessage({ text: 'count to 4' });
+    assert.equal(chat.status, 'ready', String(chat.error));
+    assert.equal(text(chat.messages.at(-1)), '1 2 3 4');
+    // The next message goes to the same weft session (the chat's id): the agent's own tool.
+    await chat.sendMessage({ text: 'what time is it' });
+    assert.equal(chat.status, 'ready', String(chat.error));
+    const reply = chat.messages.at(-1);
+    assert.ok(reply);
+    assert.deepEqual(
+      chat.messages.map((m) => m.role),
+      ['user', 'assistant', 'user', 'assistant'],
+    );
+    const tool = /** @type {{ state?: string, output?: unknown } | undefined} */ (
+      reply.parts.find((p) => p.type.startsWith('tool-') || p.type === 'dynamic-tool')
+    );
+    assert.ok(tool, `a tool part in ${JSON.stringify(reply.parts)}`);
+    assert.equal(tool.state, 'output-available');
+    assert.match(JSON.stringify(tool.output), /2026-01-01T12:00:00Z/);
+    assert.match(text(reply), /It is 2026-01-01T12:00:00Z \(UTC\)\./);
   });
 
   test('weft-sdk in Node: a socket cut mid-run is resumed, every event once', async () => {
