@@ -22,7 +22,7 @@ import { DefaultChatTransport } from 'ai';
 import init, { Client } from 'weft-sdk';
 
 import { startLangGraphAgent } from '../agui/langgraph/server.mjs';
-import { relay } from '../sdk/harness.mjs';
+import { launchChromium, relay, serveStatic } from '../sdk/harness.mjs';
 import { Conn } from './client.mjs';
 import { freePort, startServer } from './server.mjs';
 
@@ -378,6 +378,54 @@ describe('a remote AG-UI agent behind a weft session', () => {
       );
     } finally {
       client.close();
+    }
+  });
+
+  test('weft-sdk in headless Chromium: the network cut mid-run, the socket resumed, every event once', async () => {
+    const web = await serveStatic({
+      '/': `<!doctype html><script type="module">
+        import init, { Client } from '/pkg/index.mjs';
+        await init();
+        Object.assign(window, { Client, ready: true });
+      </script>`,
+    });
+    const browser = await launchChromium();
+    try {
+      const page = await browser.context.newPage();
+      await page.goto(`${web.url}/`);
+      await page.waitForFunction(() => /** @type {any} */ (window).ready === true, null, { timeout: 30_000 });
+      const before = net.connections;
+      const running = page.evaluate(
+        async (/** @type {any} */ { url, sessionId }) => {
+          const w = /** @type {any} */ (window);
+          const client = new w.Client({ url, dialect: 'loom', sessionId });
+          await client.connect();
+          const run = client.run({ message: 'count to 80', agent: 'lg' });
+          const ids = [];
+          w.chunks = 0;
+          run.onEvent((/** @type {any} */ ev) => {
+            ids.push(ev.event_id);
+            if (ev.type === 'message_chunk') w.chunks++;
+          });
+          const { reply } = await run.result;
+          client.close();
+          return { ids, reply };
+        },
+        { url: `ws://127.0.0.1:${net.port}`, sessionId: session() },
+      );
+      await page.waitForFunction(() => /** @type {any} */ (window).chunks >= 5, null, { timeout: 60_000, polling: 10 });
+      assert.ok(net.cut() > 0, 'the socket was cut mid-run');
+      const { ids, reply } = await running;
+      assert.ok(net.connections >= before + 2, 'the page opened a second socket');
+      assert.equal(reply, Array.from({ length: 80 }, (_, i) => i + 1).join(' '));
+      assert.deepEqual(
+        ids,
+        ids.map((_, i) => i + 1),
+        'every event once, in order',
+      );
+    } finally {
+      await browser.close();
+      await web.close();
     }
   });
 
