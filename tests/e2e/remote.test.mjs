@@ -13,7 +13,9 @@
 
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { readdirSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import { Chat } from '@ai-sdk/react';
@@ -85,6 +87,27 @@ after(async () => {
 });
 
 const session = () => `remote-${randomUUID()}`;
+
+/** Waits (30 s at most) until a session's SQLite holds the thread of remote run `runId` (its
+ * `meta` `remote_thread`), read-only while the server runs. */
+async function storedThread(runId) {
+  const { DatabaseSync } = await import('node:sqlite');
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    for (const file of readdirSync(server.persist, { recursive: true }).filter((f) => String(f).endsWith('.sqlite'))) {
+      const db = new DatabaseSync(join(server.persist, String(file)), { readOnly: true });
+      try {
+        const hasMeta = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").get();
+        const row = hasMeta && db.prepare("SELECT instr(value, ?) AS at FROM meta WHERE key = 'remote_thread'").get(`"runId":"${runId}"`);
+        if (row && Number(row.at) > 0) return;
+      } finally {
+        db.close();
+      }
+    }
+    if (Date.now() > deadline) throw new Error('no remote thread was stored');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
 const loom = (sid = session()) => Conn.open(`${server.url}/?session_id=${sid}`, ['weft.loom']);
 
 /** One loom run to its end: the `run_end` frame or the `error` that ended it, and the run's frames. */
@@ -427,6 +450,31 @@ describe('a remote AG-UI agent behind a weft session', () => {
       await browser.close();
       await web.close();
     }
+  });
+
+  test("the agent's interrupt survives a restart of weft: answered after it, the run goes on in the same thread", async () => {
+    const sid = session();
+    const a = await loom(sid);
+    const id = randomUUID();
+    a.send({ type: 'run', id, message: 'write hello to kept.txt', agent: 'lg' });
+    const ask = (await a.wait((f) => f.id === id && f.event?.type === 'tool_approval', { timeout: 60_000 })).event;
+    // weft goes down once the agent's response has ended and the session has stored the thread.
+    await storedThread(id);
+    const seen = a.frames.filter((f) => f.id === id && f.event).length;
+    const asked = lg.llm.requests.length;
+    a.kill();
+    await server.restart();
+    const b = await loom(sid);
+    b.send({ type: 'approval_response', call_id: ask.call_id, review: 'yes' });
+    b.send({ type: 'resume', run_id: id, after_event_id: seen });
+    const end = await b.wait((f) => (f.type === 'run_end' || f.type === 'error') && f.id === id, { timeout: 60_000 });
+    assert.equal(end.type, 'run_end', JSON.stringify(end));
+    assert.equal(end.reply, 'Done: I wrote kept.txt.');
+    const toolEnd = b.frames.find((f) => f.id === id && f.event?.type === 'tool_end' && f.event.call_id === ask.call_id)?.event;
+    assert.equal(toolEnd?.result, 'wrote 5 bytes to kept.txt');
+    // The agent was not asked the first half again: one model request, for the answer.
+    assert.equal(lg.llm.requests.length, asked + 1);
+    b.close();
   });
 
   test('cancel aborts the request to the remote agent; the next run works', async () => {

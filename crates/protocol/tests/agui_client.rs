@@ -386,3 +386,49 @@ fn a_thread_kept_elsewhere_sends_its_conversation_before_the_message_and_its_sta
         ]
     );
 }
+
+/// A thread waiting for the page, written out and read back (a host restarted meanwhile), goes
+/// on exactly as the one it was written from: the same input, the same events.
+#[test]
+fn a_snapshot_of_a_waiting_thread_goes_on_as_the_thread() {
+    let mut c = Client::new("thread-interrupt");
+    c.begin("r1", say("write hello to notes.txt"));
+    assert_eq!(
+        c.thread.to_snapshot(),
+        None,
+        "not while its response streams"
+    );
+    c.stream("interrupt-1", 11);
+    let text = c.thread.to_snapshot().expect("a run waiting for the page");
+    let mut back = Thread::from_snapshot(&text).unwrap();
+    assert_eq!(back.to_snapshot().as_deref(), Some(text.as_str()));
+    assert_eq!(back.run_id(), Some("r1"));
+    assert_eq!(back.messages(), c.thread.messages());
+    let call = c.r.transcript().tool_calls[0].call_id.clone();
+    let answer = || Turn {
+        answers: vec![Answer {
+            call_id: call.clone(),
+            approved: false,
+            message: Some("not now".into()),
+        }],
+        ..Turn::default()
+    };
+    let (body, local) = c.thread.begin("x", answer()).unwrap();
+    let (body_back, local_back) = back.begin("x", answer()).unwrap();
+    assert_eq!(body_back, body);
+    assert_eq!(local_back, local);
+    for piece in fixture("interrupt-2-denied").chunks(17) {
+        assert_eq!(back.push(piece).unwrap(), c.thread.push(piece).unwrap());
+    }
+    assert_eq!(back.finish(), c.thread.finish());
+    assert_eq!(back.run_id(), None);
+    assert_eq!(back.to_snapshot(), None);
+    // Not a snapshot: a clear error.
+    for bad in [
+        "{}",
+        "[]",
+        r#"{"threadId":"t","runId":"r","messages":[{"id":1}]}"#,
+    ] {
+        assert!(Thread::from_snapshot(bad).is_err(), "{bad}");
+    }
+}

@@ -78,7 +78,7 @@ pub struct Session {
     /// The active run, loaded lazily from its checkpoint after a wake-up.
     run: RefCell<Option<Run>>,
     /// The active run's thread with its remote agent (remote.rs), between the calls of a run
-    /// that waits for the page. In memory only: a restart fails a remote run.
+    /// that waits for the page (stored too: remote.rs reads it back after a restart).
     remote: RefCell<Option<weft_protocol::dialect::agui::Thread>>,
     /// Effects the engine asked for that are not carried out yet.
     pending: RefCell<VecDeque<Effect>>,

@@ -5,7 +5,9 @@
 //! sends them like any run's — and turns every way the call can fail into the run's `error`.
 //!
 //! Each AG-UI run is one request, never sent again: a stream cut mid-run fails the run
-//! (`stream_cut`) with the history as it was before, and a new run is the user's choice. The
+//! (`stream_cut`) with the history as it was before, and a new run is the user's choice. A run
+//! that stops for the page keeps its thread in memory and in the session's `meta` table, so
+//! that the answer goes on in it after the Durable Object was evicted or restarted. The
 //! request is aborted when the run ends without it (cancel, in any dialect): the future that
 //! holds it is dropped, and with it the [`Abort`] guard.
 
@@ -20,6 +22,9 @@ use weft_protocol::{Event, Sequenced};
 use worker::{AbortController, Fetch, Headers};
 
 use super::Session;
+
+/// The session's `meta` entry holding the thread of a remote run that waits for the page.
+const THREAD_KEY: &str = "remote_thread";
 
 /// The most of an error answer's body quoted in the run's error.
 const QUOTED_BODY: usize = 300;
@@ -77,11 +82,16 @@ impl Session {
         let mut thread = match (kept, &turn.message) {
             (_, Some(_)) => Thread::with_history(&thread_id, messages(&history), state),
             (Some(thread), None) => thread,
-            (None, None) => {
-                let why = "the thread with the remote agent was lost (the server restarted while \
-                           the run waited): send the message again for a new run";
-                return self.remote_failed("stream_cut", why.into());
-            }
+            // The server restarted while the run waited for the page: the thread it stored.
+            (None, None) => match self.stored_thread(&run_id) {
+                Ok(Some(thread)) => thread,
+                Ok(None) => {
+                    let why = "the thread with the remote agent was lost (the server restarted \
+                               while its answer streamed): send the message again for a new run";
+                    return self.remote_failed("stream_cut", why.into());
+                }
+                Err(why) => return self.remote_failed("stream_cut", why),
+            },
         };
         turn.tools = self.page_tools();
         let body = match thread.begin(&run_id, turn) {
@@ -89,6 +99,12 @@ impl Session {
             Ok((body, _)) => body,
             Err(e) => return self.remote_failed("remote", format!("the input: {e}")),
         };
+        // The stored thread is this call's from now on: a restart while it streams fails the
+        // run (the call is never made twice), not an answer given in an older thread.
+        if let Err(e) = self.store().set_meta(THREAD_KEY, "") {
+            let why = format!("the thread with the remote agent could not be stored: {e}");
+            return self.remote_failed("storage", why);
+        }
         let headers = Headers::new();
         let set = [
             ("content-type", "application/json"),
@@ -163,7 +179,17 @@ impl Session {
                 Some(Err(_)) | None => {
                     let events = thread.finish_with("stream_cut");
                     if self.feed_remote(events) {
-                        // It stopped for the page: the next call goes on with this thread.
+                        // It stopped for the page: the next call goes on with this thread,
+                        // kept with the session too, so that an answer given after a restart
+                        // finds it.
+                        if let Some(snapshot) = thread.to_snapshot() {
+                            if let Err(e) = self.store().set_meta(THREAD_KEY, &snapshot) {
+                                let why = format!(
+                                    "the thread with the remote agent could not be stored: {e}"
+                                );
+                                return self.remote_failed("storage", why);
+                            }
+                        }
                         *self.remote.borrow_mut() = Some(thread);
                         self.handle(Input::RemoteEnded);
                     }
@@ -183,6 +209,21 @@ impl Session {
             }
         }
         abort.done();
+    }
+
+    /// The thread the session stored when run `run_id` stopped for the page (`None`: it has
+    /// none, or one of another run).
+    fn stored_thread(&self, run_id: &str) -> Result<Option<Thread>, String> {
+        let stored = self
+            .store()
+            .meta(THREAD_KEY)
+            .map_err(|e| format!("the thread with the remote agent could not be read: {e}"))?;
+        let Some(text) = stored.filter(|t| !t.is_empty()) else {
+            return Ok(None);
+        };
+        let thread = Thread::from_snapshot(&text)
+            .map_err(|e| format!("the stored thread with the remote agent is damaged: {e}"))?;
+        Ok((thread.run_id() == Some(run_id)).then_some(thread))
     }
 
     /// Feeds the run the remote agent's events and writes them to the log at once (deltas

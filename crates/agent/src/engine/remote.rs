@@ -7,7 +7,8 @@
 //! What the remote agent keeps between its runs is its own; this room keeps the session's
 //! history (the user's messages and the replies), which the host sends as the thread's
 //! `messages`. A remote run is never asked for twice: a restart that cuts it fails it
-//! (`stream_cut`), and a new run is the user's choice.
+//! (`stream_cut`), and a new run is the user's choice. One that waits for the page when the
+//! server restarts waits again, and goes on once answered, in the thread the host stored.
 
 use serde_json::Value;
 use weft_protocol::command::ApprovalDecision;
@@ -27,7 +28,8 @@ use crate::provider::{ChatMessage, ToolCall};
 pub const REMOTE: &str = "remote";
 
 /// What a remote run gathers for its next call while the remote agent waits for the page. Not
-/// in the checkpoint: a restart fails a remote run (the host's thread with the agent is gone).
+/// in the checkpoint: a run restored while it waits has gathered nothing yet (the answers come
+/// after the restart), and one restored mid-call fails (the call is never made twice).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(super) struct Remote {
     /// A call is out: its events are coming.
@@ -69,6 +71,18 @@ impl Steps for RemoteSteps {
     }
 
     fn own_resume(&self, run: &mut Run) {
+        // Waiting for approvals when it stopped: it waits on (the questions are in its log,
+        // and the host's expiry alarm outlives a restart; asking again here would refuse them
+        // at once when no client is connected yet), and the answers go on in the thread the
+        // host stored (it fails the run then if it has none). Anything else was cut.
+        let waits = !run.calls.is_empty()
+            && run
+                .calls
+                .iter()
+                .all(|c| c.state == CallState::AwaitingApproval);
+        if waits {
+            return;
+        }
         run.fail(
             "the server restarted while the remote agent was answering; the run is not sent \
              again (send the message again for a new run)"
@@ -242,6 +256,11 @@ impl Run {
                 None,
             );
             return Ok(());
+        }
+        if !self.calls.is_empty() {
+            // It waits for the page: stored with its questions, so that a restart asks them
+            // again (own_resume) and the answers go on in the thread the host stored.
+            self.effect(Effect::Checkpoint);
         }
         self.maybe_call_again();
         Ok(())

@@ -171,9 +171,13 @@ fn an_interrupt_waits_for_the_user_and_the_answer_goes_in_the_next_call() {
     assert_eq!(events, ["tool_approval"]);
     assert_eq!(
         effects,
-        [Effect::AwaitApproval {
-            call_id: "call-1".into()
-        }]
+        [
+            Effect::AwaitApproval {
+                call_id: "call-1".into()
+            },
+            // Stored as it waits for the page, so that a restart asks again.
+            Effect::Checkpoint,
+        ]
     );
     assert_eq!(run.pending_approvals(), ["call-1"]);
     // A checkpoint of the waiting run restores it waiting.
@@ -275,9 +279,10 @@ fn a_page_tool_the_agent_calls_runs_on_the_page_and_its_result_goes_in_the_next_
     run.handle(Input::RemoteEnded).unwrap();
     let (events, effects) = outputs(&mut run);
     assert_eq!(events, ["tool_start"]);
+    // Stored as it waits for the page, so that a restart asks again.
     assert!(matches!(
         &effects[..],
-        [Effect::RunTool { call_id, client: true, .. }] if call_id == "c1"
+        [Effect::RunTool { call_id, client: true, .. }, Effect::Checkpoint] if call_id == "c1"
     ));
     run.handle(Input::ToolResult {
         call_id: "c1".into(),
@@ -338,4 +343,42 @@ fn a_remote_response_that_ends_with_nothing_to_wait_for_fails_the_run() {
     let (events, _) = outputs(&mut run);
     assert_eq!(events, ["error"]);
     assert!(run.is_finished());
+}
+
+#[test]
+fn a_run_restored_while_it_waits_for_an_approval_waits_on_and_goes_on() {
+    let mut run = remote_run(Vec::new(), Vec::new());
+    outputs(&mut run);
+    run.handle(Input::Remote {
+        events: vec![Event::ToolApproval {
+            call_id: Some("call-1".into()),
+            name: "write".into(),
+            arguments: RawJson::empty_object(),
+        }],
+    })
+    .unwrap();
+    run.handle(Input::RemoteEnded).unwrap();
+    outputs(&mut run);
+    let mut back = Run::restore(&run.checkpoint().unwrap()).unwrap();
+    back.resume(run.last_event_id());
+    // It waits on, asking nothing at once (a refusal when no client is connected yet).
+    let (events, effects) = outputs(&mut back);
+    assert!(events.is_empty(), "{events:?}");
+    assert!(effects.is_empty(), "{effects:?}");
+    assert!(!back.is_finished());
+    assert_eq!(back.pending_approvals(), ["call-1"]);
+    back.handle(Input::Approval(ApprovalDecision {
+        call_id: Some("call-1".into()),
+        review: Review::Yes,
+        custom_deny_message: None,
+        explanation: None,
+    }))
+    .unwrap();
+    let (events, effects) = outputs(&mut back);
+    assert_eq!(events, ["approval_resolved"]);
+    assert!(matches!(
+        effects.last(),
+        Some(Effect::CallRemote { message: None, answers, .. })
+            if answers.len() == 1 && answers[0].call_id == "call-1" && answers[0].approved
+    ));
 }

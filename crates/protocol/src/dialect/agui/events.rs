@@ -678,7 +678,7 @@ fn outcome(f: Fields<'_>) -> Result<Outcome, Error> {
     }
 }
 
-fn interrupt(f: Fields<'_>) -> Result<Interrupt, Error> {
+pub(super) fn interrupt(f: Fields<'_>) -> Result<Interrupt, Error> {
     let l = Lenient::new(f);
     let interrupt = Interrupt {
         id: l.req("id"),
