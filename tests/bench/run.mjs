@@ -4,7 +4,7 @@
 // ratios computed pair by pair within a repetition, machine, versions and commands recorded).
 // Raw results go to tests/bench/.out/results.json; `--report-only` rewrites the report from it.
 //
-//   node tests/bench/run.mjs [--runs 5] [--sections client,bundle,server,native,storage,mcp]
+//   node tests/bench/run.mjs [--runs 5] [--sections client,bundle,server,native,storage,mcp,remote]
 //                            [--quick] [--out FILE] [--json FILE] [--report-only] [--only REGEX]
 //                            [--sdk DIR]
 //
@@ -22,6 +22,7 @@ import { join } from 'node:path';
 import { bundleParts, bundleSizes, workerUpload } from './bundle.mjs';
 import { clientBench } from './client.mjs';
 import { mcpBench } from './mcp.mjs';
+import { remoteBench } from './remote.mjs';
 import { generate, nativeBinary, sdkPackage } from './lib/build.mjs';
 import { benchDir, log, root, run, targetDir, toolchainEnv } from './lib/env.mjs';
 import { mergeReports, report } from './lib/report.mjs';
@@ -36,7 +37,7 @@ const LOADED = [...DIALECTS, 'agui'];
 function parseArgs(argv) {
   const o = {
     runs: 5,
-    sections: ['client', 'bundle', 'server', 'native', 'storage', 'mcp'],
+    sections: ['client', 'bundle', 'server', 'native', 'storage', 'mcp', 'remote'],
     quick: false,
     out: join(root, 'BENCHMARKS.md'),
     json: join(benchDir, '.out/results.json'),
@@ -327,6 +328,16 @@ async function main() {
         `mcp: wrangler dev (worker/) with MCP_SERVERS (the createMcpHandler fixture of tests/e2e/mcp/servers.mjs, @modelcontextprotocol/server-everything streamableHttp) and without; scripted LLM in-process, no delay; per run one session × ${opts.calls} calls of each tool in rotated order, then "long reply 20" without MCP, in a new session with MCP, and in a session with its catalog stored`,
       );
     }
+
+    // 7. A remote AG-UI agent behind weft: what weft adds to its first token and per event
+    if (o.sections.includes('remote') && !o.quick) {
+      const opts = { runs: o.runs, reps: 5, words: 200 };
+      log('remote: an AG-UI agent read directly and through weft');
+      results.sections.remote = await remoteBench(opts);
+      cmd(
+        `remote: ag-ui-langgraph (tests/agui/langgraph, its model the scripted LLM, no delay) and wrangler dev (worker/) with it in AGENTS; per run ${opts.reps} × "count to ${opts.words}" read from the agent's own SSE and through weft's loom socket, in alternating order`,
+      );
+    }
   } finally {
     results.seconds = (performance.now() - t0) / 1000;
     measured = Object.keys(results.sections);
@@ -351,7 +362,7 @@ async function main() {
   // --merge, and the report has sections the raw results do not (they are not committed): the
   // report keeps its text for those, and this run's sections take their places in it.
   const old = o.merge && existsSync(o.out) ? readFileSync(o.out, 'utf8') : null;
-  const NUM = { client: 1, bundle: 2, server: 3, native: 4, storage: 5, mcp: 6 };
+  const NUM = { client: 1, bundle: 2, server: 3, native: 4, storage: 5, mcp: 6, remote: 7 };
   const missing = old ? Object.keys(NUM).filter((k) => !(k in results.sections) && new RegExp(`^## ${NUM[k]}\\. `, 'm').test(old)) : [];
   if (missing.length) {
     const note = `Sections re-measured since by \`run.mjs --sections ${measured.join(',')} --merge\` (on ${results.machine.date.slice(0, 16).replace('T', ' ')} UTC, weft ${results.machine.weft}, load average at start ${results.machine.load}, ${o.runs} runs${results.sections.client?.browser ? `, Chromium ${results.sections.client.browser}` : ''}): ${measured.map((k) => NUM[k]).join(', ')}; the raw results of the others were not at hand, so their text is kept as it was.`;

@@ -176,7 +176,8 @@ export interface AgentInfo {
      */
     description: string;
     /**
-     * The weft agent that runs it: `react`, `dup`, `tot` or `got`.
+     * The weft agent that runs it: `react`, `dup`, `tot` or `got`; `remote` for an AG-UI agent
+     * that runs elsewhere (see `remote`).
      */
     agent: string;
     /**
@@ -191,6 +192,10 @@ export interface AgentInfo {
      * Why its runs are refused (its provider has no key), or `null`.
      */
     problem: string | null;
+    /**
+     * A remote agent's host (never its path or headers), or `null` for one weft runs.
+     */
+    remote: string | null;
 }
 
 /**

@@ -4,10 +4,10 @@
 //!
 //! This is the one place agents are named. [`Agents::list`] is what every listing reads:
 //! `/status` (and through it weft-sdk's `agents()` and the demo's picker), and loom's
-//! `agent_list` when it comes. A run's agent is found by [`Agents::choose`]. A remote agent (an
-//! AG-UI agent weft drives as a client) will be one more kind of entry in `AGENTS` — an entry
-//! with a `url` (and `headers`) instead of an `agent` — and one more [`Runs`] variant, not a
-//! second setting that names agents.
+//! `agent_list`. A run's agent is found by [`Agents::choose`]. A remote agent (an AG-UI agent
+//! weft drives as a client, session/remote.rs) is one more kind of entry in `AGENTS` — an
+//! entry with a `url` (and `headers`) instead of an `agent` — and one more [`Runs`] variant,
+//! not a second setting that names agents.
 //!
 //! Plain data, read from a lookup of settings, so every rule is unit-tested natively: a setting
 //! that cannot be read is refused whole with its reason (every run gets it, `/status` shows it,
@@ -16,10 +16,11 @@
 use std::cell::Cell;
 
 use serde::Deserialize;
-use weft_agent::engine::{Config, DEFAULT_SYSTEM_PROMPT};
+use weft_agent::engine::{Config, DEFAULT_SYSTEM_PROMPT, REMOTE};
 use weft_agent::provider::Provider;
 use weft_protocol::Agent;
 
+use crate::mcp::config::fill_secrets;
 use crate::settings::{Model, Settings};
 
 /// weft's own agents, with what listings say of each.
@@ -44,6 +45,37 @@ pub const BUILT_IN: [(Agent, &str); 4] = [
 pub enum Runs {
     /// One of weft's own agents, in this Worker.
     Weft(Agent),
+    /// An AG-UI agent elsewhere, which the Worker calls.
+    Remote(Remote),
+}
+
+/// Where a remote agent is and what the Worker sends it besides the input.
+#[derive(Clone, PartialEq)]
+pub struct Remote {
+    /// `http://` or `https://`, as the operator wrote it: the one host a run of it contacts.
+    pub url: String,
+    /// With every `${secret:NAME}` filled in: never shown (listings, `/status`, `Debug`).
+    pub headers: Vec<(String, String)>,
+}
+
+impl std::fmt::Debug for Remote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.headers.iter().map(|(n, _)| n.as_str()).collect();
+        f.debug_struct("Remote")
+            .field("url", &self.url)
+            .field("headers", &names)
+            .finish()
+    }
+}
+
+impl Remote {
+    /// The host (and port) the agent is reached at, for listings: no path, query or
+    /// credentials, which may carry a key.
+    pub fn host(&self) -> &str {
+        let rest = self.url.split_once("://").map_or("", |(_, rest)| rest);
+        let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+        authority.rsplit('@').next().unwrap_or_default()
+    }
 }
 
 /// One agent a client may name.
@@ -69,10 +101,19 @@ impl Profile {
         is_built_in(&self.name)
     }
 
-    /// The weft agent that runs it.
-    pub fn agent(&self) -> &Agent {
+    /// The engine agent that runs it: one of weft's four, or the engine's remote room.
+    pub fn agent(&self) -> Agent {
         match &self.runs {
-            Runs::Weft(agent) => agent,
+            Runs::Weft(agent) => agent.clone(),
+            Runs::Remote(_) => Agent::Unknown(REMOTE.into()),
+        }
+    }
+
+    /// Where it runs, when that is elsewhere.
+    pub fn remote(&self) -> Option<&Remote> {
+        match &self.runs {
+            Runs::Remote(remote) => Some(remote),
+            Runs::Weft(_) => None,
         }
     }
 
@@ -132,6 +173,10 @@ pub struct Refusal {
 #[serde(deny_unknown_fields)]
 struct Entry {
     agent: Option<String>,
+    /// A remote agent's: where it is, and the headers of every request to it.
+    url: Option<String>,
+    #[serde(default)]
+    headers: std::collections::BTreeMap<String, String>,
     description: Option<String>,
     prompt: Option<String>,
     model: Option<String>,
@@ -172,7 +217,10 @@ impl Agents {
             .map(|(name, e)| (name.as_str(), None, Some(e)));
         let mut built: Vec<Profile> = Vec::new();
         for (name, description, entry) in built_in.chain(variants) {
-            let made = make(name, description, entry, &built, model, provider_model);
+            let made = match entry.filter(|e| e.url.is_some() || !e.headers.is_empty()) {
+                Some(entry) => remote(name, description, entry, model, get),
+                None => make(name, description, entry, &built, model, provider_model),
+            };
             match made {
                 Ok(profile) => built.push(profile),
                 Err(why) => {
@@ -237,7 +285,7 @@ impl Agents {
                 code: "agent_unavailable",
             });
         };
-        if let Model::Missing(why) = &profile.model {
+        if let (Model::Missing(why), None) = (&profile.model, profile.remote()) {
             return Err(Refusal {
                 message: why.clone(),
                 code: "model_not_configured",
@@ -318,7 +366,7 @@ fn make(
         .iter()
         .find(|p| p.name == base_name && is_built_in(base_name));
     let agent = match (base, description) {
-        (Some(base), _) => base.agent().clone(),
+        (Some(base), _) => base.agent(),
         (None, Some(_)) => Agent::from(name),
         (None, None) => {
             return Err(format!(
@@ -397,6 +445,93 @@ fn make(
     })
 }
 
+/// The profile of remote agent `name`: a `url`, its `headers` (`${secret:NAME}` filled in
+/// from the settings), a `description`, and nothing of weft's own agents' settings (which a
+/// remote agent would not read: silently ignored, they would mislead).
+fn remote(
+    name: &str,
+    built_in: Option<&str>,
+    entry: &Entry,
+    model: &Model,
+    get: &dyn Fn(&str) -> Option<String>,
+) -> Result<Profile, String> {
+    if built_in.is_some() {
+        return Err(format!(
+            "agent \"{name}\" is a built-in agent and cannot be remote: give the remote agent \
+             its own name"
+        ));
+    }
+    let own = [
+        ("agent", entry.agent.is_some()),
+        ("prompt", entry.prompt.is_some()),
+        ("model", entry.model.is_some()),
+        ("provider", entry.provider.is_some()),
+        ("temperature", entry.temperature.is_some()),
+        ("max_iterations", entry.max_iterations.is_some()),
+    ];
+    if let Some((field, _)) = own.iter().find(|(_, set)| *set) {
+        return Err(format!(
+            "agent \"{name}\" is remote (it has a url): \"{field}\" is not one of its settings \
+             (url, headers, description)"
+        ));
+    }
+    let Some(url) = entry.url.as_deref().map(str::trim) else {
+        return Err(format!(
+            "agent \"{name}\" has headers but no url: a remote agent needs its url"
+        ));
+    };
+    let host_given = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"))
+        .is_some_and(|rest| !rest.is_empty() && !rest.starts_with('/'));
+    if !host_given {
+        return Err(format!(
+            "agent \"{name}\": its url must be an http:// or https:// URL with a host (got \
+             {url:?})"
+        ));
+    }
+    let mut headers = Vec::new();
+    for (header, value) in &entry.headers {
+        if header.is_empty()
+            || !header
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+        {
+            return Err(format!("agent \"{name}\": {header:?} is not a header name"));
+        }
+        let value = fill_secrets(value, get)
+            .map_err(|why| format!("agent \"{name}\": header {header}: {why}"))?;
+        if value.contains(['\r', '\n']) {
+            return Err(format!(
+                "agent \"{name}\": header {header}: a value cannot span lines"
+            ));
+        }
+        headers.push((header.clone(), value));
+    }
+    let description = match entry.description.as_deref().map(str::trim) {
+        Some("") => {
+            return Err(format!(
+                "agent \"{name}\": \"description\" is empty (leave it out instead)"
+            ))
+        }
+        Some(d) => d.to_string(),
+        None => "An AG-UI agent weft calls".into(),
+    };
+    Ok(Profile {
+        name: name.into(),
+        description,
+        runs: Runs::Remote(Remote {
+            url: url.into(),
+            headers,
+        }),
+        prompt: None,
+        // Not called: the server's, so a remote agent is never refused for a key it needs not.
+        model: model.clone(),
+        temperature: None,
+        max_iterations: None,
+    })
+}
+
 /// `model` calling the model named `name` instead, through the same provider and key.
 fn renamed(model: &Model, name: String) -> Model {
     let mut model = model.clone();
@@ -445,7 +580,7 @@ impl Settings {
         if let Some(why) = self.agents.problem() {
             add(why);
         }
-        for profile in self.agents.list() {
+        for profile in self.agents.list().iter().filter(|p| p.remote().is_none()) {
             if let Model::Missing(why) = &profile.model {
                 add(why);
             }
@@ -601,7 +736,7 @@ mod tests {
         let support = agents
             .choose(Some(&Agent::Unknown("support".into())))
             .unwrap();
-        assert_eq!(support.agent(), &Agent::Dup);
+        assert_eq!(support.agent(), Agent::Dup);
         assert_eq!(support.description, "Our support desk");
         assert_eq!(model_of(support), ("openai", "gpt-4.1"));
         let config = support.config(Config::default(), None, None);
@@ -720,7 +855,7 @@ mod tests {
             (
                 r#"{"support": {"agent": "react", "promt": "x"}}"#,
                 "AGENTS: agent \"support\": unknown field `promt`, expected one of `agent`, \
-                 `description`, `prompt`, `model`, `provider`, `temperature`, `max_iterations`",
+                 `url`, `headers`, `description`, `prompt`, `model`, `provider`, `temperature`, `max_iterations`",
             ),
             (
                 r#"{"support": {"agent": "reac"}}"#,
@@ -774,6 +909,78 @@ mod tests {
                 problem.starts_with(expected),
                 "{json}\n  got: {problem}\n  want: {expected}"
             );
+        }
+    }
+
+    #[test]
+    fn a_remote_agent_is_an_entry_with_a_url_its_header_secrets_filled_and_never_shown() {
+        let agents = read(&[
+            (
+                "AGENTS",
+                r#"{"research": {"url": "https://agents.example.com/agui?key=k",
+                    "headers": {"Authorization": "Bearer ${secret:RESEARCH_TOKEN}"},
+                    "description": "Our LangGraph agent"}}"#,
+            ),
+            ("RESEARCH_TOKEN", "tok-123"),
+            ("DEFAULT_AGENT", "research"),
+        ]);
+        assert_eq!(agents.problem(), None);
+        let research = agents
+            .choose(None)
+            .expect("the default is the remote agent");
+        assert_eq!(research.name, "research");
+        assert_eq!(research.description, "Our LangGraph agent");
+        assert_eq!(research.agent().as_str(), REMOTE);
+        assert!(!research.is_builtin());
+        let remote = research.remote().expect("remote");
+        assert_eq!(
+            remote.headers,
+            vec![("Authorization".to_string(), "Bearer tok-123".to_string())]
+        );
+        assert_eq!(remote.host(), "agents.example.com");
+        assert!(!format!("{research:?}").contains("tok-123"));
+        // A remote agent needs no model key.
+        let keyless = Agents::read(
+            &|name: &str| {
+                (name == "AGENTS").then(|| r#"{"r": {"url": "http://127.0.0.1:9/"}}"#.into())
+            },
+            &Model::Missing("no key".into()),
+            &|_, _| Model::Missing("no key".into()),
+        );
+        assert!(keyless.choose(Some(&Agent::from("r"))).is_ok());
+        assert!(keyless.choose(None).is_err());
+    }
+
+    #[test]
+    fn a_remote_entry_that_cannot_be_used_is_refused_with_its_reason() {
+        for (json, why) in [
+            (r#"{"r": {"url": "ftp://x"}}"#, "http:// or https://"),
+            (r#"{"r": {"url": "https://"}}"#, "with a host"),
+            (r#"{"r": {"headers": {"A": "b"}}}"#, "no url"),
+            (
+                r#"{"r": {"url": "https://x", "prompt": "p"}}"#,
+                "\"prompt\" is not one",
+            ),
+            (
+                r#"{"r": {"url": "https://x", "agent": "react"}}"#,
+                "\"agent\" is not one",
+            ),
+            (r#"{"react": {"url": "https://x"}}"#, "cannot be remote"),
+            (
+                r#"{"r": {"url": "https://x", "headers": {"A": "${secret:NOPE}"}}}"#,
+                "NOPE is not set",
+            ),
+            (
+                r#"{"r": {"url": "https://x", "headers": {"A b": "c"}}}"#,
+                "not a header name",
+            ),
+            (
+                r#"{"r": {"url": "https://x", "headrs": {}}}"#,
+                "unknown field",
+            ),
+        ] {
+            let p = problem(json);
+            assert!(p.contains(why), "{json}: {p}");
         }
     }
 }

@@ -320,6 +320,15 @@ fn status(settings: &Settings) -> serde_json::Value {
 /// One agent in `/status`: what a client names, what runs it, its model — never its prompt
 /// (an operator's instructions are theirs) or its key.
 fn agent_status(profile: &agents::Profile) -> serde_json::Value {
+    if let Some(remote) = profile.remote() {
+        // Its host only: the URL's path or query, and its headers, may carry a key.
+        return serde_json::json!({
+            "name": profile.name,
+            "description": profile.description,
+            "agent": profile.agent().as_str(),
+            "remote": remote.host(),
+        });
+    }
     let config = profile.model.config();
     serde_json::json!({
         "name": profile.name,

@@ -1,5 +1,5 @@
 //! The requests this Worker sends: to the model provider, to a page for the `web_fetch` tool,
-//! and to a session's Durable Object.
+//! to a remote agent, and to a session's Durable Object.
 //!
 //! They are built on `web_sys` directly. `worker::RequestInit` converts its Cloudflare `cf`
 //! options (image resizing, cache rules, …) into every request it builds: 11 KB of code, 5 KB of
@@ -25,6 +25,17 @@ pub fn request(
         init.set_body(&JsValue::from_str(body));
     }
     build(url, method, &init)
+}
+
+/// A `POST` of a run's input to a remote agent (agents.rs), with redirects off: the agent is
+/// reached at the host the operator named, never one its answer points to.
+pub fn remote(url: &str, headers: &Headers, body: &str) -> Result<Request> {
+    let init = web_sys::RequestInit::new();
+    init.set_method("POST");
+    init.set_headers(&headers.0);
+    init.set_body(&JsValue::from_str(body));
+    init.set_redirect(web_sys::RequestRedirect::Manual);
+    build(url, "POST", &init)
 }
 
 /// A `GET` of a page for `web_fetch`, with redirects off: the caller checks every target

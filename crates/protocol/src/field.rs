@@ -257,7 +257,7 @@ impl<'a> Lenient<'a> {
         }
     }
 
-    fn keep<T: Default>(&self, read: Result<T, Error>) -> T {
+    pub(crate) fn keep<T: Default>(&self, read: Result<T, Error>) -> T {
         read.unwrap_or_else(|e| {
             let mut first = self.first.borrow_mut();
             if first.is_none() {

@@ -329,3 +329,229 @@ fn unknown_types_are_kept_and_bad_bodies_are_errors() {
     };
     assert!(Decoder::new().decode(&custom).is_err());
 }
+
+/// The field readers accept what serde's derive accepted from an object: unknown fields passed
+/// over, an optional field `null` or absent, a field of any JSON `null` but there.
+#[test]
+fn events_read_as_the_derive_read_them() {
+    let read = |text: &str| decode_event(text.as_bytes(), Limits::default()).unwrap();
+    assert_eq!(
+        read(
+            r#"{"type":"TEXT_MESSAGE_START","messageId":"m","role":null,"timestamp":1,"rawEvent":{"x":[1]}}"#
+        ),
+        AguiEvent::TextMessageStart {
+            message_id: "m".into(),
+            role: None,
+            name: None
+        }
+    );
+    assert_eq!(
+        read(r#"{"type":"STATE_SNAPSHOT","snapshot":null}"#),
+        AguiEvent::StateSnapshot {
+            snapshot: Value::Null
+        }
+    );
+    assert_eq!(
+        read(r#"{"type":"CUSTOM","name":"n","value":null}"#),
+        AguiEvent::Custom {
+            name: "n".into(),
+            value: Value::Null
+        }
+    );
+    // The last of a repeated key counts, as in serde_json's map.
+    assert_eq!(
+        read(r#"{"type":"STEP_STARTED","stepName":"a","stepName":"b"}"#),
+        AguiEvent::StepStarted {
+            step_name: "b".into()
+        }
+    );
+    let finished =
+        read(r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r","outcome":null,"result":null}"#);
+    assert!(matches!(
+        finished,
+        AguiEvent::RunFinished {
+            outcome: None,
+            result: None,
+            ..
+        }
+    ));
+    let cancelled = read(
+        r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r","outcome":{"type":"cancelled","why":"x"}}"#,
+    );
+    assert!(matches!(
+        cancelled,
+        AguiEvent::RunFinished {
+            outcome: Some(weft_protocol::dialect::agui::Outcome::Cancelled),
+            ..
+        }
+    ));
+    // Every optional field set, and written back as read.
+    for e in [
+        json!({"type":"TEXT_MESSAGE_START","messageId":"m","role":"assistant","name":"n"}),
+        json!({"type":"TEXT_MESSAGE_CHUNK","messageId":"m","role":"assistant","delta":"d","name":"n"}),
+        json!({"type":"TOOL_CALL_CHUNK","toolCallId":"c","toolCallName":"f","parentMessageId":"m","delta":"{"}),
+        json!({"type":"TOOL_CALL_RESULT","messageId":"r","toolCallId":"c","content":[{"type":"text","text":"ok"}]}),
+        json!({"type":"MESSAGES_SNAPSHOT","messages":[
+            {"id":"a","role":"assistant","content":"x","name":"n","toolCalls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},
+            {"id":"t","role":"tool","content":"r","toolCallId":"c","error":"e"},
+            {"id":"v","role":"activity","activityType":"plan"}
+        ]}),
+        json!({"type":"RAW","event":null}),
+        json!({"type":"RUN_STARTED","threadId":"t","runId":"r","input":{"messages":[]}}),
+        json!({"type":"RUN_FINISHED","threadId":"t","runId":"r","result":{"a":1},"usage":[{"n":1}],
+            "outcome":{"type":"success","pendingToolCallIds":["c"]}}),
+        json!({"type":"RUN_FINISHED","threadId":"t","runId":"r","outcome":{"type":"interrupt","interrupts":[
+            {"id":"i","reason":"tool_call","message":"ok?","toolCallId":"c","responseSchema":{"type":"object"},
+             "expiresAt":"2026-11-28T00:00:00Z","metadata":{"k":"v"}}]}}),
+        json!({"type":"ACTIVITY_SNAPSHOT","messageId":"a","activityType":"plan","content":{}}),
+        json!({"type":"REASONING_MESSAGE_CHUNK"}),
+    ] {
+        assert_eq!(read(&e.to_string()).to_value(), e, "written back as read");
+    }
+}
+
+#[test]
+fn malformed_events_name_their_field() {
+    for (bad, says) in [
+        (
+            r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":null}"#,
+            "field `delta` is required",
+        ),
+        (
+            r#"{"type":"TOOL_CALL_START","toolCallId":"c","toolCallName":7}"#,
+            "field `toolCallName` must be a string, found a number",
+        ),
+        (
+            r#"{"type":"TEXT_MESSAGE_START","messageId":"m","role":["assistant"]}"#,
+            "field `role` must be a string",
+        ),
+        (
+            r#"{"type":"STATE_SNAPSHOT"}"#,
+            "field `snapshot` is required",
+        ),
+        (
+            r#"{"type":"CUSTOM","name":"n"}"#,
+            "field `value` is required",
+        ),
+        (
+            r#"{"type":"TOOL_CALL_RESULT","messageId":"r","toolCallId":"c"}"#,
+            "field `content` is required",
+        ),
+        (
+            r#"{"type":"STATE_DELTA","delta":{"op":"add"}}"#,
+            "field `delta` must be an array",
+        ),
+        (
+            r#"{"type":"STATE_DELTA","delta":null}"#,
+            "field `delta` is required",
+        ),
+        (
+            r#"{"type":"ACTIVITY_SNAPSHOT","messageId":"a","activityType":"p","content":[]}"#,
+            "field `content` must be an object",
+        ),
+        (
+            r#"{"type":"MESSAGES_SNAPSHOT","messages":[{"id":"u"}]}"#,
+            "field `messages[0].role` is required",
+        ),
+        (
+            r#"{"type":"MESSAGES_SNAPSHOT","messages":["hi"]}"#,
+            "field `messages[0]` must be an object",
+        ),
+        (
+            r#"{"type":"MESSAGES_SNAPSHOT","messages":[{"id":"a","role":"assistant","toolCalls":[{"id":"c","type":"function","function":{"name":"f"}}]}]}"#,
+            "field `messages[0].toolCalls[0].function.arguments` is required",
+        ),
+        (
+            r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r","outcome":"success"}"#,
+            "field `outcome` must be an object",
+        ),
+        (
+            r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r","outcome":{}}"#,
+            "field `outcome.type` is required",
+        ),
+        (
+            r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r","outcome":{"type":"interrupt"}}"#,
+            "field `outcome.interrupts` is required",
+        ),
+        (
+            r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r","outcome":{"type":"interrupt","interrupts":[{"reason":"x"}]}}"#,
+            "field `outcome.interrupts[0].id` is required",
+        ),
+        (
+            r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r","outcome":{"type":"success","pendingToolCallIds":[1]}}"#,
+            "field `outcome.pendingToolCallIds` [0] must be a string",
+        ),
+        (
+            r#"{"type":"RUN_FINISHED","runId":"r"}"#,
+            "field `threadId` is required",
+        ),
+        (
+            r#"{"type":"RUN_ERROR","message":null}"#,
+            "malformed `RUN_ERROR`",
+        ),
+        (r#"{"type":7}"#, "no string field `type`"),
+        (r#"["TEXT_MESSAGE_END"]"#, "object"),
+    ] {
+        let e = decode_event(bad.as_bytes(), Limits::default()).unwrap_err();
+        assert!(
+            e.to_string().contains(says),
+            "{bad}: `{e}` should say {says}"
+        );
+    }
+    // An unknown type is kept whole, whatever its fields hold.
+    let odd = decode_event(
+        br#"{"type":"SUBAGENT_FINISHED","delta":7,"x":null}"#,
+        Limits::default(),
+    )
+    .unwrap();
+    assert_eq!(odd.kind(), "SUBAGENT_FINISHED");
+    assert_eq!(
+        odd.to_value(),
+        json!({"type":"SUBAGENT_FINISHED","delta":7,"x":null})
+    );
+}
+
+#[test]
+fn inputs_read_as_the_derive_read_them() {
+    let body = json!({
+        "threadId": "t", "runId": "r", "state": null, "forwardedProps": null, "resume": null,
+        "messages": [{"id": "u", "role": "user", "content": "hi", "extra": 1}],
+    });
+    let read = decode_request(body.to_string().as_bytes(), Limits::default()).unwrap();
+    assert!(read.input.tools.is_empty() && read.input.context.is_empty());
+    assert_eq!(read.input.resume, None);
+    assert_eq!(read.input.state, None);
+    assert_eq!(read.commands.len(), 1);
+    for (body, says) in [
+        (
+            r#"{"threadId":"t","runId":"r","messages":[{"id":"u","role":"user","content":"a"}],"tools":null}"#,
+            "field `tools` is required",
+        ),
+        (
+            r#"{"threadId":"t","runId":"r","messages":[{"id":"u","role":"user","content":"a"}],"tools":[{"name":"f"}]}"#,
+            "field `tools[0].description` is required",
+        ),
+        (
+            r#"{"threadId":"t","runId":"r","messages":[],"resume":[{"interruptId":"i"}]}"#,
+            "field `resume[0].status` is required",
+        ),
+        (
+            r#"{"threadId":"t","runId":"r","messages":[{"id":"u","role":"user","content":"a"}],"context":[{"description":"d","value":1}]}"#,
+            "field `context[0].value` must be a string",
+        ),
+        (
+            r#"{"threadId":"t","runId":"r","messages":{}}"#,
+            "field `messages` must be an array",
+        ),
+        (
+            r#"{"threadId":1,"runId":"r","messages":[]}"#,
+            "field `threadId` must be a string",
+        ),
+    ] {
+        let e = decode_request(body.as_bytes(), Limits::default()).unwrap_err();
+        assert!(
+            e.to_string().contains(says),
+            "{body}: `{e}` should say {says}"
+        );
+    }
+}

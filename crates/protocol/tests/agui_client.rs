@@ -288,7 +288,8 @@ fn a_stream_cut_mid_run_fails_the_run_and_leaves_the_history_as_sent() {
     };
     let mid_reply = text(b"TEXT_MESSAGE_CONTENT") + 200;
     assert!(mid_reply < text(b"TEXT_MESSAGE_END"));
-    for cut in [0, 40, bytes.len() / 2, mid_reply, bytes.len() - 3] {
+    let cuts = [0, 40, bytes.len() / 2, mid_reply, bytes.len() - 3];
+    for (i, cut) in cuts.into_iter().enumerate() {
         let mut c = Client::new("thread-tool");
         c.begin("r1", say("what time is it"));
         let sent = c.thread.messages().to_vec();
@@ -310,11 +311,14 @@ fn a_stream_cut_mid_run_fails_the_run_and_leaves_the_history_as_sent() {
             .tool_calls
             .iter()
             .all(|call| call.status != ToolStatus::Streaming));
-        let end = c.thread.finish();
+        // The error's code is the caller's when it names one (a weft session: `stream_cut`).
+        let (end, said) = if i % 2 == 0 {
+            (c.thread.finish(), "disconnected")
+        } else {
+            (c.thread.finish_with("stream_cut"), "stream_cut")
+        };
         assert_eq!(end.len(), 1);
-        assert!(
-            matches!(&end[0].event, Event::Error { code: Some(code), .. } if code == "disconnected")
-        );
+        assert!(matches!(&end[0].event, Event::Error { code: Some(code), .. } if code == said));
         c.apply(end);
         let run = &c.r.transcript().runs[0];
         assert_eq!(run.status, RunStatus::Failed);
@@ -352,4 +356,79 @@ fn a_malformed_event_is_an_error() {
         .push(b"data: {\"type\":\"TEXT_MESSAGE_CONTENT\"}\n\n")
         .is_err());
     assert!(c.thread.push(b"data: not json\n\n").is_err());
+}
+
+#[test]
+fn a_thread_kept_elsewhere_sends_its_conversation_before_the_message_and_its_state() {
+    let before = serde_json::from_value(json!([
+        {"id": "h-0", "role": "user", "content": "count to 2"},
+        {"id": "h-1", "role": "assistant", "content": "1 2"}
+    ]))
+    .unwrap();
+    let state = weft_protocol::json::RawJson::parse(r#"{"count":2}"#);
+    let mut thread = Thread::with_history("session-1", before, state);
+    let (body, _) = thread.begin("run-2", say("and now?")).unwrap();
+    let input: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(input["threadId"], "session-1");
+    assert_eq!(input["state"], json!({"count": 2}));
+    let said: Vec<(&str, &str)> = input["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m["role"].as_str().unwrap(), m["content"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        said,
+        [
+            ("user", "count to 2"),
+            ("assistant", "1 2"),
+            ("user", "and now?")
+        ]
+    );
+}
+
+/// A thread waiting for the page, written out and read back (a host restarted meanwhile), goes
+/// on exactly as the one it was written from: the same input, the same events.
+#[test]
+fn a_snapshot_of_a_waiting_thread_goes_on_as_the_thread() {
+    let mut c = Client::new("thread-interrupt");
+    c.begin("r1", say("write hello to notes.txt"));
+    assert_eq!(
+        c.thread.to_snapshot(),
+        None,
+        "not while its response streams"
+    );
+    c.stream("interrupt-1", 11);
+    let text = c.thread.to_snapshot().expect("a run waiting for the page");
+    let mut back = Thread::from_snapshot(&text).unwrap();
+    assert_eq!(back.to_snapshot().as_deref(), Some(text.as_str()));
+    assert_eq!(back.run_id(), Some("r1"));
+    assert_eq!(back.messages(), c.thread.messages());
+    let call = c.r.transcript().tool_calls[0].call_id.clone();
+    let answer = || Turn {
+        answers: vec![Answer {
+            call_id: call.clone(),
+            approved: false,
+            message: Some("not now".into()),
+        }],
+        ..Turn::default()
+    };
+    let (body, local) = c.thread.begin("x", answer()).unwrap();
+    let (body_back, local_back) = back.begin("x", answer()).unwrap();
+    assert_eq!(body_back, body);
+    assert_eq!(local_back, local);
+    for piece in fixture("interrupt-2-denied").chunks(17) {
+        assert_eq!(back.push(piece).unwrap(), c.thread.push(piece).unwrap());
+    }
+    assert_eq!(back.finish(), c.thread.finish());
+    assert_eq!(back.run_id(), None);
+    assert_eq!(back.to_snapshot(), None);
+    // Not a snapshot: a clear error.
+    for bad in [
+        "{}",
+        "[]",
+        r#"{"threadId":"t","runId":"r","messages":[{"id":1}]}"#,
+    ] {
+        assert!(Thread::from_snapshot(bad).is_err(), "{bad}");
+    }
 }

@@ -623,8 +623,9 @@ export function fetchAgents(url, then) {
     })
     .then((status) => {
       if (!Array.isArray(status.agents)) throw new Error("the server lists no agents");
-      const agents = status.agents.map(({ name, description, agent, provider, model, problem }) =>
-        ({ name, description, agent, provider: provider ?? null, model: model ?? null, problem: problem ?? null }));
+      const agents = status.agents.map(({ name, description, agent, provider, model, problem, remote }) =>
+        ({ name, description, agent, provider: provider ?? null, model: model ?? null, problem: problem ?? null,
+           remote: remote ?? null }));
       return { defaultAgent: status.default_agent, agents };
     })
     .then((list) => then(true, list), (thrown) => then(false, thrown));

@@ -305,7 +305,8 @@ pub struct AgentInfo {
     pub name: String,
     /// One line, for a picker.
     pub description: String,
-    /// The weft agent that runs it: `react`, `dup`, `tot` or `got`.
+    /// The weft agent that runs it: `react`, `dup`, `tot` or `got`; `remote` for an AG-UI agent
+    /// that runs elsewhere (see `remote`).
     pub agent: String,
     /// Its model's provider, or `null` when it has none (see `problem`).
     #[tsify(type = "string | null")]
@@ -316,6 +317,9 @@ pub struct AgentInfo {
     /// Why its runs are refused (its provider has no key), or `null`.
     #[tsify(type = "string | null")]
     pub problem: Option<String>,
+    /// A remote agent's host (never its path or headers), or `null` for one weft runs.
+    #[tsify(type = "string | null")]
+    pub remote: Option<String>,
 }
 
 /// What `compact()` resolves to once the server has summarised the older turns.

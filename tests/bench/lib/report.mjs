@@ -1343,6 +1343,40 @@ function mcpSection(m, targets, lines) {
   ]);
 }
 
+function remoteSection(m, targets, lines) {
+  // Per run, the median of its reads; then medians (min–max) over runs.
+  const per = (kind, f) => m.runs.map((r) => median(r[kind].map((x) => x[f])));
+  const perEvent = m.runs.map((r) => median(r.weft.map((w, i) => ((w.total - r.direct[i].total) * 1000) / r.direct[i].events)));
+  lines.push('## 7. A remote AG-UI agent behind weft');
+  lines.push('');
+  lines.push(
+    `ag-ui-langgraph (tests/agui/langgraph: a LangGraph graph, its model the scripted LLM with no delay) on 127.0.0.1, and the Worker under \`wrangler dev\` with it in \`AGENTS\` (issue 38). The same reply ("count to ${m.opts.words}": ${m.opts.words} text events) read ${m.opts.reps} times per run from the agent's own server-sent events (a \`RunAgentInput\` POSTed by the bench) and through weft (a loom socket, a run naming the agent: weft POSTs the input, decodes the events, logs and numbers them and sends them as loom frames), in alternating order; times at the client. Medians (min–max) over ${m.opts.runs} runs of each run's median; ratios and differences pair by pair, within a run.`,
+  );
+  lines.push('');
+  lines.push(
+    table(
+      ['read', 'first token, ms', 'whole reply, ms'],
+      [
+        ["the agent's SSE, directly", fmt(summary(per('direct', 'firstToken')), 1), fmt(summary(per('direct', 'total')), 1)],
+        ['through weft (loom socket)', fmt(summary(per('weft', 'firstToken')), 1), fmt(summary(per('weft', 'total')), 1)],
+      ],
+    ),
+  );
+  lines.push('');
+  const ftRatio = pairRatio(per('weft', 'firstToken'), per('direct', 'firstToken'));
+  const totalRatio = pairRatio(per('weft', 'total'), per('direct', 'total'));
+  const added = summary(perEvent);
+  lines.push(
+    `Through weft ÷ directly: first token ${fmt(ftRatio, 2)}×, whole reply ${fmt(totalRatio, 2)}×; weft adds ${fmt(added, 1)} µs per event (the whole reply's difference ÷ its text events).`,
+  );
+  lines.push('');
+  targets.push([
+    "Remote agent: time weft adds, through weft ÷ the agent's own SSE (first token; whole reply)",
+    `${fmt(ftRatio, 2)}×; ${fmt(totalRatio, 2)}× (${fmt(added, 1)} µs per event)`,
+    yes(null),
+  ]);
+}
+
 export function report(res) {
   const lines = [];
   const targets = [];
@@ -1355,6 +1389,7 @@ export function report(res) {
   if (S.native) nativeSection(S.native, body);
   if (S.storage) storageSection(S.storage, targets, body);
   if (S.mcp) mcpSection(S.mcp, targets, body);
+  if (S.remote) remoteSection(S.remote, targets, body);
 
   lines.push('# Benchmarks');
   lines.push('');
@@ -1424,6 +1459,7 @@ const PARTS = {
   native: { n: 4, target: null, limit: null },
   storage: { n: 5, target: /^\| Storage:/, limit: /^- \*\*Storage/ },
   mcp: { n: 6, target: /^\| MCP:/, limit: null },
+  remote: { n: 7, target: /^\| Remote agent:/, limit: null },
 };
 
 /** A report cut into its parts: preamble, targets heading and rows, limits, sections by number, the rest. */

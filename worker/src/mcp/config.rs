@@ -518,7 +518,7 @@ fn server(entry: Entry, lookup: Option<&Lookup>) -> Result<ServerSettings, Strin
 
 /// `value` with every `${secret:NAME}` replaced by that setting's value; an unset one is an
 /// error naming it (the value is never shown).
-fn fill_secrets(value: &str, lookup: &Lookup<'_>) -> Result<String, String> {
+pub(crate) fn fill_secrets(value: &str, lookup: &Lookup<'_>) -> Result<String, String> {
     let mut out = String::new();
     let mut rest = value;
     while let Some(start) = rest.find("${secret:") {

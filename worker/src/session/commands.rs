@@ -246,7 +246,7 @@ impl Session {
             run_id: run_id.clone(),
             session_id,
             message: run.message.clone(),
-            agent: agent.agent().clone(),
+            agent: agent.agent(),
             thread_id: run.thread_id.clone(),
             verbose: run.verbose.unwrap_or(false),
             working_folder: folder,

@@ -11,6 +11,7 @@ use futures_util::stream::FuturesUnordered;
 use futures_util::{FutureExt, StreamExt};
 use weft_agent::engine::{Effect, Input, Output, Run};
 use weft_agent::tools::{self, ToolRun};
+use weft_protocol::dialect::agui::Turn;
 use weft_protocol::Role;
 
 use super::host::{web_fetch, Host};
@@ -86,6 +87,23 @@ impl Session {
                         client: false,
                     } if self.mcp_tool(&name).is_some() => {
                         calls.push(self.call_mcp(call_id, name, arguments).boxed_local());
+                    }
+                    // A remote agent's call runs beside the loop too, so a cancel drops it (and
+                    // aborts its request).
+                    Effect::CallRemote {
+                        history,
+                        message,
+                        state,
+                        answers,
+                        tool_results,
+                    } => {
+                        let turn = Turn {
+                            message,
+                            answers,
+                            tool_results,
+                            ..Turn::default()
+                        };
+                        calls.push(self.call_remote(history, state, turn).boxed_local());
                     }
                     other => self.effect(other).await,
                 }
@@ -183,6 +201,21 @@ impl Session {
     async fn effect(&self, effect: Effect) {
         match effect {
             Effect::CallLlm { call, request } => self.call_llm(call, request).await,
+            Effect::CallRemote {
+                history,
+                message,
+                state,
+                answers,
+                tool_results,
+            } => {
+                let turn = Turn {
+                    message,
+                    answers,
+                    tool_results,
+                    ..Turn::default()
+                };
+                self.call_remote(history, state, turn).await;
+            }
             Effect::RunTool {
                 call_id,
                 name,

@@ -44,6 +44,7 @@ mod loom_app;
 mod mcp;
 mod oauth;
 mod publish;
+mod remote;
 mod socket;
 mod toolbox;
 mod url;
@@ -78,6 +79,9 @@ pub struct Session {
     store: RefCell<Option<Store>>,
     /// The active run, loaded lazily from its checkpoint after a wake-up.
     run: RefCell<Option<Run>>,
+    /// The active run's thread with its remote agent (remote.rs), between the calls of a run
+    /// that waits for the page (stored too: remote.rs reads it back after a restart).
+    remote: RefCell<Option<weft_protocol::dialect::agui::Thread>>,
     /// Effects the engine asked for that are not carried out yet.
     pending: RefCell<VecDeque<Effect>>,
     /// A run is being driven (an await is in flight).
@@ -128,6 +132,7 @@ impl DurableObject for Session {
             state,
             store: RefCell::new(None),
             run: RefCell::new(None),
+            remote: RefCell::new(None),
             pending: RefCell::new(VecDeque::new()),
             driving: Cell::new(false),
             cancel: Cell::new(false),

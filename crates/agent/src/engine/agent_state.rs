@@ -8,6 +8,7 @@ use weft_protocol::Agent;
 use super::dup::{self, Dup};
 use super::got::{self, Got, Graph};
 use super::react::ReactSteps;
+use super::remote::{self, Remote, RemoteSteps, REMOTE};
 use super::steps::{OwnStep, Steps};
 use super::tot::{self, Tot, Tree};
 
@@ -18,6 +19,8 @@ pub(super) enum AgentState {
     Dup(Dup),
     Tot(Tot),
     Got(Got),
+    /// An agent that runs elsewhere, called by the host.
+    Remote(Remote),
 }
 
 impl AgentState {
@@ -26,6 +29,7 @@ impl AgentState {
             Agent::Dup => AgentState::Dup(Dup::default()),
             Agent::Tot => AgentState::Tot(Tot::default()),
             Agent::Got => AgentState::Got(Got::new(got_adaptive)),
+            Agent::Unknown(name) if name == REMOTE => AgentState::Remote(Remote::default()),
             _ => AgentState::React,
         }
     }
@@ -37,6 +41,7 @@ impl AgentState {
             AgentState::Dup(_) => &dup::DupSteps,
             AgentState::Tot(_) => &tot::TotSteps,
             AgentState::Got(_) => &got::GotSteps,
+            AgentState::Remote(_) => &RemoteSteps,
         }
     }
 
@@ -46,6 +51,7 @@ impl AgentState {
             AgentState::Dup(_) => Agent::Dup,
             AgentState::Tot(_) => Agent::Tot,
             AgentState::Got(_) => Agent::Got,
+            AgentState::Remote(_) => Agent::Unknown(REMOTE.into()),
         }
     }
 
@@ -62,6 +68,7 @@ impl AgentState {
             Agent::Dup => AgentState::Dup(Dup { understood }),
             Agent::Tot => AgentState::Tot(Tot::restored(tot.unwrap_or_default())),
             Agent::Got => AgentState::Got(Got::restored(got.unwrap_or_default())),
+            Agent::Unknown(name) if name == REMOTE => AgentState::Remote(Remote::default()),
             _ => AgentState::React,
         }
     }
@@ -75,6 +82,7 @@ impl AgentState {
             AgentState::Dup(_) => Some(dup::STEP),
             AgentState::Tot(t) => Some(t.step.as_str()),
             AgentState::Got(g) => Some(g.step.as_str()),
+            AgentState::Remote(_) => Some(remote::RemoteStep::Calling.as_str()),
         }
     }
 
@@ -86,6 +94,7 @@ impl AgentState {
             AgentState::Dup(_) => name == dup::STEP,
             AgentState::Tot(t) => OwnStep::restore(&mut t.step, name),
             AgentState::Got(g) => OwnStep::restore(&mut g.step, name),
+            AgentState::Remote(_) => OwnStep::restore(&mut remote::RemoteStep::Calling, name),
         }
     }
 
@@ -143,6 +152,7 @@ mod tests {
             AgentState::React,
             got,
             AgentState::Tot(Tot::default()),
+            AgentState::Remote(Remote::default()),
         ] {
             let mut back = AgentState::restored(
                 state.kind().as_str(),

@@ -4,6 +4,7 @@
 use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
+use weft_protocol::json::RawJson;
 use weft_protocol::Agent;
 
 use crate::provider::{ChatMessage, ToolDef};
@@ -97,6 +98,10 @@ pub struct Session {
     pub always_allowed: BTreeSet<String>,
     /// LLM round trips over the session's life (cueso `iteration_count`).
     pub iterations: u64,
+    /// The state of the session's thread with its remote agents (AG-UI's `state`: their last
+    /// `STATE_SNAPSHOT` with every `STATE_DELTA` since applied), sent back with the next run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote_state: Option<RawJson>,
 }
 
 /// How a run starts.

@@ -5,9 +5,11 @@ use std::fmt;
 
 use serde_json::Value;
 use weft_protocol::command::ApprovalDecision;
-use weft_protocol::Sequenced;
+use weft_protocol::dialect::agui::Answer;
+use weft_protocol::json::RawJson;
+use weft_protocol::{Event, Sequenced};
 
-use crate::provider::{ChatRequest, Delta, ProviderError};
+use crate::provider::{ChatMessage, ChatRequest, Delta, ProviderError};
 
 /// Something for the run to take in.
 #[derive(Debug, Clone, PartialEq)]
@@ -61,6 +63,17 @@ pub enum Input {
         /// Why it is refused.
         reason: String,
     },
+    /// What the remote agent of a remote run ([`Effect::CallRemote`]) said, decoded into
+    /// canonical events: its `run_end` or `error` ends the run (the host feeds one when the
+    /// call fails or its stream breaks off).
+    Remote {
+        /// In the order the agent sent them.
+        events: Vec<Event>,
+    },
+    /// The response of the last [`Effect::CallRemote`] ended, with what it said fed before as
+    /// [`Input::Remote`]. A run still going on then waits for the page (its approvals, its
+    /// tools' results), whose answers go to the remote agent in the next call.
+    RemoteEnded,
     /// Stop the run.
     Cancel,
     /// The host cannot carry the run on (its event log or checkpoint cannot be written): it
@@ -107,6 +120,23 @@ pub enum Effect {
     AwaitApproval {
         /// The one call asked about; the decision must name it (or name none).
         call_id: String,
+    },
+    /// Call the remote agent of this run (its config's `agent` names it) with the session's
+    /// conversation and this message, and feed back what it streams as [`Input::Remote`],
+    /// ending with its `run_end` or an `error` (the call failed, the stream broke off or made
+    /// no sense). Never sent twice for one run.
+    CallRemote {
+        /// The conversation before this run's message.
+        history: Vec<ChatMessage>,
+        /// The user's message: the run's first call. `None`: the call goes on with the
+        /// remote run that stopped for the page, with its answers.
+        message: Option<String>,
+        /// The thread's state as the remote agents last left it (the run's first call).
+        state: Option<RawJson>,
+        /// The user's answers to the approvals the remote agent asked for.
+        answers: Vec<Answer>,
+        /// The results of the page's tools it called: call id, result.
+        tool_results: Vec<(String, String)>,
     },
     /// Persist [`Run::checkpoint`](super::Run::checkpoint) now: a step is complete.
     Checkpoint,

@@ -78,7 +78,8 @@
 //! - `steps`: what the shared loop asks of an agent — where it begins, what follows each of
 //!   its responses and tool runs, its own steps, its lanes;
 //! - the agents, each its own room: `react` (the shared loop's defaults), [`dup`], [`tot`],
-//!   [`got`]; `agent_state`: the table from an agent to its state and its answers;
+//!   [`got`], and `remote` (an agent that runs elsewhere, which the host calls and whose
+//!   decoded events the run takes in); `agent_state`: the table from an agent to its state and its answers;
 //! - `checkpoint`: the run as stored; [`context`]: token estimates and compaction;
 //!   [`prompts`]: the agents' instructions.
 //!
@@ -101,6 +102,7 @@ mod host;
 mod lifecycle;
 mod outbox;
 mod react;
+mod remote;
 mod responses;
 mod steps;
 
@@ -116,6 +118,7 @@ pub use config::{Config, Session, Start, ToolInfo, DEFAULT_SYSTEM_PROMPT};
 use ending::ErrorCode;
 pub use host::{Effect, EngineError, Input, Output};
 use outbox::Outbox;
+pub use remote::REMOTE;
 use responses::Response;
 use steps::{Lanes, Steps};
 
@@ -321,6 +324,11 @@ impl Run {
         self.working_folder.as_deref()
     }
 
+    /// As [`Start::session_id`] gave it: the thread a remote agent keeps the run in.
+    pub fn session_id(&self) -> Option<&str> {
+        self.outbox.seq.session_id.as_deref()
+    }
+
     /// As [`Start::run_id`] (or [`Run::compact`]) gave it.
     pub fn run_id(&self) -> &str {
         &self.outbox.seq.run_id
@@ -421,8 +429,27 @@ impl Run {
                 call_id,
                 result,
                 is_error,
+            } if self.is_remote() => {
+                self.remote_tool_result(&call_id, cap_tool_result(result), is_error)
+            }
+            Input::ToolResult {
+                call_id,
+                result,
+                is_error,
             } => self.tool_result(&call_id, cap_tool_result(result), is_error),
             Input::ToolOutput { call_id, content } => self.tool_output(&call_id, content),
+            Input::Remote { events } => self.remote(events),
+            Input::RemoteEnded => self.remote_ended(),
+            Input::Approval(d) if self.is_remote() => self.remote_approval(d, None),
+            Input::Refuse { call_id, reason } if self.is_remote() => {
+                let d = ApprovalDecision {
+                    call_id: Some(call_id),
+                    review: Review::NoContinue,
+                    custom_deny_message: None,
+                    explanation: None,
+                };
+                self.remote_approval(d, Some(reason))
+            }
             Input::Approval(d) => self.approval(d, None),
             Input::Refuse { call_id, reason } => {
                 let d = ApprovalDecision {
@@ -434,6 +461,11 @@ impl Run {
                 self.approval(d, Some(reason))
             }
         }
+    }
+
+    /// A run of an agent that runs elsewhere (the `remote` room).
+    fn is_remote(&self) -> bool {
+        matches!(self.agent, AgentState::Remote(_))
     }
 
     fn lane_of(&self, call: u64) -> Result<Lane, EngineError> {

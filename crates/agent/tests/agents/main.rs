@@ -213,6 +213,9 @@ impl Host {
                         ..
                     }) => self.tools.push((call_id, name, arguments)),
                     Output::Effect(Effect::AwaitApproval { .. }) => self.awaiting = true,
+                    Output::Effect(Effect::CallRemote { .. }) => {
+                        panic!("weft's own agents call no remote agent")
+                    }
                     Output::Effect(Effect::Checkpoint) => {
                         self.saved = Some(run.checkpoint().expect("a run serializes"))
                     }

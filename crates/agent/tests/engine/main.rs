@@ -16,6 +16,7 @@ mod approvals;
 mod compaction;
 mod config;
 mod lifecycle;
+mod remote;
 mod replies;
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/providers/");
@@ -164,6 +165,7 @@ impl Host {
                         tools.push((call_id, result));
                     }
                     Effect::AwaitApproval { .. } => awaiting = true,
+                    Effect::CallRemote { .. } => panic!("weft's own agents call no remote agent"),
                     Effect::Checkpoint => self.checkpoints += 1,
                     Effect::Finished => self.finished = true,
                 },

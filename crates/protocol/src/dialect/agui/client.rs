@@ -170,6 +170,15 @@ impl Thread {
         }
     }
 
+    /// A thread whose conversation and state so far are kept by someone else (a weft session,
+    /// whose remote agent gets them in the next input: `messages`, `state`).
+    pub fn with_history(thread_id: &str, messages: Vec<Message>, state: Option<RawJson>) -> Self {
+        let mut thread = Thread::new(thread_id);
+        thread.messages = messages;
+        thread.state = state;
+        thread
+    }
+
     pub fn thread_id(&self) -> &str {
         &self.thread_id
     }
@@ -336,6 +345,12 @@ impl Thread {
     /// The response ended. Before `RUN_FINISHED` / `RUN_ERROR` that is the run's failure
     /// ([`Thread::fail`] with code `disconnected`).
     pub fn finish(&mut self) -> Vec<Sequenced> {
+        self.finish_with("disconnected")
+    }
+
+    /// [`Thread::finish`] with the error's `code` the caller's own (a weft session running a
+    /// remote agent says `stream_cut`, its code for a model's stream cut short).
+    pub fn finish_with(&mut self, code: &str) -> Vec<Sequenced> {
         if self.finished {
             return Vec::new();
         }
@@ -344,7 +359,7 @@ impl Thread {
         } else {
             "the agent's event stream ended before the run finished"
         };
-        self.fail("disconnected", message)
+        self.fail(code, message)
     }
 
     /// Ends the client run here, streaming or waiting for the page (the request failed, an
@@ -397,6 +412,74 @@ impl Thread {
                 (c.id.clone(), c.function.name.clone(), args)
             })
             .collect()
+    }
+
+    /// The thread as JSON text while its client run waits for the page (`None` otherwise:
+    /// while a response is read, or with no run under way), for a host that must outlive its
+    /// memory — a weft session stores it, so that an answer given after a restart goes on in
+    /// the same thread ([`Thread::from_snapshot`]).
+    pub fn to_snapshot(&self) -> Option<String> {
+        let (run_id, decoder) = self.run.as_ref()?;
+        if !self.finished {
+            return None;
+        }
+        let list = |values: Vec<Value>| RawJson::from_value(&Value::Array(values));
+        let (agui_run, calls) = decoder.parts();
+        let mut w = ObjectWriter::new();
+        w.str("threadId", &self.thread_id)
+            .str("runId", run_id)
+            .opt_str("aguiRunId", agui_run)
+            .raw(
+                "messages",
+                &list(self.messages.iter().map(super::message_value).collect()),
+            )
+            .raw(
+                "interrupts",
+                &list(
+                    self.interrupts
+                        .iter()
+                        .map(super::Interrupt::to_value)
+                        .collect(),
+                ),
+            )
+            .objects("calls", calls, |(id, name, arguments), w| {
+                w.str("id", id)
+                    .str("name", name)
+                    .str("arguments", arguments);
+            })
+            .strings("complete", &self.complete)
+            .strings("frontend", &self.frontend)
+            .str("reply", &self.reply);
+        if let Some(state) = &self.state {
+            w.raw("state", state);
+        }
+        Some(w.finish())
+    }
+
+    /// A thread [`Thread::to_snapshot`] wrote, waiting for the page as it was.
+    pub fn from_snapshot(text: &str) -> Result<Thread, Error> {
+        // A snapshot holds the whole conversation: no frame's limit applies.
+        let limits = Limits {
+            max_frame_bytes: usize::MAX,
+        };
+        let obj = crate::frame::parse_object(text.as_bytes(), limits)?;
+        let f = crate::field::Fields::new("thread snapshot", &obj);
+        let thread_id: String = f.req("threadId")?;
+        let run_id: String = f.req("runId")?;
+        let calls = f.objects("calls", |f| {
+            Ok((f.req("id")?, f.req("name")?, f.req("arguments")?))
+        })?;
+        let decoder = Decoder::from_parts(f.opt("aguiRunId")?, calls);
+        let mut thread = Thread::new(&thread_id);
+        thread.messages = f.objects("messages", super::message)?;
+        thread.state = f.opt("state")?;
+        thread.interrupts = f.objects("interrupts", super::events::interrupt)?;
+        thread.run = Some((run_id, decoder));
+        thread.complete = f.req("complete")?;
+        thread.frontend = f.req("frontend")?;
+        thread.reply = f.req("reply")?;
+        thread.sent = thread.messages.clone();
+        Ok(thread)
     }
 
     fn sequenced(&self, event: Event) -> Sequenced {

@@ -22,6 +22,16 @@ impl Decoder {
         Decoder::default()
     }
 
+    /// What it knows (the AG-UI run id; the calls: id, name, arguments so far), to be kept
+    /// with its thread ([`Thread::to_snapshot`](super::Thread::to_snapshot)).
+    pub(super) fn parts(&self) -> (Option<&str>, &[(String, String, String)]) {
+        (self.run_id.as_deref(), &self.calls)
+    }
+
+    pub(super) fn from_parts(run_id: Option<String>, calls: Vec<(String, String, String)>) -> Self {
+        Decoder { run_id, calls }
+    }
+
     /// The canonical events one AG-UI event carries, possibly none.
     pub fn decode(&mut self, ev: &AguiEvent) -> Result<Vec<Sequenced>, Error> {
         let mut out = Vec::new();

@@ -2,82 +2,60 @@
 
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::field::{Fields, FromJson, Lenient};
 use crate::frame::{parse_object, Limits};
-use crate::json::Json;
+use crate::json::{Json, Object};
 use crate::Error;
 
-use super::{bad, Message};
+use super::Message;
 
 /// Every event type of AG-UI 1.0, with the fields `@ag-ui/core`'s schemas define (the common
 /// `timestamp`, `rawEvent`, `metadata` and `subagentRunId` are passed over when read).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "SCREAMING_SNAKE_CASE")]
+#[derive(Debug, Clone, PartialEq)]
 pub enum AguiEvent {
-    #[serde(rename_all = "camelCase")]
     TextMessageStart {
         message_id: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         role: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         name: Option<String>,
     },
-    #[serde(rename_all = "camelCase")]
     TextMessageContent {
         message_id: String,
         delta: String,
     },
-    #[serde(rename_all = "camelCase")]
     TextMessageEnd {
         message_id: String,
     },
-    #[serde(rename_all = "camelCase")]
     TextMessageChunk {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         message_id: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         role: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         delta: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         name: Option<String>,
     },
-    #[serde(rename_all = "camelCase")]
     ToolCallStart {
         tool_call_id: String,
         tool_call_name: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         parent_message_id: Option<String>,
     },
-    #[serde(rename_all = "camelCase")]
     ToolCallArgs {
         tool_call_id: String,
         delta: String,
     },
-    #[serde(rename_all = "camelCase")]
     ToolCallEnd {
         tool_call_id: String,
     },
-    #[serde(rename_all = "camelCase")]
     ToolCallChunk {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         tool_call_id: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         tool_call_name: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         parent_message_id: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         delta: Option<String>,
     },
-    #[serde(rename_all = "camelCase")]
     ToolCallResult {
         message_id: String,
         tool_call_id: String,
         /// Text, or an array of content parts.
         content: Value,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         role: Option<String>,
     },
     StateSnapshot {
@@ -90,15 +68,12 @@ pub enum AguiEvent {
     MessagesSnapshot {
         messages: Vec<Message>,
     },
-    #[serde(rename_all = "camelCase")]
     ActivitySnapshot {
         message_id: String,
         activity_type: String,
         content: Map<String, Value>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         replace: Option<bool>,
     },
-    #[serde(rename_all = "camelCase")]
     ActivityDelta {
         message_id: String,
         activity_type: String,
@@ -106,76 +81,56 @@ pub enum AguiEvent {
     },
     Raw {
         event: Value,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         source: Option<String>,
     },
     Custom {
         name: String,
         value: Value,
     },
-    #[serde(rename_all = "camelCase")]
     RunStarted {
         thread_id: String,
         run_id: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         parent_run_id: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         input: Option<Value>,
     },
-    #[serde(rename_all = "camelCase")]
     RunFinished {
         thread_id: String,
         run_id: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         result: Option<Value>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         outcome: Option<Outcome>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         usage: Option<Vec<Value>>,
     },
     RunError {
         message: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         code: Option<String>,
     },
-    #[serde(rename_all = "camelCase")]
     StepStarted {
         step_name: String,
     },
-    #[serde(rename_all = "camelCase")]
     StepFinished {
         step_name: String,
     },
-    #[serde(rename_all = "camelCase")]
     ReasoningStart {
         message_id: String,
     },
-    #[serde(rename_all = "camelCase")]
     ReasoningMessageStart {
         message_id: String,
         role: String,
     },
-    #[serde(rename_all = "camelCase")]
     ReasoningMessageContent {
         message_id: String,
         delta: String,
     },
-    #[serde(rename_all = "camelCase")]
     ReasoningMessageEnd {
         message_id: String,
     },
-    #[serde(rename_all = "camelCase")]
     ReasoningMessageChunk {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         message_id: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         delta: Option<String>,
     },
-    #[serde(rename_all = "camelCase")]
     ReasoningEnd {
         message_id: String,
     },
-    #[serde(rename_all = "camelCase")]
     ReasoningEncryptedValue {
         /// `tool-call` or `message`.
         subtype: String,
@@ -183,7 +138,6 @@ pub enum AguiEvent {
         encrypted_value: String,
     },
     /// A type this version does not know, kept whole: `data` is every field but `type`.
-    #[serde(skip)]
     Unknown {
         kind: String,
         data: Map<String, Value>,
@@ -191,12 +145,9 @@ pub enum AguiEvent {
 }
 
 /// How a run finished (`RunFinishedOutcomeSchema`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
-    #[serde(rename_all = "camelCase")]
     Success {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pending_tool_call_ids: Option<Vec<String>>,
     },
     Interrupt {
@@ -206,22 +157,70 @@ pub enum Outcome {
 }
 
 /// What a run waits for (`InterruptSchema`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Interrupt {
     pub id: String,
     /// weft writes `tool_call`.
     pub reason: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_schema: Option<Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Value>,
+}
+
+impl Outcome {
+    /// `{type, …}` as `RunFinishedOutcomeSchema` writes it.
+    pub fn to_value(&self) -> Value {
+        let mut m = Map::new();
+        let kind = match self {
+            Outcome::Success {
+                pending_tool_call_ids,
+            } => {
+                if let Some(ids) = pending_tool_call_ids {
+                    let ids = ids.iter().cloned().map(Value::String).collect();
+                    m.insert("pendingToolCallIds".into(), Value::Array(ids));
+                }
+                "success"
+            }
+            Outcome::Interrupt { interrupts } => {
+                let list = interrupts.iter().map(Interrupt::to_value).collect();
+                m.insert("interrupts".into(), Value::Array(list));
+                "interrupt"
+            }
+            Outcome::Cancelled => "cancelled",
+        };
+        m.insert("type".into(), Value::String(kind.into()));
+        Value::Object(m)
+    }
+}
+
+impl Interrupt {
+    /// The interrupt as `InterruptSchema` writes it (an unset field left out).
+    pub fn to_value(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("id".into(), Value::String(self.id.clone()));
+        m.insert("reason".into(), Value::String(self.reason.clone()));
+        let texts = [
+            ("message", &self.message),
+            ("toolCallId", &self.tool_call_id),
+            ("expiresAt", &self.expires_at),
+        ];
+        for (key, value) in texts {
+            if let Some(v) = value {
+                m.insert(key.into(), Value::String(v.clone()));
+            }
+        }
+        for (key, value) in [
+            ("responseSchema", &self.response_schema),
+            ("metadata", &self.metadata),
+        ] {
+            if let Some(v) = value {
+                m.insert(key.into(), v.clone());
+            }
+        }
+        Value::Object(m)
+    }
 }
 
 /// The `type`s of [`AguiEvent`]'s known variants.
@@ -259,30 +258,230 @@ pub const KNOWN_TYPES: [&str; 28] = [
 impl AguiEvent {
     /// The event's `type`.
     pub fn kind(&self) -> String {
+        String::from(self.type_name())
+    }
+
+    /// The event's `type`, borrowed.
+    pub fn type_name(&self) -> &str {
         match self {
-            AguiEvent::Unknown { kind, .. } => kind.clone(),
-            other => match serde_json::to_value(other) {
-                Ok(Value::Object(m)) => m
-                    .get("type")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string(),
-                _ => String::new(),
-            },
+            AguiEvent::TextMessageStart { .. } => "TEXT_MESSAGE_START",
+            AguiEvent::TextMessageContent { .. } => "TEXT_MESSAGE_CONTENT",
+            AguiEvent::TextMessageEnd { .. } => "TEXT_MESSAGE_END",
+            AguiEvent::TextMessageChunk { .. } => "TEXT_MESSAGE_CHUNK",
+            AguiEvent::ToolCallStart { .. } => "TOOL_CALL_START",
+            AguiEvent::ToolCallArgs { .. } => "TOOL_CALL_ARGS",
+            AguiEvent::ToolCallEnd { .. } => "TOOL_CALL_END",
+            AguiEvent::ToolCallChunk { .. } => "TOOL_CALL_CHUNK",
+            AguiEvent::ToolCallResult { .. } => "TOOL_CALL_RESULT",
+            AguiEvent::StateSnapshot { .. } => "STATE_SNAPSHOT",
+            AguiEvent::StateDelta { .. } => "STATE_DELTA",
+            AguiEvent::MessagesSnapshot { .. } => "MESSAGES_SNAPSHOT",
+            AguiEvent::ActivitySnapshot { .. } => "ACTIVITY_SNAPSHOT",
+            AguiEvent::ActivityDelta { .. } => "ACTIVITY_DELTA",
+            AguiEvent::Raw { .. } => "RAW",
+            AguiEvent::Custom { .. } => "CUSTOM",
+            AguiEvent::RunStarted { .. } => "RUN_STARTED",
+            AguiEvent::RunFinished { .. } => "RUN_FINISHED",
+            AguiEvent::RunError { .. } => "RUN_ERROR",
+            AguiEvent::StepStarted { .. } => "STEP_STARTED",
+            AguiEvent::StepFinished { .. } => "STEP_FINISHED",
+            AguiEvent::ReasoningStart { .. } => "REASONING_START",
+            AguiEvent::ReasoningMessageStart { .. } => "REASONING_MESSAGE_START",
+            AguiEvent::ReasoningMessageContent { .. } => "REASONING_MESSAGE_CONTENT",
+            AguiEvent::ReasoningMessageEnd { .. } => "REASONING_MESSAGE_END",
+            AguiEvent::ReasoningMessageChunk { .. } => "REASONING_MESSAGE_CHUNK",
+            AguiEvent::ReasoningEnd { .. } => "REASONING_END",
+            AguiEvent::ReasoningEncryptedValue { .. } => "REASONING_ENCRYPTED_VALUE",
+            AguiEvent::Unknown { kind, .. } => kind,
         }
     }
 
-    /// The event as its JSON object.
+    /// The event as its JSON object: `type` and its fields, an optional one only when set.
+    /// Built member by member rather than by serde's derive (11 KB of the Worker's code for
+    /// what a map's inserts say).
     pub fn to_value(&self) -> Value {
-        match self {
-            AguiEvent::Unknown { kind, data } => {
-                let mut m = data.clone();
-                m.insert("type".into(), Value::String(kind.clone()));
-                Value::Object(m)
+        let mut m = Map::new();
+        let put = |m: &mut Map<String, Value>, key: &str, value: Value| {
+            m.insert(String::from(key), value);
+        };
+        let text = |m: &mut Map<String, Value>, key: &str, value: &String| {
+            put(m, key, Value::String(value.clone()));
+        };
+        let opt = |m: &mut Map<String, Value>, key: &str, value: &Option<String>| {
+            if let Some(v) = value {
+                text(m, key, v);
             }
-            // Our own variants serialize to objects with string keys: this cannot fail.
-            other => serde_json::to_value(other).unwrap_or(Value::Null),
+        };
+        let list = |values: &[Value]| Value::Array(values.to_vec());
+        match self {
+            AguiEvent::TextMessageStart {
+                message_id,
+                role,
+                name,
+            } => {
+                text(&mut m, "messageId", message_id);
+                opt(&mut m, "role", role);
+                opt(&mut m, "name", name);
+            }
+            AguiEvent::TextMessageContent { message_id, delta }
+            | AguiEvent::ReasoningMessageContent { message_id, delta } => {
+                text(&mut m, "messageId", message_id);
+                text(&mut m, "delta", delta);
+            }
+            AguiEvent::TextMessageEnd { message_id }
+            | AguiEvent::ReasoningStart { message_id }
+            | AguiEvent::ReasoningMessageEnd { message_id }
+            | AguiEvent::ReasoningEnd { message_id } => text(&mut m, "messageId", message_id),
+            AguiEvent::TextMessageChunk {
+                message_id,
+                role,
+                delta,
+                name,
+            } => {
+                opt(&mut m, "messageId", message_id);
+                opt(&mut m, "role", role);
+                opt(&mut m, "delta", delta);
+                opt(&mut m, "name", name);
+            }
+            AguiEvent::ToolCallStart {
+                tool_call_id,
+                tool_call_name,
+                parent_message_id,
+            } => {
+                text(&mut m, "toolCallId", tool_call_id);
+                text(&mut m, "toolCallName", tool_call_name);
+                opt(&mut m, "parentMessageId", parent_message_id);
+            }
+            AguiEvent::ToolCallArgs {
+                tool_call_id,
+                delta,
+            } => {
+                text(&mut m, "toolCallId", tool_call_id);
+                text(&mut m, "delta", delta);
+            }
+            AguiEvent::ToolCallEnd { tool_call_id } => text(&mut m, "toolCallId", tool_call_id),
+            AguiEvent::ToolCallChunk {
+                tool_call_id,
+                tool_call_name,
+                parent_message_id,
+                delta,
+            } => {
+                opt(&mut m, "toolCallId", tool_call_id);
+                opt(&mut m, "toolCallName", tool_call_name);
+                opt(&mut m, "parentMessageId", parent_message_id);
+                opt(&mut m, "delta", delta);
+            }
+            AguiEvent::ToolCallResult {
+                message_id,
+                tool_call_id,
+                content,
+                role,
+            } => {
+                text(&mut m, "messageId", message_id);
+                text(&mut m, "toolCallId", tool_call_id);
+                put(&mut m, "content", content.clone());
+                opt(&mut m, "role", role);
+            }
+            AguiEvent::StateSnapshot { snapshot } => put(&mut m, "snapshot", snapshot.clone()),
+            AguiEvent::StateDelta { delta } => put(&mut m, "delta", list(delta)),
+            AguiEvent::MessagesSnapshot { messages } => {
+                let messages = messages.iter().map(super::message_value).collect();
+                put(&mut m, "messages", Value::Array(messages));
+            }
+            AguiEvent::ActivitySnapshot {
+                message_id,
+                activity_type,
+                content,
+                replace,
+            } => {
+                text(&mut m, "messageId", message_id);
+                text(&mut m, "activityType", activity_type);
+                put(&mut m, "content", Value::Object(content.clone()));
+                if let Some(r) = replace {
+                    put(&mut m, "replace", Value::Bool(*r));
+                }
+            }
+            AguiEvent::ActivityDelta {
+                message_id,
+                activity_type,
+                patch,
+            } => {
+                text(&mut m, "messageId", message_id);
+                text(&mut m, "activityType", activity_type);
+                put(&mut m, "patch", list(patch));
+            }
+            AguiEvent::Raw { event, source } => {
+                put(&mut m, "event", event.clone());
+                opt(&mut m, "source", source);
+            }
+            AguiEvent::Custom { name, value } => {
+                text(&mut m, "name", name);
+                put(&mut m, "value", value.clone());
+            }
+            AguiEvent::RunStarted {
+                thread_id,
+                run_id,
+                parent_run_id,
+                input,
+            } => {
+                text(&mut m, "threadId", thread_id);
+                text(&mut m, "runId", run_id);
+                opt(&mut m, "parentRunId", parent_run_id);
+                if let Some(i) = input {
+                    put(&mut m, "input", i.clone());
+                }
+            }
+            AguiEvent::RunFinished {
+                thread_id,
+                run_id,
+                result,
+                outcome,
+                usage,
+            } => {
+                text(&mut m, "threadId", thread_id);
+                text(&mut m, "runId", run_id);
+                if let Some(r) = result {
+                    put(&mut m, "result", r.clone());
+                }
+                if let Some(o) = outcome {
+                    put(&mut m, "outcome", o.to_value());
+                }
+                if let Some(u) = usage {
+                    put(&mut m, "usage", list(u));
+                }
+            }
+            AguiEvent::RunError { message, code } => {
+                text(&mut m, "message", message);
+                opt(&mut m, "code", code);
+            }
+            AguiEvent::StepStarted { step_name } | AguiEvent::StepFinished { step_name } => {
+                text(&mut m, "stepName", step_name);
+            }
+            AguiEvent::ReasoningMessageStart { message_id, role } => {
+                text(&mut m, "messageId", message_id);
+                text(&mut m, "role", role);
+            }
+            AguiEvent::ReasoningMessageChunk { message_id, delta } => {
+                opt(&mut m, "messageId", message_id);
+                opt(&mut m, "delta", delta);
+            }
+            AguiEvent::ReasoningEncryptedValue {
+                subtype,
+                entity_id,
+                encrypted_value,
+            } => {
+                text(&mut m, "subtype", subtype);
+                text(&mut m, "entityId", entity_id);
+                text(&mut m, "encryptedValue", encrypted_value);
+            }
+            AguiEvent::Unknown { data, .. } => m.clone_from(data),
         }
+        put(
+            &mut m,
+            "type",
+            Value::String(String::from(self.type_name())),
+        );
+        Value::Object(m)
     }
 
     /// The event as JSON text.
@@ -295,20 +494,221 @@ impl AguiEvent {
 pub fn decode_event(frame: &[u8], limits: Limits) -> Result<AguiEvent, Error> {
     let obj = parse_object(frame, limits)?;
     let kind = match obj.get("type") {
-        Some(Json::String(t)) => t.to_string(),
+        Some(Json::String(t)) => t.as_ref(),
         _ => return Err(Error::MissingType),
     };
-    from_map(&kind, obj.to_serde())
+    from_object(kind, &obj)
 }
 
 /// An event from its object (`type` included), as [`decode_event`] reads it.
-pub(crate) fn from_map(kind: &str, mut data: Map<String, Value>) -> Result<AguiEvent, Error> {
+///
+/// Read field by field on the protocol's own tree rather than by serde's derive: an
+/// internally tagged enum's derived reader buffers every event through serde's `Content` and
+/// brings its own copy of every field's reader, which made the Worker's AG-UI client 55 KB of
+/// gzip (its call of a remote agent alone 98 KB of code). It accepts what that derive accepted
+/// from an object — unknown fields passed over, an optional field absent or `null`, a field of
+/// any JSON (`content`, `snapshot`, `value`, `event`) required but `null` allowed — and names
+/// the field that is wrong.
+pub(crate) fn from_object(kind: &str, obj: &Object<'_>) -> Result<AguiEvent, Error> {
     if !KNOWN_TYPES.contains(&kind) {
+        let mut data = obj.to_serde();
         data.remove("type");
         return Ok(AguiEvent::Unknown {
             kind: kind.to_string(),
             data,
         });
     }
-    serde_json::from_value(Value::Object(data)).map_err(|e| bad(kind, &e))
+    let f = Fields::new(kind, obj);
+    let l = Lenient::new(f);
+    let s = |name: &str| l.req::<String>(name);
+    let o = |name: &str| l.opt::<String>(name);
+    let any = |name: &str| l.keep(present(f, name));
+    let event = match kind {
+        "TEXT_MESSAGE_START" => AguiEvent::TextMessageStart {
+            message_id: s("messageId"),
+            role: o("role"),
+            name: o("name"),
+        },
+        "TEXT_MESSAGE_CONTENT" => AguiEvent::TextMessageContent {
+            message_id: s("messageId"),
+            delta: s("delta"),
+        },
+        "TEXT_MESSAGE_END" => AguiEvent::TextMessageEnd {
+            message_id: s("messageId"),
+        },
+        "TEXT_MESSAGE_CHUNK" => AguiEvent::TextMessageChunk {
+            message_id: o("messageId"),
+            role: o("role"),
+            delta: o("delta"),
+            name: o("name"),
+        },
+        "TOOL_CALL_START" => AguiEvent::ToolCallStart {
+            tool_call_id: s("toolCallId"),
+            tool_call_name: s("toolCallName"),
+            parent_message_id: o("parentMessageId"),
+        },
+        "TOOL_CALL_ARGS" => AguiEvent::ToolCallArgs {
+            tool_call_id: s("toolCallId"),
+            delta: s("delta"),
+        },
+        "TOOL_CALL_END" => AguiEvent::ToolCallEnd {
+            tool_call_id: s("toolCallId"),
+        },
+        "TOOL_CALL_CHUNK" => AguiEvent::ToolCallChunk {
+            tool_call_id: o("toolCallId"),
+            tool_call_name: o("toolCallName"),
+            parent_message_id: o("parentMessageId"),
+            delta: o("delta"),
+        },
+        "TOOL_CALL_RESULT" => AguiEvent::ToolCallResult {
+            message_id: s("messageId"),
+            tool_call_id: s("toolCallId"),
+            content: any("content"),
+            role: o("role"),
+        },
+        "STATE_SNAPSHOT" => AguiEvent::StateSnapshot {
+            snapshot: any("snapshot"),
+        },
+        "STATE_DELTA" => AguiEvent::StateDelta {
+            delta: l.req("delta"),
+        },
+        "MESSAGES_SNAPSHOT" => AguiEvent::MessagesSnapshot {
+            messages: l.objects("messages", super::message),
+        },
+        "ACTIVITY_SNAPSHOT" => AguiEvent::ActivitySnapshot {
+            message_id: s("messageId"),
+            activity_type: s("activityType"),
+            content: l.req("content"),
+            replace: l.opt("replace"),
+        },
+        "ACTIVITY_DELTA" => AguiEvent::ActivityDelta {
+            message_id: s("messageId"),
+            activity_type: s("activityType"),
+            patch: l.req("patch"),
+        },
+        "RAW" => AguiEvent::Raw {
+            event: any("event"),
+            source: o("source"),
+        },
+        "CUSTOM" => AguiEvent::Custom {
+            name: s("name"),
+            value: any("value"),
+        },
+        "RUN_STARTED" => AguiEvent::RunStarted {
+            thread_id: s("threadId"),
+            run_id: s("runId"),
+            parent_run_id: o("parentRunId"),
+            input: l.opt("input"),
+        },
+        "RUN_FINISHED" => AguiEvent::RunFinished {
+            thread_id: s("threadId"),
+            run_id: s("runId"),
+            result: l.opt("result"),
+            outcome: l.opt_object("outcome", outcome),
+            usage: l.opt("usage"),
+        },
+        "RUN_ERROR" => AguiEvent::RunError {
+            message: s("message"),
+            code: o("code"),
+        },
+        "STEP_STARTED" => AguiEvent::StepStarted {
+            step_name: s("stepName"),
+        },
+        "STEP_FINISHED" => AguiEvent::StepFinished {
+            step_name: s("stepName"),
+        },
+        "REASONING_START" => AguiEvent::ReasoningStart {
+            message_id: s("messageId"),
+        },
+        "REASONING_MESSAGE_START" => AguiEvent::ReasoningMessageStart {
+            message_id: s("messageId"),
+            role: s("role"),
+        },
+        "REASONING_MESSAGE_CONTENT" => AguiEvent::ReasoningMessageContent {
+            message_id: s("messageId"),
+            delta: s("delta"),
+        },
+        "REASONING_MESSAGE_END" => AguiEvent::ReasoningMessageEnd {
+            message_id: s("messageId"),
+        },
+        "REASONING_MESSAGE_CHUNK" => AguiEvent::ReasoningMessageChunk {
+            message_id: o("messageId"),
+            delta: o("delta"),
+        },
+        "REASONING_END" => AguiEvent::ReasoningEnd {
+            message_id: s("messageId"),
+        },
+        // KNOWN_TYPES holds nothing else.
+        _ => AguiEvent::ReasoningEncryptedValue {
+            subtype: s("subtype"),
+            entity_id: s("entityId"),
+            encrypted_value: s("encryptedValue"),
+        },
+    };
+    l.finish(event)
+}
+
+/// A field of any JSON that must be there, `null` included (as serde reads a `Value` field).
+fn present(f: Fields<'_>, name: &str) -> Result<Value, Error> {
+    match f.map().get(name) {
+        Some(v) => Ok(v.to_serde()),
+        None => Err(f.err(name, "is required (any JSON value)")),
+    }
+}
+
+/// `RUN_FINISHED`'s `outcome`, tagged by its `type`.
+fn outcome(f: Fields<'_>) -> Result<Outcome, Error> {
+    let kind: String = f.req("type")?;
+    match kind.as_str() {
+        "success" => Ok(Outcome::Success {
+            pending_tool_call_ids: f.opt("pendingToolCallIds")?,
+        }),
+        "interrupt" => Ok(Outcome::Interrupt {
+            interrupts: f.objects("interrupts", interrupt)?,
+        }),
+        "cancelled" => Ok(Outcome::Cancelled),
+        other => Err(f.err(
+            "type",
+            crate::text::concat(&[
+                "is `",
+                other,
+                "`, not one of `success`, `interrupt`, `cancelled`",
+            ]),
+        )),
+    }
+}
+
+pub(super) fn interrupt(f: Fields<'_>) -> Result<Interrupt, Error> {
+    let l = Lenient::new(f);
+    let interrupt = Interrupt {
+        id: l.req("id"),
+        reason: l.req("reason"),
+        message: l.opt("message"),
+        tool_call_id: l.opt("toolCallId"),
+        response_schema: l.opt("responseSchema"),
+        expires_at: l.opt("expiresAt"),
+        metadata: l.opt("metadata"),
+    };
+    l.finish(interrupt)
+}
+
+/// A field of any JSON, as serde_json's `Value` (what the event types carry).
+impl FromJson for Value {
+    const EXPECTED: &'static str = "any JSON value";
+    fn from_json(v: &Json<'_>) -> Result<Self, String> {
+        Ok(v.to_serde())
+    }
+}
+
+impl FromJson for Map<String, Value> {
+    const EXPECTED: &'static str = "an object";
+    fn from_json(v: &Json<'_>) -> Result<Self, String> {
+        match v {
+            Json::Object(o) => Ok(o.to_serde()),
+            other => Err(crate::text::concat(&[
+                "must be an object, found ",
+                other.type_name(),
+            ])),
+        }
+    }
 }

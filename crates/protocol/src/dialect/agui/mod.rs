@@ -93,13 +93,14 @@ pub use socket::DIALECT;
 
 use alloc::borrow::ToOwned;
 use alloc::format;
-use alloc::string::{String, ToString};
+use alloc::string::String;
 use alloc::vec::Vec;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::command::{ApprovalDecision, ClientTools, Command, RunCommand, ToolResult};
 use crate::event::ToolSpec;
+use crate::field::{Fields, Lenient};
 use crate::frame::{parse_object, Limits};
 use crate::json::{Object, RawJson};
 use crate::names::{Agent, Review};
@@ -172,7 +173,7 @@ pub struct ToolCall {
 }
 
 /// `FunctionCallSchema`: the arguments are JSON text.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct FunctionCall {
     pub name: String,
     pub arguments: String,
@@ -214,10 +215,6 @@ pub struct AguiRequest {
     pub commands: Vec<Command>,
 }
 
-pub(super) fn bad(kind: &str, e: &serde_json::Error) -> Error {
-    Error::invalid(kind, e.to_string())
-}
-
 /// Reads a `RunAgentInput` body into the commands it asks (see the module docs).
 pub fn decode_request(body: &[u8], limits: Limits) -> Result<AguiRequest, Error> {
     let obj = parse_object(body, limits)?;
@@ -227,9 +224,7 @@ pub fn decode_request(body: &[u8], limits: Limits) -> Result<AguiRequest, Error>
 /// Reads a `RunAgentInput` object. Without `require_thread`, an empty `threadId` names no
 /// session (on a WebSocket: the socket's own).
 pub(crate) fn read_input(obj: &Object<'_>, require_thread: bool) -> Result<AguiRequest, Error> {
-    let value = Value::Object(obj.to_serde());
-    let input: RunAgentInput =
-        serde_json::from_value(value).map_err(|e| bad("RunAgentInput", &e))?;
+    let input = run_agent_input(Fields::new("RunAgentInput", obj))?;
     if require_thread && input.thread_id.is_empty() {
         return Err(Error::field(
             "RunAgentInput",
@@ -341,6 +336,132 @@ pub(crate) fn read_input(obj: &Object<'_>, require_thread: bool) -> Result<AguiR
         ));
     }
     Ok(AguiRequest { input, commands })
+}
+
+/// A `RunAgentInput`, read field by field on the protocol's own tree (as the events are, and
+/// for the same reason: serde's derived readers of the input's six types were a dozen KB of
+/// the Worker's code). It accepts what those derives accepted from an object: unknown fields
+/// passed over, an optional field absent or `null`, `tools` and `context` absent as empty.
+fn run_agent_input(f: Fields<'_>) -> Result<RunAgentInput, Error> {
+    let l = Lenient::new(f);
+    // `#[serde(default)]` lists: absent is empty, `null` is not a list.
+    let listed = |name: &str| f.map().contains_key(name);
+    let input = RunAgentInput {
+        thread_id: l.req("threadId"),
+        run_id: l.req("runId"),
+        protocol_version: l.opt("protocolVersion"),
+        parent_run_id: l.opt("parentRunId"),
+        state: l.opt("state"),
+        messages: l.objects("messages", message),
+        tools: if listed("tools") {
+            l.objects("tools", |f| {
+                let l = Lenient::new(f);
+                let tool = Tool {
+                    name: l.req("name"),
+                    description: l.req("description"),
+                    parameters: l.opt("parameters"),
+                };
+                l.finish(tool)
+            })
+        } else {
+            Vec::new()
+        },
+        context: if listed("context") {
+            l.objects("context", |f| {
+                let l = Lenient::new(f);
+                let context = Context {
+                    description: l.req("description"),
+                    value: l.req("value"),
+                };
+                l.finish(context)
+            })
+        } else {
+            Vec::new()
+        },
+        forwarded_props: l.opt("forwardedProps"),
+        resume: f.raw("resume").map(|_| {
+            l.objects("resume", |f| {
+                let l = Lenient::new(f);
+                let entry = ResumeEntry {
+                    interrupt_id: l.req("interruptId"),
+                    status: l.req("status"),
+                    payload: l.opt("payload"),
+                };
+                l.finish(entry)
+            })
+        }),
+    };
+    l.finish(input)
+}
+
+/// A `MessageSchema` object (the input's `messages`, `MESSAGES_SNAPSHOT`'s).
+pub(super) fn message(f: Fields<'_>) -> Result<Message, Error> {
+    let l = Lenient::new(f);
+    let tool_calls = f.raw("toolCalls").map(|_| {
+        l.objects("toolCalls", |f| {
+            let l = Lenient::new(f);
+            let function = l.keep(f.object("function", |f| {
+                let l = Lenient::new(f);
+                let function = FunctionCall {
+                    name: l.req("name"),
+                    arguments: l.req("arguments"),
+                };
+                l.finish(function)
+            }));
+            let call = ToolCall {
+                id: l.req("id"),
+                kind: l.req("type"),
+                function,
+            };
+            l.finish(call)
+        })
+    });
+    let message = Message {
+        id: l.req("id"),
+        role: l.req("role"),
+        content: l.opt("content"),
+        name: l.opt("name"),
+        tool_calls,
+        tool_call_id: l.opt("toolCallId"),
+        error: l.opt("error"),
+        activity_type: l.opt("activityType"),
+    };
+    l.finish(message)
+}
+
+/// A message as `MessageSchema` writes it (an unset field left out; what its `Serialize`
+/// writes, without linking it for the events that carry messages).
+pub(super) fn message_value(m: &Message) -> Value {
+    let mut o = serde_json::Map::new();
+    o.insert("id".into(), Value::String(m.id.clone()));
+    o.insert("role".into(), Value::String(m.role.clone()));
+    if let Some(c) = &m.content {
+        o.insert("content".into(), c.clone());
+    }
+    if let Some(calls) = &m.tool_calls {
+        let calls = calls
+            .iter()
+            .map(|c| {
+                json!({
+                    "id": c.id,
+                    "type": c.kind,
+                    "function": {"name": c.function.name, "arguments": c.function.arguments},
+                })
+            })
+            .collect();
+        o.insert("toolCalls".into(), Value::Array(calls));
+    }
+    for (key, value) in [
+        ("name", &m.name),
+        ("toolCallId", &m.tool_call_id),
+        ("error", &m.error),
+        ("activityType", &m.activity_type),
+    ] {
+        if let Some(v) = value {
+            o.insert(key.into(), Value::String(v.clone()));
+        }
+    }
+    Value::Object(o)
 }
 
 /// The text of a message's `content`: a string, or its `text` parts joined.

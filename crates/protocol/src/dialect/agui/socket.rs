@@ -303,23 +303,25 @@ pub(crate) fn decode_server(obj: &Object<'_>) -> Result<Vec<Sequenced>, Error> {
             total_usage,
         ))?;
     let is_error = is_error.unwrap_or(false);
-    let mut data = obj.to_serde();
-    for key in [
-        "run_id",
-        "event_id",
-        "tool",
-        "arguments",
-        "user_message",
-        "agent",
-        "request_id",
-        "is_error",
-        "last_usage",
-        "total_usage",
-        "details",
-    ] {
-        data.remove(key);
+    let mut event = super::events::from_object(kind, obj)?;
+    // A known type's reader passes weft's fields over; an unknown one keeps every field.
+    if let AguiEvent::Unknown { data, .. } = &mut event {
+        for key in [
+            "run_id",
+            "event_id",
+            "tool",
+            "arguments",
+            "user_message",
+            "agent",
+            "request_id",
+            "is_error",
+            "last_usage",
+            "total_usage",
+            "details",
+        ] {
+            data.remove(key);
+        }
     }
-    let event = super::events::from_map(kind, data)?;
     let events: Vec<Event> = match &event {
         AguiEvent::RunStarted {
             run_id: agui_run, ..
