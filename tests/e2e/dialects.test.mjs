@@ -540,6 +540,10 @@ describe('persistence', () => {
     b2.send({ type: 'resume', run_id: 'p2', after_event_id: seen });
     const end = await b2.wait((f) => f.type === 'run_end' && f.id === 'p2', { timeout: 30_000 });
     assert.match(end.reply, /two\.txt/);
+    // The answer reached the restored run: the tool ran (a refusal's reply names the file too).
+    const wrote = loomRun(b2.frames, 'p2').find((f) => f.event?.type === 'tool_end')?.event;
+    assert.ok(wrote, 'the approved call ended');
+    assert.equal(wrote.is_error, false, `the approved call ran: ${wrote.result}`);
     const ids = loomRun(b2.frames, 'p2').map((f) => f.event?.event_id ?? f.event_id);
     assert.equal(ids[0], seen + 1, 'the resume starts right after what was seen');
     b2.close();

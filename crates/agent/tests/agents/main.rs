@@ -304,7 +304,9 @@ impl Host {
         run.resume(self.last_id());
         self.streams.clear();
         self.tools.clear();
-        self.awaiting = false;
+        // A restored run does not ask its approvals again (their questions are in its log):
+        // the host knows it waits, as a client that comes back learns it by `resume`.
+        self.awaiting = !run.pending_approvals().is_empty();
         self.stop = None;
         run
     }

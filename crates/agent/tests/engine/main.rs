@@ -112,7 +112,9 @@ impl Host {
     /// Runs until the run finishes, or waits for an approval nobody scripted.
     fn drive(&mut self, run: &mut Run) {
         let mut tools: Vec<(String, String)> = Vec::new();
-        let mut awaiting = false;
+        // A run already waiting (restored from a checkpoint: it does not ask again) is answered
+        // from the script as one that asks now.
+        let mut awaiting = !run.pending_approvals().is_empty();
         loop {
             match run.poll() {
                 Some(Output::Event(e)) => self.events.push(e),
