@@ -426,25 +426,22 @@ impl Run {
         }
     }
 
-    /// Asks again for what a lane's tool calls were waiting on (after a restart). A call that
+    /// Runs again a lane's tool calls that were running (after a restart). A call that
     /// waits for an approval is not asked again: its question is in the run's log (a client
     /// that comes back gets it by `resume`), the host's expiry alarm outlives the restart, and
     /// asking anew would have the host refuse it at once when no client is connected yet — as
     /// none is while a restarted session loads its run.
     pub(super) fn reissue_tools(&mut self, lane: &Lane) {
         for c in self.calls.clone() {
-            if &c.lane != lane {
+            if &c.lane != lane || c.state != CallState::Running {
                 continue;
             }
-            match c.state {
-                CallState::Running => self.effect(Effect::RunTool {
-                    call_id: c.call.id.clone(),
-                    name: c.call.name.clone(),
-                    arguments: c.arguments.clone(),
-                    client: self.tool(&c.call.name).is_some_and(|t| t.client),
-                }),
-                _ => {}
-            }
+            self.effect(Effect::RunTool {
+                call_id: c.call.id.clone(),
+                name: c.call.name.clone(),
+                arguments: c.arguments.clone(),
+                client: self.tool(&c.call.name).is_some_and(|t| t.client),
+            });
         }
     }
 }
