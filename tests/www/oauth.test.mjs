@@ -9,6 +9,10 @@
 // `onAuthorization` hears it is authorized; the next message's run calls the server's tool,
 // whose result the reply reads — no reload in between.
 //
+// Then weft-sdk alone in a page of its own, loom and AG-UI (the dialects whose sockets carry
+// the event): what `onAuthorization` receives, field by field, and the tool's result in the
+// next run's reply.
+//
 // Needs pkg/ (scripts/build-sdk) and www/dist (scripts/build-www); builds what is missing.
 
 import assert from 'node:assert/strict';
@@ -19,7 +23,7 @@ import { fileURLToPath } from 'node:url';
 
 import { startOAuthServers } from '../e2e/mcp/oauth-servers.mjs';
 import { freePort, startServer } from '../e2e/server.mjs';
-import { launchChromium } from '../sdk/harness.mjs';
+import { launchChromium, serveStatic } from '../sdk/harness.mjs';
 import { ensureBuilt } from './build.mjs';
 
 const results = join(fileURLToPath(new URL('../..', import.meta.url)), 'test-results');
@@ -27,7 +31,42 @@ const results = join(fileURLToPath(new URL('../..', import.meta.url)), 'test-res
 let server;
 let oauth;
 let browser;
+let web;
 let callback = '';
+
+// weft-sdk's two builds the event reaches: loom in `weft-sdk`, AG-UI in `weft-sdk/with-agui`.
+// `authorize` runs a message on a fresh session, opens each URL `onAuthorization` gives in a
+// popup, and resolves with what the listener got once it heard `authorized`; `ask` runs one
+// more message on the same client.
+const PAGE = `<!doctype html>
+<meta charset="utf-8">
+<title>weft-sdk: onAuthorization</title>
+<script type="module">
+import init, { Client } from '/pkg/index.mjs';
+import initAgui, { Client as AguiClient } from '/pkg/with-agui/index.mjs';
+await Promise.all([init(), initAgui()]);
+const clients = {};
+window.authorize = async (url, dialect, sessionId) => {
+  const client = new (dialect === 'agui' ? AguiClient : Client)({ url, dialect, sessionId });
+  clients[dialect] = client;
+  const seen = [];
+  const done = new Promise((resolve) => {
+    const off = client.onAuthorization((auth) => {
+      seen.push(auth);
+      if (auth.url) window.open(auth.url, 'authorize-' + auth.server, 'popup');
+      if (auth.authorized) {
+        off();
+        resolve(seen);
+      }
+    });
+  });
+  await client.connect();
+  const { reply } = await client.run({ message: 'hi' }).result;
+  return { reply, seen: await done };
+};
+window.ask = async (dialect, message) => (await clients[dialect].run({ message }).result).reply;
+window.weftReady = true;
+</script>`;
 
 before(
   async () => {
@@ -43,6 +82,7 @@ before(
         MCP_OAUTH_REDIRECT_URL: callback,
       },
     });
+    web = await serveStatic({ '/': PAGE, '/favicon.ico': '' });
     browser = await launchChromium();
   },
   { timeout: 900_000 },
@@ -50,11 +90,12 @@ before(
 
 after(async () => {
   await browser?.close();
+  await web?.close();
   await server?.stop();
   await oauth?.close();
 });
 
-describe('an MCP server behind OAuth, in the demo app', () => {
+describe('an MCP server behind OAuth, in Chromium', () => {
   test('the run asks, a popup authorizes, and the next run uses the tool with no reload', async () => {
     const page = await browser.context.newPage();
     const problems = [];
@@ -111,4 +152,49 @@ describe('an MCP server behind OAuth, in the demo app', () => {
       await page.close();
     }
   });
+
+  test("weft-sdk's onAuthorization gets the URL, then that it is authorized (loom, AG-UI)", async () => {
+    const page = await browser.context.newPage();
+    const problems = [];
+    page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+    try {
+      await page.goto(`${web.url}/`);
+      await page.waitForFunction(() => /** @type {any} */ (window).weftReady === true, null, { timeout: 30_000 });
+      for (const dialect of ['loom', 'agui']) {
+        const sid = `oauth-sdk-${dialect}-${crypto.randomUUID()}`;
+        const authorized = page.evaluate(([url, d, s]) => /** @type {any} */ (window).authorize(url, d, s), [server.url, dialect, sid]);
+        const { seen } = await withTimeout(authorized, 45_000, `${dialect}: authorized`);
+        assert.equal(seen.length, 2, `${dialect}: ${JSON.stringify(seen)}`);
+        const [ask, done] = seen;
+        assert.deepEqual(Object.keys(ask).sort(), ['authorized', 'server', 'url'], dialect);
+        assert.equal(ask.server, 'notes');
+        assert.equal(ask.authorized, false);
+        const url = new URL(ask.url);
+        assert.equal(`${url.origin}${url.pathname}`, `${oauth.issuer}authorize`, dialect);
+        assert.equal(url.searchParams.get('redirect_uri'), callback);
+        assert.deepEqual(done, { server: 'notes', authorized: true }, dialect);
+        const reply = page.evaluate(([d]) => /** @type {any} */ (window).ask(d, 'use notes_lookup with {"term":"sdk"}'), [dialect]);
+        assert.match(await withTimeout(reply, 30_000, `${dialect}: the next run`), /notes_lookup tool returned: sdk: a private note/, dialect);
+      }
+      assert.deepEqual(problems, [], 'the page threw nothing');
+    } finally {
+      await page.close();
+    }
+  });
 });
+
+/**
+ * `promise`, or a rejection naming `what` after `ms`.
+ * @template T
+ * @param {Promise<T>} promise
+ * @param {number} ms
+ * @param {string} what
+ * @returns {Promise<T>}
+ */
+function withTimeout(promise, ms, what) {
+  let timer;
+  const late = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms: ${what}`)), ms);
+  });
+  return /** @type {Promise<T>} */ (Promise.race([promise, late])).finally(() => clearTimeout(timer));
+}
