@@ -465,6 +465,26 @@ export interface ApprovalRequest {
 }
 
 /**
+ * What `onAuthorization` callbacks receive: an MCP server of the session needs this user's
+ * OAuth authorization (`url` set: open it, in a popup or a tab), or has just got it
+ * (`authorized`: its tools are offered from the next run on).
+ */
+export interface McpAuthorization {
+    /**
+     * The server's `name` in the Worker's `MCP_SERVERS`.
+     */
+    server: string;
+    /**
+     * Where the user authorizes; absent once `authorized`.
+     */
+    url?: string;
+    /**
+     * `true` when the authorization completed (the callback reached the session).
+     */
+    authorized: boolean;
+}
+
+/**
  * What `reassembler.push()` did with a frame.
  */
 export interface PushResult {
@@ -846,6 +866,18 @@ export class Client {
      */
     onApproval(callback: (request: ApprovalRequest) => ApprovalAnswer | Promise<ApprovalAnswer>): () => void;
     /**
+     * Calls `callback` when an MCP server of the session needs this user's OAuth authorization,
+     * with `{ server, url, authorized: false }` — open `url` (a popup, a tab): the user approves
+     * at the server's authorization server, which sends the browser on to the Worker's callback
+     * — and once it is authorized, with `{ server, authorized: true }`: the server's tools are
+     * offered from the next run on, with no reload. Only the user whose run or `toolsList()`
+     * met the server is asked. Loom (on weft) and AG-UI carry it; agentchat, cueso, agentloop
+     * and the original servers have no frame for it, so there it never fires (a call of the
+     * server fails with a message saying where to authorize). Returns the function that
+     * unsubscribes.
+     */
+    onAuthorization(callback: (authorization: McpAuthorization) => void): () => void;
+    /**
      * Calls `callback` with problems no call of the app is waiting on: a frame that does not
      * decode, an approval callback that failed. Without a listener they go to the console.
      * Returns the function that unsubscribes.
@@ -1062,6 +1094,7 @@ export interface InitOutput {
     readonly client_lastEventId: (a: number, b: number, c: number) => number;
     readonly client_new: (a: any) => [number, number, number];
     readonly client_onApproval: (a: number, b: any) => any;
+    readonly client_onAuthorization: (a: number, b: any) => any;
     readonly client_onError: (a: number, b: any) => any;
     readonly client_onEvent: (a: number, b: any) => any;
     readonly client_onStatus: (a: number, b: any) => any;
@@ -1096,8 +1129,8 @@ export interface InitOutput {
     readonly wasm_bindgen_b2274a1287d9f2dc___convert__closures_____invoke___js_sys_7372e5b13f55676___Function_fn_wasm_bindgen_b2274a1287d9f2dc___JsValue_____wasm_bindgen_b2274a1287d9f2dc___sys__Undefined___js_sys_7372e5b13f55676___Function_fn_wasm_bindgen_b2274a1287d9f2dc___JsValue_____wasm_bindgen_b2274a1287d9f2dc___sys__Undefined_______true_: (a: number, b: number, c: any, d: any) => void;
     readonly wasm_bindgen_b2274a1287d9f2dc___convert__closures_____invoke___bool__wasm_bindgen_b2274a1287d9f2dc___JsValue__true_: (a: number, b: number, c: number) => any;
     readonly wasm_bindgen_b2274a1287d9f2dc___convert__closures_____invoke___js_sys_7372e5b13f55676___Uint8Array______true_: (a: number, b: number, c: any) => void;
-    readonly wasm_bindgen_b2274a1287d9f2dc___convert__closures_____invoke___js_sys_7372e5b13f55676___Uint8Array______true__45: (a: number, b: number, c: any) => void;
     readonly wasm_bindgen_b2274a1287d9f2dc___convert__closures_____invoke___js_sys_7372e5b13f55676___Uint8Array______true__46: (a: number, b: number, c: any) => void;
+    readonly wasm_bindgen_b2274a1287d9f2dc___convert__closures_____invoke___js_sys_7372e5b13f55676___Uint8Array______true__47: (a: number, b: number, c: any) => void;
     readonly wasm_bindgen_b2274a1287d9f2dc___convert__closures_____invoke___wasm_bindgen_b2274a1287d9f2dc___JsValue______true_: (a: number, b: number, c: any) => void;
     readonly wasm_bindgen_b2274a1287d9f2dc___convert__closures_____invoke_______true_: (a: number, b: number) => void;
     readonly __wbindgen_malloc: (a: number, b: number) => number;

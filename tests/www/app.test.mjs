@@ -13,8 +13,7 @@
 // Needs pkg/ (scripts/build-sdk) and www/dist (scripts/build-www); builds what is missing.
 
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -22,34 +21,11 @@ import { fileURLToPath } from 'node:url';
 import { renderMarkdown } from '../../www/src/markdown.mjs';
 import { startServer } from '../e2e/server.mjs';
 import { launchChromium, relay } from '../sdk/harness.mjs';
+import { ensureBuilt } from './build.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const results = join(root, 'test-results');
 const countTo = (n) => Array.from({ length: n }, (_, i) => i + 1).join(' ');
-
-/** Builds the SDK and the app when they are missing or older than their sources. */
-function ensureBuilt() {
-  const env = { ...process.env, PATH: `${join(root, 'node_modules/.bin')}:${process.env.HOME}/.cargo/bin:${process.env.PATH}` };
-  if (!existsSync(join(root, 'pkg/weft_sdk_bg.wasm'))) {
-    execFileSync(join(root, 'scripts/build-sdk'), ['--no-opt'], { cwd: root, env, stdio: 'inherit' });
-  }
-  const built = join(root, 'www/dist/app.js');
-  const newest = (dir) =>
-    Math.max(
-      ...readdirSync(dir, { recursive: true })
-        .map((f) => join(dir, String(f)))
-        .filter((f) => statSync(f).isFile())
-        .map((f) => statSync(f).mtimeMs),
-    );
-  const sources = Math.max(
-    newest(join(root, 'www/src')),
-    ...['index.html', 'app.css', 'theme.js', 'favicon.svg'].map((f) => statSync(join(root, 'www', f)).mtimeMs),
-    statSync(join(root, 'pkg/weft_sdk_bg.wasm')).mtimeMs,
-  );
-  if (!existsSync(built) || statSync(built).mtimeMs < sources) {
-    execFileSync(join(root, 'scripts/build-www'), [], { cwd: root, env, stdio: 'inherit' });
-  }
-}
 
 let server;
 let net;

@@ -1,12 +1,12 @@
 // The connection: one `Client` per session (in the dialect the user picks), its state in the
 // header, the banner and the panel's connection details, approvals through `client.onApproval`,
-// and a short-lived agentloop client for the context requests when the page speaks another
-// dialect.
+// MCP servers' OAuth authorizations through `client.onAuthorization` (a popup), and a
+// short-lived agentloop client for the context requests when the page speaks another dialect.
 
 import { Client, dialectInfo } from 'weft-sdk';
 
 import { duration, h, messageOf } from './dom.mjs';
-import { hideBanner, showBanner } from './page.mjs';
+import { addNote, hideBanner, showBanner } from './page.mjs';
 import { servedBy, serves } from './state.mjs';
 
 /** @typedef {import('./state.mjs').App} App */
@@ -96,6 +96,45 @@ function onStatus(app, st) {
   }
 }
 
+/** The popups opened to authorize an MCP server, by server, to close once it is authorized. */
+const popups = new Map();
+
+/**
+ * An MCP server of the session needs the user's OAuth authorization, or got it. Its URL opens
+ * in a popup at once (the ask arrives during the run the user just started); a browser that
+ * blocks popups not opened by a click gets a button in the banner instead. When the server is
+ * authorized the popup closes and the chat says so: its tools are offered from the next
+ * message on, with no reload.
+ * @param {App} app
+ * @param {import('weft-sdk').McpAuthorization} auth
+ */
+function onAuthorization(app, auth) {
+  const { server, url } = auth;
+  if (auth.authorized) {
+    popups.get(server)?.close();
+    popups.delete(server);
+    hideBanner(app);
+    addNote(app, `${server} is authorized: its tools are there from your next message.`, 'info');
+    return;
+  }
+  if (!url) return;
+  const open = () => {
+    const popup = window.open(url, `weft-authorize-${server}`, 'popup,width=520,height=680');
+    if (popup) popups.set(server, popup);
+    return popup;
+  };
+  if (open()) {
+    addNote(app, `${server} asks you to authorize it: a window opened for that.`, 'info');
+  } else {
+    showBanner(app, `The MCP server ${server} needs your authorization.`, 'warn', 0, {
+      label: `Authorize ${server}`,
+      action: () => {
+        if (open()) hideBanner(app);
+      },
+    });
+  }
+}
+
 /** @param {App} app opens the session again (a new socket) */
 function reopen(app) {
   if (app.state.session) app.actions.openSession(app.state.session);
@@ -140,6 +179,7 @@ export function connect(app, onEvent) {
   client.onEvent(mine((ev) => onEvent(app, ev)));
   client.onError(mine((e) => console.warn('weft-sdk:', e.code, e.message)));
   client.onApproval((req) => app.approvals.ask(req));
+  client.onAuthorization(mine((auth) => onAuthorization(app, auth)));
   client.connect().catch(
     mine((e) => {
       setConn(app, 'offline', messageOf(e));

@@ -1,6 +1,7 @@
 // weft's demo chat app: one page on the public weft-sdk API. A `Client` per session (in the
 // dialect the user picks), `client.run()` per message, every event of every run of the session
-// through `client.onEvent`, approvals through `client.onApproval`, the connection's state through
+// through `client.onEvent`, approvals through `client.onApproval`, MCP servers' OAuth
+// authorizations through `client.onAuthorization` (a popup), the connection's state through
 // `client.onStatus`, the stored history through `client.userMessages()` (loom), and the context
 // window through `contextInfo()` / `compact()` (agentloop: a short-lived agentloop client on the
 // same session when the page speaks another dialect).

@@ -68,6 +68,8 @@ pub(crate) struct Shared {
     events: Rc<Listeners>,
     errors: Rc<Listeners>,
     status: Rc<Listeners>,
+    /// `onAuthorization`'s callbacks.
+    authorizations: Rc<Listeners>,
     approver: Rc<Slot>,
     /// The approvals the app's callback is deciding, to abort when one is withdrawn.
     asked: RefCell<SortedMap<String, AbortController>>,
@@ -281,6 +283,7 @@ impl Client {
                 events: Listeners::new(),
                 errors: Listeners::new(),
                 status: Listeners::new(),
+                authorizations: Listeners::new(),
                 approver: Rc::new(Slot::default()),
                 asked: RefCell::new(SortedMap::new()),
                 tools: RefCell::new(SortedMap::new()),
@@ -379,6 +382,24 @@ impl Client {
             }
         });
         self.shared.approver.set(callback, on_change)
+    }
+
+    /// Calls `callback` when an MCP server of the session needs this user's OAuth authorization,
+    /// with `{ server, url, authorized: false }` — open `url` (a popup, a tab): the user approves
+    /// at the server's authorization server, which sends the browser on to the Worker's callback
+    /// — and once it is authorized, with `{ server, authorized: true }`: the server's tools are
+    /// offered from the next run on, with no reload. Only the user whose run or `toolsList()`
+    /// met the server is asked. Loom (on weft) and AG-UI carry it; agentchat, cueso, agentloop
+    /// and the original servers have no frame for it, so there it never fires (a call of the
+    /// server fails with a message saying where to authorize). Returns the function that
+    /// unsubscribes.
+    #[wasm_bindgen(js_name = onAuthorization, unchecked_return_type = "() => void")]
+    pub fn on_authorization(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "(authorization: McpAuthorization) => void")]
+        callback: Function,
+    ) -> Function {
+        self.shared.authorizations.subscribe(callback)
     }
 
     /// Declares a tool this page runs itself and the handler that runs it: `handler(args,

@@ -41,7 +41,7 @@ use weft_protocol::{Command, Dialect, Reassembler, Transcript};
 
 use crate::backoff::Backoff;
 use crate::error::Error;
-use crate::types::{ApprovalRequest, ClientStatus, RunResult};
+use crate::types::{ApprovalRequest, ClientStatus, McpAuthorization, RunResult};
 pub use endpoint::{endpoint_url, original_url, status_url, subprotocols, with_token};
 pub use http::agui_over_http;
 pub use peer::{Peer, ServerChoice, ServerKind};
@@ -140,6 +140,9 @@ pub enum Output {
     /// request came from a replay of a run whose approval was answered long ago): abort the
     /// request's `signal`; the callback's answer, if it still comes, is not sent.
     ApprovalWithdrawn { call_id: String },
+    /// Tell `onAuthorization` listeners: an MCP server needs the user's authorization, or got
+    /// it.
+    Authorization(McpAuthorization),
     /// Run the app's handler of a client tool; answer with [`Connection::tool_result`].
     ClientTool {
         call_id: String,

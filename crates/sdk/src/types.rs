@@ -190,6 +190,21 @@ pub struct ApprovalRequest {
     pub signal: (),
 }
 
+/// What `onAuthorization` callbacks receive: an MCP server of the session needs this user's
+/// OAuth authorization (`url` set: open it, in a popup or a tab), or has just got it
+/// (`authorized`: its tools are offered from the next run on).
+#[derive(Debug, Clone, PartialEq, Serialize, Tsify)]
+pub struct McpAuthorization {
+    /// The server's `name` in the Worker's `MCP_SERVERS`.
+    pub server: String,
+    /// Where the user authorizes; absent once `authorized`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub url: Option<String>,
+    /// `true` when the authorization completed (the callback reached the session).
+    pub authorized: bool,
+}
+
 /// What an `onApproval` callback returns.
 #[derive(Debug, Clone, Tsify)]
 pub struct ApprovalAnswer {
@@ -413,6 +428,37 @@ impl ApprovalRequest {
     }
 }
 
+impl McpAuthorization {
+    /// Reads weft's `custom` event values `{"type": "mcp_authorization", "server", "url"}`
+    /// and `{"type": "mcp_authorized", "server"}`; `None` for any other value (an agent's own
+    /// custom event, or one missing its server or URL).
+    pub(crate) fn from_custom(value: &RawJson) -> Option<McpAuthorization> {
+        let tree = value.tree();
+        let server = tree.get("server")?.as_str()?.into();
+        match tree.get("type")?.as_str()? {
+            "mcp_authorization" => Some(McpAuthorization {
+                server,
+                url: Some(tree.get("url")?.as_str()?.into()),
+                authorized: false,
+            }),
+            "mcp_authorized" => Some(McpAuthorization {
+                server,
+                url: None,
+                authorized: true,
+            }),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn to_json(&self) -> String {
+        ObjectWriter::new()
+            .str("server", &self.server)
+            .opt_str("url", self.url.as_deref())
+            .bool("authorized", self.authorized)
+            .finish()
+    }
+}
+
 impl ToolDefinition {
     fn write_members(&self, w: &mut ObjectWriter) {
         w.str("name", &self.name)
@@ -530,6 +576,12 @@ mod tests {
                 signal: (),
             };
             same(&a, a.to_json());
+            let m = McpAuthorization {
+                server: "notes".into(),
+                url: full.then(|| "https://auth.example.com/authorize?state=\"s\"".into()),
+                authorized: !full,
+            };
+            same(&m, m.to_json());
             let tools = vec![
                 ToolDefinition {
                     name: "t".into(),

@@ -198,6 +198,14 @@ impl Shared {
                 name,
                 arguments,
             } => self.run_tool(call_id, name, arguments),
+            Output::Authorization(asked) => {
+                if !self.authorizations.is_empty() {
+                    match marshal::parse(&asked.to_json()) {
+                        Ok(js) => self.authorizations.emit(&js),
+                        Err(e) => self.error(e),
+                    }
+                }
+            }
             Output::Error(e) => self.error(e),
         }
     }

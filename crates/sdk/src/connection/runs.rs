@@ -8,7 +8,7 @@ use weft_protocol::{Agent, Command, Event, Role};
 
 use super::{Connection, Output, Phase, RunHandle, RunSlot, ServerKind, Tag};
 use crate::error::{Error, ErrorCode};
-use crate::types::{ApprovalRequest, RunOptions, RunResult};
+use crate::types::{ApprovalRequest, McpAuthorization, RunOptions, RunResult};
 
 impl Connection {
     /// `run()`: starts a run with the id the shell chose (a UUID: run ids are session-wide).
@@ -261,6 +261,9 @@ impl Connection {
                 call_id: Some(c), ..
             } => {
                 self.unacked_results.remove(c);
+            }
+            Event::Custom { value } => {
+                then.extend(McpAuthorization::from_custom(value).map(Output::Authorization));
             }
             _ => {}
         }

@@ -284,3 +284,57 @@ fn a_followed_run_never_takes_the_events_of_another() {
     assert!(done(&out).is_empty());
     assert_eq!(c.run_id(h), Some("elsewhere"));
 }
+
+/// The authorizations among `out`, as `onAuthorization` gets them.
+fn authorizations(out: &[Output]) -> Vec<McpAuthorization> {
+    out.iter()
+        .filter_map(|o| match o {
+            Output::Authorization(a) => Some(a.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn an_mcp_authorization_reaches_on_authorization_where_the_dialect_carries_it() {
+    let url = "https://auth.example.com/authorize?state=s";
+    let custom = |value: Value| {
+        Sequenced::bare(Event::Custom {
+            value: RawJson::from_value(&value),
+        })
+    };
+    for dialect in Dialect::ALL {
+        let mut c = connected(dialect);
+        // As the Worker sends it: a bare event, outside any run, to a weft socket.
+        let mut enc = Encoder::for_socket(dialect, 7, true);
+        let mut frames = Vec::new();
+        for value in [
+            json!({"type": "mcp_authorization", "server": "notes", "url": url}),
+            json!({"type": "mcp_authorized", "server": "notes"}),
+            // An agent's own custom events are not authorizations.
+            json!({"type": "progress", "server": "notes", "url": url}),
+            json!({"type": "mcp_authorization", "server": "notes"}),
+        ] {
+            frames.extend(enc.encode(&custom(value)));
+        }
+        let got = authorizations(&feed(&mut c, &frames));
+        let carried = matches!(dialect, Dialect::Loom | Dialect::Agui);
+        let expected = if carried {
+            vec![
+                McpAuthorization {
+                    server: "notes".into(),
+                    url: Some(url.into()),
+                    authorized: false,
+                },
+                McpAuthorization {
+                    server: "notes".into(),
+                    url: None,
+                    authorized: true,
+                },
+            ]
+        } else {
+            vec![]
+        };
+        assert_eq!(got, expected, "{dialect}: {frames:?}");
+    }
+}
