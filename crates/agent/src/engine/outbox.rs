@@ -13,9 +13,11 @@ use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
+use weft_protocol::json::Object;
 use weft_protocol::{Event, Sequencer};
 
 use super::{Effect, LlmCall, Output, Phase, Run};
+use crate::read::{Fields, FromValue, Read};
 
 /// The stamping, holding and queueing of a run's events. `seq`, `live` and `held` go into the
 /// run's checkpoint (at its top level, as they always did: `checkpoint.rs`).
@@ -260,6 +262,24 @@ impl Run {
         });
         self.steps().snapshot(self, &mut state);
         state
+    }
+}
+
+impl FromValue for Held {
+    fn from_value(v: &Value) -> Read<Self> {
+        let f = Fields::of("held", v)?;
+        let event = match f.get("event") {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(map)) => Some(
+                Event::from_json(&Object::from_serde(map))
+                    .map_err(|e| f.err("event", &e.to_string()))?,
+            ),
+            Some(_) => return Err(f.err("event", "expected an object")),
+        };
+        Ok(Held {
+            call: f.req("call")?,
+            event,
+        })
     }
 }
 
