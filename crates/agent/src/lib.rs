@@ -30,4 +30,5 @@ extern crate alloc;
 pub mod engine;
 pub mod mcp;
 pub mod provider;
+mod read;
 pub mod tools;

@@ -134,12 +134,11 @@ impl Session {
         ) {
             // Through text rather than `to_value`: these events are rare, and a serializer of
             // events into values of their own would be code the Worker carries for them alone.
-            let text = serde_json::to_string(ev).map_err(|e| e.to_string())?;
-            let value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+            let value = serde_json::from_str(&ev.to_json()).map_err(|e| e.to_string())?;
             let value = store.event_for_log(value).map_err(|e| e.to_string())?;
             Ok(value.to_string())
         } else {
-            serde_json::to_string(ev).map_err(|e| e.to_string())
+            Ok(ev.to_json())
         }
     }
 

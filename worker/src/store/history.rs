@@ -35,7 +35,8 @@ impl Store {
             // history rows.
             Some(json) => {
                 let value = serde_json::from_str(&json).map_err(json_error)?;
-                serde_json::from_value(self.with_history(value)?).map_err(json_error)?
+                SessionState::from_json(&self.with_history(value)?)
+                    .map_err(worker::Error::RustError)?
             }
             None => SessionState::default(),
         };
@@ -85,7 +86,7 @@ impl Store {
     pub fn restore_run(&self, checkpoint: &str) -> Result<Run, String> {
         let value: Value = serde_json::from_str(checkpoint).map_err(|e| e.to_string())?;
         let value = self.with_history(value).map_err(|e| e.to_string())?;
-        serde_json::from_value(value).map_err(|e| e.to_string())
+        Run::from_checkpoint(&value)
     }
 
     /// Replaces `session.history` (in a run) or `history` (in a session state) with

@@ -74,7 +74,7 @@ impl Delta {
         shape.envelope.event_id = None;
         shape.envelope.run_id = None;
         let text = core::mem::take(text_of(&mut shape.event)?);
-        let shape_json = serde_json::to_string(&shape).ok()?;
+        let shape_json = shape.to_json();
         Some(Delta {
             shape,
             shape_json,
@@ -104,7 +104,7 @@ fn expand(shape: &Sequenced, text: &str, event_id: u64) -> Result<String, String
         Some(slot) => text.clone_into(slot),
         None => return Err("a log row's shape is not a streamed piece".into()),
     }
-    serde_json::to_string(&ev).map_err(|e| e.to_string())
+    Ok(ev.to_json())
 }
 
 /// The text of a message's pieces written as text, and their first and last event ids.

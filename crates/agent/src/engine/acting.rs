@@ -12,6 +12,7 @@ use weft_protocol::{Event, Review};
 use super::responses::Response;
 use super::{context, Effect, EngineError, Lane, Phase, Run};
 use crate::provider::{ChatMessage, ChatRequest, ToolCall, ToolResult};
+use crate::read::{unknown_variant, variant, Fields, FromValue, Read};
 
 /// Where one tool call of the run is.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -443,5 +444,36 @@ impl Run {
                 client: self.tool(&c.call.name).is_some_and(|t| t.client),
             });
         }
+    }
+}
+
+impl FromValue for CallState {
+    fn from_value(v: &Value) -> Read<Self> {
+        match variant("call state", v)? {
+            ("NeedsApproval", None) => Ok(CallState::NeedsApproval),
+            ("AwaitingApproval", None) => Ok(CallState::AwaitingApproval),
+            ("Running", None) => Ok(CallState::Running),
+            ("Done", Some(fields)) => {
+                let f = Fields::of("Done", fields)?;
+                Ok(CallState::Done {
+                    result: f.req("result")?,
+                    is_error: f.req("is_error")?,
+                })
+            }
+            (name, _) => Err(unknown_variant("call state", name)),
+        }
+    }
+}
+
+impl FromValue for Call {
+    fn from_value(v: &Value) -> Read<Self> {
+        let f = Fields::of("call", v)?;
+        Ok(Call {
+            call: f.req("call")?,
+            arguments: f.req("arguments")?,
+            state: f.req("state")?,
+            lane: f.or_default("lane")?,
+            asked_at_ms: f.or_default("asked_at_ms")?,
+        })
     }
 }

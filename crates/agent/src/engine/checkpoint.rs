@@ -9,15 +9,14 @@ use serde::de::Error as _;
 use serde::ser::{Error as _, SerializeStruct};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
-use weft_protocol::{Sequencer, Usage};
+use weft_protocol::Sequencer;
 
-use super::acting::Call;
 use super::agent_state::AgentState;
 use super::got::Graph;
 use super::outbox::{Held, Outbox};
-use super::responses::Response;
 use super::tot::Tree;
-use super::{Config, LlmCall, Phase, Run, Session, ToolInfo};
+use super::{Phase, Run};
+use crate::read::{Fields, FromValue, Read};
 
 impl Serialize for Run {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -71,96 +70,79 @@ impl Serialize for Run {
     }
 }
 
-/// What [`Run`]'s `Serialize` writes, read back; fields a run of an older build did not write
-/// take their defaults.
-#[derive(Deserialize)]
-struct Checkpoint {
-    config: Config,
-    tools: Vec<ToolInfo>,
-    seq: Sequencer,
-    #[serde(default)]
-    live: Option<u64>,
-    #[serde(default)]
-    held: VecDeque<Held>,
-    agent: String,
-    #[serde(default)]
-    understood: bool,
-    #[serde(default)]
-    tot: Option<Tree>,
-    #[serde(default)]
-    got: Option<Graph>,
-    session: Session,
-    /// A [`Phase`], or the name of one of the agent's own steps. Read as a value (the agent
-    /// must be known to read a step's name), which costs the Worker less code than a visitor
-    /// of its own (measured 2026-11-28).
-    phase: Value,
-    iteration: u32,
-    response: Response,
-    calls: Vec<Call>,
-    last_usage: Option<Usage>,
-    total: Usage,
-    last_content: String,
-    last_tools: Vec<String>,
-    paused: bool,
-    exit: bool,
-    compacted_this_step: bool,
-    #[serde(default)]
-    thread_id: Option<String>,
-    #[serde(default)]
-    verbose: bool,
-    #[serde(default)]
-    working_folder: Option<String>,
-    #[serde(default)]
-    now_ms: i64,
-    #[serde(default)]
-    message: String,
-    #[serde(default)]
-    llm: Vec<LlmCall>,
-    #[serde(default)]
-    next_call: u64,
+/// What [`Run`]'s `Serialize` writes, read back by hand (crate::read: serde's derives read
+/// through a `Value` cost the Worker far more code); fields a run of an older build did not
+/// write take their defaults.
+impl FromValue for Run {
+    fn from_value(v: &Value) -> Read<Self> {
+        let f = Fields::of("run", v)?;
+        let agent_name: String = f.req("agent")?;
+        let tree: Option<Tree> = f.or_default("tot")?;
+        let graph: Option<Graph> = f.or_default("got")?;
+        let mut agent = AgentState::restored(&agent_name, f.or_default("understood")?, tree, graph);
+        let phase_value = f
+            .get("phase")
+            .ok_or_else(|| "run: missing field `phase`".to_owned())?;
+        // A [`Phase`], or the name of one of the agent's own steps (the agent must be known
+        // to read a step's name).
+        let phase = match phase_value.as_str() {
+            Some(step) if agent.restore_step(step) => Phase::Own,
+            _ => Phase::from_value(phase_value).map_err(|e| f.err("phase", &e))?,
+        };
+        let seq: Sequencer = f.req("seq")?;
+        let held: VecDeque<Held> = f.or_default("held")?;
+        Ok(Run {
+            config: f.req("config")?,
+            tools: f.req("tools")?,
+            outbox: Outbox::restored(seq, f.or_default("live")?, held),
+            agent,
+            session: f.req("session")?,
+            phase,
+            iteration: f.req("iteration")?,
+            response: f.req("response")?,
+            calls: f.req("calls")?,
+            last_usage: f.req("last_usage")?,
+            total: f.req("total")?,
+            last_content: f.req("last_content")?,
+            last_tools: f.req("last_tools")?,
+            paused: f.req("paused")?,
+            exit: f.req("exit")?,
+            compacted_this_step: f.req("compacted_this_step")?,
+            thread_id: f.or_default("thread_id")?,
+            verbose: f.or_default("verbose")?,
+            working_folder: f.or_default("working_folder")?,
+            now_ms: f.or_default("now_ms")?,
+            message: f.or_default("message")?,
+            llm: f.or_default("llm")?,
+            next_call: f.or_default("next_call")?,
+        })
+    }
+}
+
+impl Run {
+    /// A run from its checkpoint's JSON (what its `Serialize` writes).
+    pub fn from_checkpoint(v: &Value) -> Result<Run, String> {
+        Run::from_value(v)
+    }
 }
 
 impl<'de> Deserialize<'de> for Run {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let c = Checkpoint::deserialize(d)?;
-        let mut agent = AgentState::restored(&c.agent, c.understood, c.tot, c.got);
-        let phase = match c.phase.as_str() {
-            Some(step) if agent.restore_step(step) => Phase::Own,
-            _ => Phase::deserialize(c.phase).map_err(D::Error::custom)?,
-        };
-        Ok(Run {
-            config: c.config,
-            tools: c.tools,
-            outbox: Outbox::restored(c.seq, c.live, c.held),
-            agent,
-            session: c.session,
-            phase,
-            iteration: c.iteration,
-            response: c.response,
-            calls: c.calls,
-            last_usage: c.last_usage,
-            total: c.total,
-            last_content: c.last_content,
-            last_tools: c.last_tools,
-            paused: c.paused,
-            exit: c.exit,
-            compacted_this_step: c.compacted_this_step,
-            thread_id: c.thread_id,
-            verbose: c.verbose,
-            working_folder: c.working_folder,
-            now_ms: c.now_ms,
-            message: c.message,
-            llm: c.llm,
-            next_call: c.next_call,
-        })
+        Run::from_value(&Value::deserialize(d)?).map_err(D::Error::custom)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::Start;
-    use weft_protocol::Agent;
+    use crate::engine::acting::Call;
+    use crate::engine::responses::Response;
+    use crate::engine::{Config, LlmCall, Session, Start, ToolInfo};
+    use crate::provider::ChatMessage;
+    use serde::de::DeserializeOwned;
+    use serde_json::json;
+    use std::fmt::Debug;
+    use weft_protocol::{Agent, Usage};
 
     fn run(agent: Agent) -> Run {
         let start = Start {
@@ -248,6 +230,208 @@ mod tests {
             }
             assert_eq!(json["agent"], agent.as_str());
             let back: Run = serde_json::from_value(json.clone()).expect("and reads back");
+            assert_eq!(serde_json::to_value(back).expect("again"), json);
+        }
+    }
+
+    /// The hand reader and serde's derive agree: the same value, or both refuse.
+    fn same<T: FromValue + DeserializeOwned + PartialEq + Debug>(v: &Value) {
+        let by_hand = T::from_value(v);
+        let by_serde = serde_json::from_value::<T>(v.clone());
+        match (&by_hand, &by_serde) {
+            (Ok(a), Ok(b)) => assert_eq!(a, b, "{v}"),
+            (Err(_), Err(_)) => {}
+            _ => panic!("{v}: by hand {by_hand:?}, by serde {by_serde:?}"),
+        }
+    }
+
+    /// Each of `v`'s variants with one field left out, then with it null, then with it of a
+    /// type no field has: what a checkpoint of another build, or a damaged one, can hold.
+    fn same_with_each_field_changed<T: FromValue + DeserializeOwned + PartialEq + Debug>(
+        v: &Value,
+    ) {
+        same::<T>(v);
+        let Some(map) = v.as_object() else { return };
+        for key in map.keys() {
+            for change in [None, Some(Value::Null), Some(json!({"?": []}))] {
+                let mut changed = map.clone();
+                match change {
+                    None => changed.remove(key),
+                    Some(c) => changed.insert(key.clone(), c),
+                };
+                same::<T>(&Value::Object(changed));
+            }
+        }
+    }
+
+    /// A checkpoint of weft 904df78 (tests/e2e/fixtures/legacy-log, run `mid`), cut short,
+    /// with its history inline as checkpoints before 2026-11-24 held it: no `understood`, no
+    /// config `agent` or `temperature`.
+    fn legacy() -> Value {
+        json!({
+            "agent": "react", "calls": [], "compacted_this_step": false,
+            "config": {"compact_at": 0.8, "context_window": 128000, "got_max_nodes": 8,
+                "got_max_parallel": 3, "max_iterations": 10, "max_tokens": null,
+                "model": "scripted", "pause_after": [], "system_prompt": "Be brief.",
+                "tot_candidates": 3, "tot_max_depth": 3, "tot_threshold": 0.5},
+            "exit": false,
+            "held": [{"call": 1, "event": {"type": "message_chunk", "id": "m1", "content": "al"}},
+                {"call": 1, "event": null}, {"call": null, "event": null}],
+            "iteration": 1, "last_content": "", "last_tools": [],
+            "last_usage": {"completion_tokens": 120, "prompt_tokens": 939, "total_tokens": 1059},
+            "live": 1, "llm": [{"id": 1, "lane": null}], "message": "long reply", "next_call": 1,
+            "now_ms": 1_795_857_590_636_i64, "paused": false, "phase": "Thinking",
+            "response": {"calls": [{"id": "c1", "name": "calculator", "arguments": "{}"}],
+                "finish": null, "reasoning": "", "text": "alpha",
+                "usage": {"completion_tokens": 1, "prompt_tokens": 2, "total_tokens": 3}},
+            "seq": {"last_event_id": 121, "node_id": "run-think-0", "run_id": "mid",
+                "session_id": "legacy-log", "spans": 1},
+            "session": {"always_allowed": ["calculator"], "history": [
+                {"role": "user", "content": "long reply"},
+                {"role": "assistant", "content": "", "tool_calls": [
+                    {"id": "c0", "name": "calculator", "arguments": "{\"e\":\"1+1\"}",
+                     "signature": "sig"}]},
+                {"role": "tool", "call_id": "c0", "name": "calculator", "content": "2", "is_error": false},
+                {"role": "assistant", "content": "2"}], "iterations": 1},
+            "thread_id": null,
+            "total": {"completion_tokens": 121, "prompt_tokens": 941, "total_tokens": 1062},
+            "tools": [{"client": false, "def": {"description": "Evaluate.",
+                "input_schema": {"type": "object"}, "name": "calculator"},
+                "needs_approval": false}],
+            "verbose": false, "working_folder": null
+        })
+    }
+
+    #[test]
+    fn a_checkpoint_of_an_older_build_reads_back() {
+        let old = legacy();
+        let run = Run::from_checkpoint(&old).expect("an old checkpoint reads");
+        assert_eq!(run.phase, Phase::Thinking);
+        assert_eq!(run.outbox.seq.last_event_id, 121);
+        assert_eq!(run.session.history.len(), 4);
+        assert_eq!(run.config.agent, "", "a field the old build did not write");
+        assert_eq!(run.config.model, "scripted");
+        // Written again, every field it had is as it was (its config's too; the fields it
+        // lacked are written with their defaults).
+        let again = serde_json::to_value(&run).expect("a run serializes");
+        for (key, value) in old.as_object().expect("an object") {
+            if key == "config" {
+                for (key, value) in value.as_object().expect("an object") {
+                    assert_eq!(&again["config"][key], value, "config.{key}");
+                }
+            } else {
+                assert_eq!(&again[key], value, "{key}");
+            }
+        }
+        let back = Run::from_checkpoint(&again).expect("reads");
+        assert_eq!(serde_json::to_value(back).expect("again"), again);
+    }
+
+    #[test]
+    fn the_hand_reader_reads_what_serde_reads() {
+        let old = legacy();
+        same_with_each_field_changed::<Config>(&old["config"]);
+        same_with_each_field_changed::<Config>(&json!({"temperature": 0.7, "max_tokens": 9}));
+        same::<Config>(&json!({"max_iterations": 5_000_000_000_u64}));
+        same::<Config>(&json!({"max_iterations": -1}));
+        same::<Config>(&json!({"max_iterations": 1.5}));
+        // (serde's derive reads a struct from an array of its fields in order too, which no
+        // build ever wrote: the hand reader refuses one.)
+        assert!(Config::from_value(&json!([])).is_err());
+        same_with_each_field_changed::<ToolInfo>(&old["tools"][0]);
+        same_with_each_field_changed::<ToolInfo>(&json!({"client": true,
+            "def": {"name": "n", "description": "d"}, "needs_approval": false}));
+        same_with_each_field_changed::<Session>(&old["session"]);
+        for message in old["session"]["history"].as_array().expect("messages") {
+            same_with_each_field_changed::<ChatMessage>(message);
+        }
+        same::<ChatMessage>(&json!({"role": "system", "content": "x"}));
+        same::<ChatMessage>(&json!({"content": "x"}));
+        same::<ChatMessage>(&json!({"role": "tool", "call_id": "c", "name": "n",
+            "content": "x", "is_error": true}));
+        same_with_each_field_changed::<Response>(&old["response"]);
+        same_with_each_field_changed::<Usage>(&old["last_usage"]);
+        same_with_each_field_changed::<Sequencer>(&old["seq"]);
+        same_with_each_field_changed::<LlmCall>(&json!({"id": 2, "lane": "n1"}));
+        for held in old["held"].as_array().expect("held") {
+            same_with_each_field_changed::<Held>(held);
+        }
+        for state in [
+            json!("NeedsApproval"),
+            json!("AwaitingApproval"),
+            json!("Running"),
+            json!({"Done": {"result": "2", "is_error": false}}),
+            json!({"Done": {"result": "2"}}),
+            json!({"Running": null}),
+            json!({"Running": {}}),
+            json!("Done"),
+            json!("Sleeping"),
+            json!({"Done": {"result": "2", "is_error": false}, "Running": null}),
+        ] {
+            let call = json!({"call": {"id": "c", "name": "n", "arguments": "{}"},
+                "arguments": {"a": 1}, "state": state, "lane": "n2", "asked_at_ms": 5});
+            same_with_each_field_changed::<Call>(&call);
+        }
+        for phase in [
+            json!("Thinking"),
+            json!("Acting"),
+            json!("Done"),
+            json!({"Explaining": {"call_id": "c1"}}),
+            json!({"Compacting": {"cut": 3, "manual": true}}),
+            json!({"Compacting": {"cut": "three", "manual": true}}),
+            json!({"Thinking": null}),
+            json!("Own"),
+            json!("Explaining"),
+            json!(3),
+        ] {
+            same::<Phase>(&phase);
+        }
+    }
+
+    #[test]
+    fn the_agents_own_state_reads_as_serde_reads_it() {
+        for agent in [Agent::Tot, Agent::Got] {
+            let mut r = run(agent);
+            r.now_ms = 7;
+            let json = serde_json::to_value(&r).expect("a run serializes");
+            if let Some(tree) = json.get("tot") {
+                same_with_each_field_changed::<Tree>(tree);
+                same::<Tree>(
+                    &json!({"levels": [{"history_len": 2, "candidates": ["a", "b"],
+                    "scores": [0.5, 1], "explored": [true, false]}], "abandoned": ["x"],
+                    "current": [0, 1], "final_step": false}),
+                );
+                same::<Tree>(&json!({"levels": [], "abandoned": [], "current": [0],
+                    "final_step": false}));
+            }
+            if let Some(graph) = json.get("got") {
+                same_with_each_field_changed::<Graph>(graph);
+                let node = json!({"id": "n1", "task": "t", "deps": ["n0"],
+                    "state": {"explaining": {"call_id": "c"}},
+                    "messages": [{"role": "user", "content": "t"}],
+                    "response": {"calls": [], "finish": "stop", "reasoning": "", "text": "",
+                        "usage": null},
+                    "iteration": 1, "span": true, "result": "", "sub": false});
+                same_with_each_field_changed::<Graph>(&json!({"nodes": [node],
+                    "adaptive": true, "rejections": 1, "rejected": "why"}));
+                for state in [
+                    "waiting",
+                    "judging",
+                    "thinking",
+                    "acting",
+                    "done",
+                    "failed",
+                    "expanded",
+                    "Waiting",
+                    "explaining",
+                ] {
+                    let mut n = node.clone();
+                    n["state"] = state.into();
+                    same::<Graph>(&json!({"nodes": [n], "adaptive": false, "rejections": 0,
+                        "rejected": null}));
+                }
+            }
+            let back = Run::from_checkpoint(&json).expect("reads");
             assert_eq!(serde_json::to_value(back).expect("again"), json);
         }
     }

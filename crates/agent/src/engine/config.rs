@@ -4,10 +4,12 @@
 use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use weft_protocol::json::RawJson;
 use weft_protocol::Agent;
 
 use crate::provider::{ChatMessage, ToolDef};
+use crate::read::{Fields, FromValue, Read};
 
 /// How a run behaves. Serialized into every checkpoint, so a restored run keeps its settings;
 /// a field missing from an older checkpoint takes its default.
@@ -124,4 +126,58 @@ pub struct Start {
     pub working_folder: Option<String>,
     /// got: expand a sub-task judged too complex into a sub-graph (loom `got_adaptive`).
     pub got_adaptive: bool,
+}
+
+impl FromValue for Config {
+    /// Every field defaults (`#[serde(default)]` on the struct): to [`Config::default`]'s.
+    fn from_value(v: &Value) -> Read<Self> {
+        let f = Fields::of("config", v)?;
+        let d = Config::default();
+        Ok(Config {
+            agent: f.or("agent", d.agent)?,
+            model: f.or("model", d.model)?,
+            system_prompt: f.or("system_prompt", d.system_prompt)?,
+            temperature: f.or("temperature", d.temperature)?,
+            max_iterations: f.or("max_iterations", d.max_iterations)?,
+            context_window: f.or("context_window", d.context_window)?,
+            compact_at: f.or("compact_at", d.compact_at)?,
+            max_tokens: f.or("max_tokens", d.max_tokens)?,
+            pause_after: f.or("pause_after", d.pause_after)?,
+            tot_candidates: f.or("tot_candidates", d.tot_candidates)?,
+            tot_max_depth: f.or("tot_max_depth", d.tot_max_depth)?,
+            tot_threshold: f.or("tot_threshold", d.tot_threshold)?,
+            got_max_nodes: f.or("got_max_nodes", d.got_max_nodes)?,
+            got_max_parallel: f.or("got_max_parallel", d.got_max_parallel)?,
+        })
+    }
+}
+
+impl FromValue for ToolInfo {
+    fn from_value(v: &Value) -> Read<Self> {
+        let f = Fields::of("tool info", v)?;
+        Ok(ToolInfo {
+            def: f.req("def")?,
+            needs_approval: f.req("needs_approval")?,
+            client: f.req("client")?,
+        })
+    }
+}
+
+impl FromValue for Session {
+    fn from_value(v: &Value) -> Read<Self> {
+        let f = Fields::of("session", v)?;
+        Ok(Session {
+            history: f.req("history")?,
+            always_allowed: f.req("always_allowed")?,
+            iterations: f.req("iterations")?,
+            remote_state: f.req("remote_state")?,
+        })
+    }
+}
+
+impl Session {
+    /// A session state as stored (its `Serialize`), read back.
+    pub fn from_json(v: &Value) -> Result<Session, String> {
+        Session::from_value(v)
+    }
 }

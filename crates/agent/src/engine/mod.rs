@@ -112,6 +112,7 @@ use weft_protocol::command::ApprovalDecision;
 use weft_protocol::{Event, Review, Sequencer, Usage};
 
 use crate::provider::{ChatMessage, ChatRequest, ToolDef};
+use crate::read::{unknown_variant, variant, Fields, FromValue, Read};
 use acting::{Call, CallState};
 use agent_state::AgentState;
 pub use config::{Config, Session, Start, ToolInfo, DEFAULT_SYSTEM_PROMPT};
@@ -546,4 +547,36 @@ fn cap_tool_result(mut result: String) -> String {
         "\n[truncated: the tool returned {total} bytes; the first {cut} are shown]"
     ));
     result
+}
+
+impl FromValue for Phase {
+    /// [`Phase::Own`] is never written as itself (checkpoint.rs): not read here either.
+    fn from_value(v: &serde_json::Value) -> Read<Self> {
+        match variant("phase", v)? {
+            ("Thinking", None) => Ok(Phase::Thinking),
+            ("Explaining", Some(fields)) => Ok(Phase::Explaining {
+                call_id: Fields::of("Explaining", fields)?.req("call_id")?,
+            }),
+            ("Compacting", Some(fields)) => {
+                let f = Fields::of("Compacting", fields)?;
+                Ok(Phase::Compacting {
+                    cut: f.req("cut")?,
+                    manual: f.req("manual")?,
+                })
+            }
+            ("Acting", None) => Ok(Phase::Acting),
+            ("Done", None) => Ok(Phase::Done),
+            (name, _) => Err(unknown_variant("phase", name)),
+        }
+    }
+}
+
+impl FromValue for LlmCall {
+    fn from_value(v: &serde_json::Value) -> Read<Self> {
+        let f = Fields::of("model call", v)?;
+        Ok(LlmCall {
+            id: f.req("id")?,
+            lane: f.or_default("lane")?,
+        })
+    }
 }

@@ -11,11 +11,14 @@
 
 use std::collections::VecDeque;
 
-use serde::{Deserialize, Serialize};
+use serde::ser::{Error as _, SerializeStruct};
+use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{json, Value};
+use weft_protocol::json::Object;
 use weft_protocol::{Event, Sequencer};
 
 use super::{Effect, LlmCall, Output, Phase, Run};
+use crate::read::{Fields, FromValue, Read};
 
 /// The stamping, holding and queueing of a run's events. `seq`, `live` and `held` go into the
 /// run's checkpoint (at its top level, as they always did: `checkpoint.rs`).
@@ -34,7 +37,7 @@ pub(super) struct Outbox {
 /// An event waiting for the live response to end, tagged with the model call whose input
 /// produced it (`None`: a tool result, an approval, a restart). `event: None` marks the end of
 /// that call's response.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub(super) struct Held {
     call: Option<u64>,
     #[serde(default)]
@@ -263,6 +266,40 @@ impl Run {
     }
 }
 
+/// As a derived `Serialize` writes it, the event by the protocol's own writer (which its
+/// tests hold to the event's `Serialize`): serde's serializer of events into a checkpoint's
+/// `Value` would be code the Worker carries for this alone.
+impl Serialize for Held {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let event = match &self.event {
+            Some(event) => serde_json::from_str(&event.write_json()).map_err(S::Error::custom)?,
+            None => Value::Null,
+        };
+        let mut st = s.serialize_struct("Held", 2)?;
+        st.serialize_field("call", &self.call)?;
+        st.serialize_field("event", &event)?;
+        st.end()
+    }
+}
+
+impl FromValue for Held {
+    fn from_value(v: &Value) -> Read<Self> {
+        let f = Fields::of("held", v)?;
+        let event = match f.get("event") {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(map)) => Some(
+                Event::from_json(&Object::from_serde(map))
+                    .map_err(|e| f.err("event", &e.to_string()))?,
+            ),
+            Some(_) => return Err(f.err("event", "expected an object")),
+        };
+        Ok(Held {
+            call: f.req("call")?,
+            event,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -445,6 +482,18 @@ mod tests {
         let json = serde_json::to_string(&(&o.seq, live, held)).expect("an outbox serializes");
         let (seq, live, held): (Sequencer, Option<u64>, VecDeque<Held>) =
             serde_json::from_str(&json).expect("and reads back");
+        // Each written as its derived `Serialize` wrote it, the event by the protocol's writer.
+        assert!(held.iter().any(|h| h.event.is_some()) && held.iter().any(|h| h.event.is_none()));
+        for h in &held {
+            let event = h
+                .event
+                .as_ref()
+                .map(|e| serde_json::to_value(e).expect("an event"));
+            assert_eq!(
+                serde_json::to_value(h).expect("held"),
+                json!({"call": h.call, "event": event})
+            );
+        }
         let mut back = Outbox::restored(seq, live, held);
         assert_eq!(back.live(), Some(1));
         assert_eq!(back.held, o.held);

@@ -13,6 +13,7 @@ use weft_protocol::{Event, FinishReason, Usage};
 use super::ending::ErrorCode;
 use super::{context, Effect, EngineError, Lane, Phase, Run};
 use crate::provider::{ChatMessage, ChatRequest, Delta, ToolCall};
+use crate::read::{Fields, FromValue, Read};
 
 /// The response being streamed.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -428,5 +429,18 @@ impl Run {
         } else {
             self.act(None, response.calls, true);
         }
+    }
+}
+
+impl FromValue for Response {
+    fn from_value(v: &Value) -> Read<Self> {
+        let f = Fields::of("response", v)?;
+        Ok(Response {
+            text: f.req("text")?,
+            reasoning: f.req("reasoning")?,
+            calls: f.req("calls")?,
+            usage: f.req("usage")?,
+            finish: f.req("finish")?,
+        })
     }
 }

@@ -39,6 +39,7 @@ use super::responses::Stream;
 use super::steps::{OwnStep, Steps};
 use super::{clip, prompts, EngineError, Phase, Response, Run};
 use crate::provider::{ChatMessage, ChatRequest, ToolResult};
+use crate::read::{Fields, FromValue, Read};
 
 /// What only a tot run keeps: its tree, and which of its own steps it is at.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -567,6 +568,30 @@ impl Run {
         } else {
             self.expand();
         }
+    }
+}
+
+impl FromValue for Tree {
+    fn from_value(v: &Value) -> Read<Self> {
+        let f = Fields::of("tot", v)?;
+        Ok(Tree {
+            levels: f.req("levels")?,
+            abandoned: f.req("abandoned")?,
+            current: f.req("current")?,
+            final_step: f.req("final_step")?,
+        })
+    }
+}
+
+impl FromValue for Level {
+    fn from_value(v: &Value) -> Read<Self> {
+        let f = Fields::of("tot level", v)?;
+        Ok(Level {
+            history_len: f.req("history_len")?,
+            candidates: f.req("candidates")?,
+            scores: f.req("scores")?,
+            explored: f.req("explored")?,
+        })
     }
 }
 

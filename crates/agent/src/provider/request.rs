@@ -8,6 +8,8 @@ use core::fmt;
 use serde::{Deserialize, Serialize};
 use weft_protocol::json::parse_f64;
 
+use crate::read::{unknown_variant, Fields, FromValue, Read};
+
 /// One model call, said once for every provider.
 ///
 /// The engine builds this from the run's history; [`ProviderConfig::build_request`] maps it to
@@ -220,5 +222,57 @@ mod tests {
             let core = text.parse::<f64>().ok().map(f64::to_bits);
             prop_assert_eq!(super::parse_f64(&text).map(f64::to_bits), core, "{}", text);
         }
+    }
+}
+
+impl FromValue for ChatMessage {
+    fn from_value(v: &serde_json::Value) -> Read<Self> {
+        let f = Fields::of("message", v)?;
+        match f.req::<String>("role")?.as_str() {
+            "user" => Ok(ChatMessage::User {
+                content: f.req("content")?,
+            }),
+            "assistant" => Ok(ChatMessage::Assistant {
+                content: f.or_default("content")?,
+                tool_calls: f.or_default("tool_calls")?,
+            }),
+            "tool" => ToolResult::from_value(v).map(ChatMessage::Tool),
+            other => Err(unknown_variant("message role", other)),
+        }
+    }
+}
+
+impl FromValue for ToolCall {
+    fn from_value(v: &serde_json::Value) -> Read<Self> {
+        let f = Fields::of("tool call", v)?;
+        Ok(ToolCall {
+            id: f.req("id")?,
+            name: f.req("name")?,
+            arguments: f.req("arguments")?,
+            signature: f.or_default("signature")?,
+        })
+    }
+}
+
+impl FromValue for ToolResult {
+    fn from_value(v: &serde_json::Value) -> Read<Self> {
+        let f = Fields::of("tool result", v)?;
+        Ok(ToolResult {
+            call_id: f.req("call_id")?,
+            name: f.req("name")?,
+            content: f.req("content")?,
+            is_error: f.or_default("is_error")?,
+        })
+    }
+}
+
+impl FromValue for ToolDef {
+    fn from_value(v: &serde_json::Value) -> Read<Self> {
+        let f = Fields::of("tool", v)?;
+        Ok(ToolDef {
+            name: f.req("name")?,
+            description: f.req("description")?,
+            input_schema: f.req("input_schema")?,
+        })
     }
 }

@@ -153,30 +153,21 @@ pub(crate) fn run_extras<'w>(w: &'w mut ObjectWriter, r: &RunCommand) -> &'w mut
         .opt_str("id", r.id.as_deref())
 }
 
-/// An extension server frame: the event's own fields, then `run_id` and `event_id`.
-#[derive(Serialize)]
-struct EventFrame<'a> {
-    #[serde(flatten)]
-    event: &'a Event,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    run_id: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    event_id: Option<u64>,
-}
-
-/// Writes the current event as an extension frame — for sockets that asked for weft's
-/// extensions only; an original client gets nothing, and no `event_id` is spent.
+/// Writes the current event as an extension frame (the event's own fields, then `run_id` and
+/// `event_id`) — for sockets that asked for weft's extensions only; an original client gets
+/// nothing, and no `event_id` is spent. Written by [`ObjectWriter`], as `Serialize` writes it
+/// with the event flattened, so a server links no serde serializer of events.
 pub(crate) fn push_event_frame(out: &mut Out<'_>) {
     if !out.extensions {
         return;
     }
     let event_id = out.next_event_id();
     let ev = out.ev;
-    out.push(&EventFrame {
-        event: &ev.event,
-        run_id: ev.envelope.run_id.as_deref(),
-        event_id,
-    });
+    let mut w = ObjectWriter::new();
+    ev.event.write_members(&mut w);
+    w.opt_str("run_id", ev.envelope.run_id.as_deref())
+        .opt_uint("event_id", event_id);
+    out.push_text(w.finish());
 }
 
 /// Reads an extension server frame back: the canonical event plus `run_id`/`event_id`.

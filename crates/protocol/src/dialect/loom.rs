@@ -414,11 +414,12 @@ pub(crate) fn encode(out: &mut Out<'_>) {
         (_, Some(run_id)) => {
             let mut numbered = ev.clone();
             numbered.envelope.event_id = out.next_event_id();
-            out.push(&RunStreamEventResponse {
-                kind: "run_stream_event",
-                id: run_id,
-                event: &numbered,
-            });
+            // What `RunStreamEventResponse` serializes to, written by the protocol's own
+            // writer: serde's serializer of events would be linked for this frame alone.
+            let mut w = ObjectWriter::typed("run_stream_event");
+            w.str("id", run_id)
+                .object("event", |w| numbered.write_members(w));
+            out.push_text(w.finish());
         }
         // A weft event outside any run (e.g. `context_compacted` after a manual compaction).
         (_, None) => extension::push_event_frame(out),

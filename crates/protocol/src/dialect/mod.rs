@@ -453,6 +453,11 @@ impl Out<'_> {
         crate::uuid::derive(self.salt, scope.as_bytes(), n)
     }
 
+    /// One frame already written.
+    pub(crate) fn push_text(&mut self, frame: String) {
+        self.frames.push(frame);
+    }
+
     /// Serializes one frame.
     pub(crate) fn push<T: Serialize>(&mut self, frame: &T) {
         // Serializing our own wire structs cannot fail (string keys only; serde_json writes

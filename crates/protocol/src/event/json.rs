@@ -45,12 +45,13 @@ impl Sequenced {
 }
 
 impl Event {
-    /// The JSON object form (`type` plus payload), the loom event shape.
+    /// The JSON object form (`type` plus payload), the loom event shape. Read from what
+    /// [`Event::write_json`] writes: serde's serializer of events into values would be code a
+    /// server carries for this alone.
     pub fn to_json(&self) -> Map<String, Value> {
-        match serde_json::to_value(self) {
+        match serde_json::from_str(&self.write_json()) {
             Ok(Value::Object(map)) => map,
-            // Every variant serializes to an object: the enum is internally tagged and its
-            // payloads are structs or maps with string keys. Keep the type at least.
+            // The writer writes an object, always. Keep the type at least.
             _ => {
                 let mut map = Map::new();
                 map.insert("type".into(), Value::String(self.kind().into()));

@@ -13,17 +13,29 @@ impl Sequenced {
     /// The event's members, then the envelope's.
     pub fn to_json(&self) -> String {
         let mut w = ObjectWriter::new();
-        self.event.write_members(&mut w);
+        self.write_members(&mut w);
+        w.finish()
+    }
+
+    /// Its members, into an object being written.
+    pub(crate) fn write_members(&self, w: &mut ObjectWriter) {
+        self.event.write_members(w);
         w.opt_str("session_id", self.envelope.session_id.as_deref())
             .opt_str("node_id", self.envelope_node_id())
             .opt_uint("event_id", self.envelope.event_id);
-        w.finish()
     }
 }
 
 impl Event {
+    /// The event alone (`type` and its fields), as its `Serialize` writes it.
+    pub fn write_json(&self) -> String {
+        let mut w = ObjectWriter::new();
+        self.write_members(&mut w);
+        w.finish()
+    }
+
     /// `type`, then the fields in the order the enum declares them.
-    fn write_members(&self, w: &mut ObjectWriter) {
+    pub(crate) fn write_members(&self, w: &mut ObjectWriter) {
         if let Event::Unknown(u) = self {
             return u.write_members(w);
         }

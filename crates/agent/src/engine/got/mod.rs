@@ -54,6 +54,7 @@ use super::responses::Response;
 use super::steps::OwnStep;
 use super::{prompts, Effect, Phase, Run};
 use crate::provider::ChatMessage;
+use crate::read::{unknown_variant, variant, Fields, FromValue, Read};
 use plan::{parse_plan, Planned};
 pub(super) use steps::GotSteps;
 
@@ -577,6 +578,54 @@ fn aggregate(sinks: &[(String, String, bool)]) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n\n")
+}
+
+impl FromValue for Graph {
+    fn from_value(v: &Value) -> Read<Self> {
+        let f = Fields::of("got", v)?;
+        Ok(Graph {
+            nodes: f.req("nodes")?,
+            adaptive: f.req("adaptive")?,
+            rejections: f.req("rejections")?,
+            rejected: f.req("rejected")?,
+        })
+    }
+}
+
+impl FromValue for Node {
+    fn from_value(v: &Value) -> Read<Self> {
+        let f = Fields::of("got node", v)?;
+        Ok(Node {
+            id: f.req("id")?,
+            task: f.req("task")?,
+            deps: f.req("deps")?,
+            state: f.req("state")?,
+            messages: f.req("messages")?,
+            response: f.req("response")?,
+            iteration: f.req("iteration")?,
+            span: f.or_default("span")?,
+            result: f.req("result")?,
+            sub: f.req("sub")?,
+        })
+    }
+}
+
+impl FromValue for NodeState {
+    fn from_value(v: &Value) -> Read<Self> {
+        match variant("node state", v)? {
+            ("waiting", None) => Ok(NodeState::Waiting),
+            ("judging", None) => Ok(NodeState::Judging),
+            ("thinking", None) => Ok(NodeState::Thinking),
+            ("explaining", Some(fields)) => Ok(NodeState::Explaining {
+                call_id: Fields::of("explaining", fields)?.req("call_id")?,
+            }),
+            ("acting", None) => Ok(NodeState::Acting),
+            ("done", None) => Ok(NodeState::Done),
+            ("failed", None) => Ok(NodeState::Failed),
+            ("expanded", None) => Ok(NodeState::Expanded),
+            (name, _) => Err(unknown_variant("node state", name)),
+        }
+    }
 }
 
 #[cfg(test)]
