@@ -1,5 +1,7 @@
 #!/usr/bin/env node
-// Removes the `name` custom section (function names) from a wasm file, in place.
+// Removes the `name` custom section (function names) from a wasm file, in place, and the two
+// custom sections no runtime reads (`producers`: the toolchain's versions; `target_features`:
+// what the compiler assumed, for wasm-bindgen and wasm-opt, which have run by then).
 //
 //   node scripts/strip-wasm-names.mjs worker/build/index_bg.wasm
 //
@@ -17,12 +19,13 @@ if (!file) {
 }
 if (process.env.WEFT_KEEP_WASM_NAMES === '1') process.exit(0);
 
+const UNUSED = new Set(['name', 'producers', 'target_features']);
 const bytes = readFileSync(file);
 const kept = [bytes.subarray(0, 8)];
 let removed = 0;
 try {
   for (const s of sections(bytes)) {
-    if (s.name === 'name') removed += s.end - s.start;
+    if (s.name !== null && UNUSED.has(s.name)) removed += s.end - s.start;
     else kept.push(bytes.subarray(s.start, s.end));
   }
 } catch (e) {
@@ -31,5 +34,5 @@ try {
 }
 if (removed) {
   writeFileSync(file, Buffer.concat(kept));
-  console.log(`${file}: removed the name section (${(removed / 1000).toFixed(1)} KB)`);
+  console.log(`${file}: removed the name, producers and target_features sections (${(removed / 1000).toFixed(1)} KB)`);
 }

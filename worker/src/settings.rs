@@ -4,6 +4,7 @@
 use weft_agent::engine::Config;
 
 use crate::agents::Agents;
+use wasm_bindgen::JsValue;
 use weft_agent::provider::{
     workers_ai_rest_base, Provider, ProviderConfig, WORKERS_AI_DEFAULT_MODEL,
 };
@@ -214,17 +215,32 @@ impl Settings {
 /// `SYSTEM_PROMPT`, `AGENTS` and `DEFAULT_AGENT`, each agent's provider with its key.
 fn read_agents(env: &Env, model: &Model) -> Agents {
     // `AGENTS` may be a table of `[vars]` in wrangler.toml, which reaches the Worker as an
-    // object, not text: read as its JSON rather than taken for unset. (`object_var` fails only
-    // when there is no such object.)
+    // object, not text: read as its JSON rather than taken for unset.
     let get = |name: &str| {
-        var(env, name).or_else(|| {
-            let object = (name == "AGENTS").then(|| env.object_var::<serde_json::Value>(name));
-            object.and_then(Result::ok).map(|value| value.to_string())
-        })
+        var(env, name).or_else(|| (name == "AGENTS").then(|| object_json(env, name)).flatten())
     };
     let binding = env.ai("AI").is_ok();
     Agents::read(&get, model, &|provider, model| {
         provider_model(&get, binding, provider, model)
+    })
+}
+
+/// The JSON text of the object a `[vars]` table put in `env` under `name`; `None` when there is
+/// no object there. Written by the runtime's `JSON.stringify`, not read into serde's `Value`
+/// first: the same text, without linking a JavaScript-to-serde reader of any JSON into the
+/// upload. A table that cannot be written as JSON (none from wrangler.toml can) comes back as
+/// a JSON string saying so, which `AGENTS`' reader refuses as not an object.
+fn object_json(env: &Env, name: &str) -> Option<String> {
+    let value = match js_sys::Reflect::get(env, &JsValue::from_str(name)) {
+        Ok(value) => value,
+        Err(_) => return Some(format!("\"{name} could not be read from the environment\"")),
+    };
+    if !value.is_object() {
+        return None;
+    }
+    Some(match js_sys::JSON::stringify(&value) {
+        Ok(text) => String::from(text),
+        Err(_) => format!("\"{name} is an object that cannot be written as JSON\""),
     })
 }
 
