@@ -75,8 +75,10 @@ impl Session {
             let next = self.pending.borrow_mut().pop_front();
             if let Some(effect) = next {
                 match effect {
-                    Effect::CallLlm { call, request } => {
-                        calls.push(self.call_llm(call, request).boxed_local());
+                    // Model calls and a remote agent's call run beside the loop, so a cancel
+                    // drops them (and aborts their requests).
+                    effect @ (Effect::CallLlm { .. } | Effect::CallRemote { .. }) => {
+                        calls.push(self.effect(effect).boxed_local());
                     }
                     // MCP calls run beside the model calls: a slow tool holds neither a
                     // cancel nor the other calls of its step.
@@ -87,23 +89,6 @@ impl Session {
                         client: false,
                     } if self.mcp_tool(&name).is_some() => {
                         calls.push(self.call_mcp(call_id, name, arguments).boxed_local());
-                    }
-                    // A remote agent's call runs beside the loop too, so a cancel drops it (and
-                    // aborts its request).
-                    Effect::CallRemote {
-                        history,
-                        message,
-                        state,
-                        answers,
-                        tool_results,
-                    } => {
-                        let turn = Turn {
-                            message,
-                            answers,
-                            tool_results,
-                            ..Turn::default()
-                        };
-                        calls.push(self.call_remote(history, state, turn).boxed_local());
                     }
                     other => self.effect(other).await,
                 }
